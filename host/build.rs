@@ -1,0 +1,144 @@
+//! Builds the plugin crates under `plugins/` into wasm components and embeds
+//! them in the `wasched` binary, so that a plain `cargo build` (or `cargo
+//! test`) yields a host that needs no further set-up.
+//!
+//! The plugins are built by a nested cargo for `wasm32-wasip2` with the
+//! workspace's `plugin` profile, in a target directory of their own (sharing
+//! the outer one would deadlock on its lock). The wasm target is added with
+//! rustup when it is missing.
+
+use std::env;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TARGET: &str = "wasm32-wasip2";
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = manifest_dir.parent().unwrap().to_path_buf();
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    println!("cargo:rerun-if-changed={}", root.join("plugins").display());
+    println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("Cargo.toml").display()
+    );
+
+    ensure_wasm_target();
+    let plugins = plugin_crates(&root.join("plugins"));
+    let target_dir = plugin_target_dir(&out_dir);
+
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .current_dir(&root)
+        .args([
+            "build",
+            "--target",
+            TARGET,
+            "--profile",
+            "plugin",
+            "--target-dir",
+        ])
+        .arg(&target_dir);
+    for name in &plugins {
+        build.args(["-p", name]);
+    }
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_BUILD_RUSTFLAGS",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_WRAPPER",
+        "CARGO_LLVM_COV",
+        "CARGO_PRIMARY_PACKAGE",
+    ] {
+        build.env_remove(var);
+    }
+    let status = build
+        .status()
+        .expect("failed to run cargo to build the plugins");
+    assert!(
+        status.success(),
+        "building the wasm plugins failed (see above)"
+    );
+
+    let mut code = String::from(
+        "/// Plugin components built from `plugins/`, by file stem.\n\
+         pub const BUNDLED: &[(&str, &[u8])] = &[\n",
+    );
+    for name in &plugins {
+        let wasm = target_dir
+            .join(TARGET)
+            .join("plugin")
+            .join(format!("{}.wasm", name.replace('-', "_")));
+        assert!(
+            wasm.exists(),
+            "plugin {name} was not built at {}",
+            wasm.display()
+        );
+        writeln!(
+            code,
+            "    ({name:?}, include_bytes!({:?})),",
+            wasm.display().to_string()
+        )
+        .unwrap();
+    }
+    code.push_str("];\n");
+    std::fs::write(out_dir.join("bundled_plugins.rs"), code).unwrap();
+}
+
+/// Every directory under `plugins/` with a `Cargo.toml` except the SDK, by
+/// package name (the directory name), sorted.
+fn plugin_crates(plugins: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(plugins)
+        .expect("plugins/ is missing")
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            let name = path.file_name()?.to_str()?.to_string();
+            (path.join("Cargo.toml").exists() && name != "sdk").then_some(name)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// `<outer target dir>/wasm-plugins`: shared by all profiles, so that `cargo
+/// test` and `cargo build --release` do not build the plugins twice. The outer
+/// target dir is the ancestor of OUT_DIR that holds `CACHEDIR.TAG`.
+fn plugin_target_dir(out_dir: &Path) -> PathBuf {
+    out_dir
+        .ancestors()
+        .find(|dir| dir.join("CACHEDIR.TAG").exists())
+        .map(|dir| dir.join("wasm-plugins"))
+        .unwrap_or_else(|| out_dir.join("wasm-plugins"))
+}
+
+/// Adds the wasm target with rustup if the active toolchain lacks it.
+fn ensure_wasm_target() {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let installed = Command::new(&rustc)
+        .args(["--print", "target-libdir", "--target", TARGET])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+        .is_some_and(|dir| dir.exists());
+    if installed {
+        return;
+    }
+    println!("cargo:warning=installing the {TARGET} target with rustup");
+    let status = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .status();
+    match status {
+        Ok(status) if status.success() => {}
+        _ => panic!(
+            "the {TARGET} target is missing and `rustup target add {TARGET}` failed; \
+             install it and build again"
+        ),
+    }
+}

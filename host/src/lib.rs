@@ -1,0 +1,60 @@
+//! wasched: workload-aware Kubernetes scheduling (gang admission, topology
+//! placement, workload-aware preemption) as WebAssembly components, and the
+//! host that runs them over cluster snapshots.
+//!
+//! Data flow: [`manifest`] reads Kubernetes manifests into k8s-openapi types;
+//! [`snapshot`] indexes them; [`cycle`] runs the scheduling cycle, calling the
+//! plugin components loaded by [`runtime`] at their extension points and the
+//! native per-node checks of [`node_checks`]; [`outcome`] is what it decided.
+
+pub mod cycle;
+pub mod manifest;
+pub mod node_checks;
+pub mod outcome;
+pub mod runtime;
+pub mod snapshot;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+pub use outcome::Outcome;
+pub use runtime::{PluginSet, Runtime};
+pub use snapshot::Snapshot;
+
+/// The bundled default snapshot: a small GPU cluster with competing gangs.
+pub const DEFAULT_SNAPSHOT: &str = include_str!("../../testdata/default/cluster.yaml");
+/// How the bundled default snapshot is named in messages.
+pub const DEFAULT_SNAPSHOT_NAME: &str = "testdata/default/cluster.yaml (bundled)";
+
+/// Reads a snapshot from files, or the bundled default if `files` is empty.
+pub fn read_snapshot(files: &[PathBuf]) -> Result<Snapshot> {
+    let mut manifests = if files.is_empty() {
+        let mut m = manifest::Manifests::default();
+        manifest::load_str(&mut m, DEFAULT_SNAPSHOT_NAME, DEFAULT_SNAPSHOT)?;
+        m
+    } else {
+        manifest::load_files(files)?
+    };
+    let skipped = manifests.skipped_warning();
+    let mut snapshot = Snapshot::build(&manifests)?;
+    snapshot.warnings.splice(0..0, skipped);
+    manifests.objects.clear();
+    Ok(snapshot)
+}
+
+/// Loads the bundled plugins, or every component in `dir`.
+pub fn load_plugins(runtime: &Runtime, dir: Option<&Path>) -> Result<PluginSet> {
+    match dir {
+        Some(dir) => PluginSet::from_dir(runtime, dir),
+        None => PluginSet::bundled(runtime),
+    }
+}
+
+/// Reads the snapshot, loads the plugins and runs the scheduling cycle.
+pub fn simulate(files: &[PathBuf], plugins: Option<&Path>) -> Result<Outcome> {
+    let mut snapshot = read_snapshot(files)?;
+    let runtime = Runtime::new()?;
+    let mut plugins = load_plugins(&runtime, plugins)?;
+    Ok(cycle::run(&mut snapshot, &mut plugins))
+}

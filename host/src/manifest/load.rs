@@ -1,0 +1,356 @@
+//! Files → typed Kubernetes objects.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow, bail};
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup;
+use k8s_openapi::api::scheduling::v1beta1::{PodGroup, Workload};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// One object the scheduler models.
+#[derive(Debug, Clone)]
+pub enum Object {
+    /// `v1 Node`.
+    Node(Box<Node>),
+    /// `v1 Pod`.
+    Pod(Box<Pod>),
+    /// `scheduling.k8s.io/v1beta1 PodGroup`.
+    PodGroup(Box<PodGroup>),
+    /// `scheduling.k8s.io/v1beta1 Workload`.
+    Workload(Box<Workload>),
+    /// `scheduling.k8s.io/v1alpha3 CompositePodGroup`.
+    CompositePodGroup(Box<CompositePodGroup>),
+    /// `scheduling.k8s.io/v1 PriorityClass`.
+    PriorityClass(Box<PriorityClass>),
+}
+
+/// Where an object came from, for messages: `file: Kind ns/name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRef {
+    /// The file it was read from.
+    pub file: String,
+    /// `kind`.
+    pub kind: String,
+    /// `namespace/name`, or `name` for cluster-scoped objects.
+    pub name: String,
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} {}", self.file, self.kind, self.name)
+    }
+}
+
+/// Everything read from a set of files.
+#[derive(Debug, Default)]
+pub struct Manifests {
+    /// The modelled objects, in file and document order, with their origin.
+    pub objects: Vec<(ObjectRef, Object)>,
+    /// Real Kubernetes kinds the host does not model, skipped: `kind
+    /// (apiVersion)` → count.
+    pub skipped: BTreeMap<String, usize>,
+}
+
+impl Manifests {
+    /// One warning line about skipped kinds, if any were skipped.
+    pub fn skipped_warning(&self) -> Option<String> {
+        if self.skipped.is_empty() {
+            return None;
+        }
+        let total: usize = self.skipped.values().sum();
+        let kinds: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|(kind, n)| format!("{n} {kind}"))
+            .collect();
+        Some(format!(
+            "skipped {total} object(s) of kinds wasched does not model: {}",
+            kinds.join(", ")
+        ))
+    }
+}
+
+/// Reads every file, in the order given.
+pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Manifests> {
+    let mut manifests = Manifests::default();
+    for path in paths {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read file", path.display()))?;
+        load_str(&mut manifests, &path.display().to_string(), &text)?;
+    }
+    Ok(manifests)
+}
+
+/// Reads one file's text (YAML, possibly multi-document, or JSON) into `into`.
+pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
+    for (index, document) in serde_norway::Deserializer::from_str(text).enumerate() {
+        let value = Value::deserialize(document).map_err(|e| {
+            anyhow!(
+                "{file}: document {}: not valid YAML or JSON: {e}",
+                index + 1
+            )
+        })?;
+        if value.is_null() {
+            continue; // an empty document (`---` at the end, comments only)
+        }
+        add_value(into, file, value)?;
+    }
+    Ok(())
+}
+
+fn add_value(into: &mut Manifests, file: &str, value: Value) -> Result<()> {
+    let Value::Object(map) = &value else {
+        bail!(
+            "{file}: expected a Kubernetes object (a mapping with apiVersion and kind), found {}",
+            type_name(&value)
+        );
+    };
+    let field = |key: &str| map.get(key).and_then(Value::as_str).unwrap_or_default();
+    let (api_version, kind) = (field("apiVersion").to_string(), field("kind").to_string());
+    let name = object_name(&value);
+    if kind.is_empty() || api_version.is_empty() {
+        let missing = if kind.is_empty() {
+            "kind"
+        } else {
+            "apiVersion"
+        };
+        bail!("{file}: object {name}: field {missing} is missing: not a Kubernetes object");
+    }
+    let origin = ObjectRef {
+        file: file.to_string(),
+        kind: kind.clone(),
+        name,
+    };
+    if kind == "List" || (kind.ends_with("List") && map.contains_key("items")) {
+        let Some(Value::Array(items)) = map.get("items").cloned() else {
+            bail!("{origin}: field items: expected a list of objects");
+        };
+        for item in items {
+            add_value(into, file, item)?;
+        }
+        return Ok(());
+    }
+    let object = match (api_version.as_str(), kind.as_str()) {
+        ("v1", "Node") => Object::Node(parse(&origin, value)?),
+        ("v1", "Pod") => Object::Pod(parse(&origin, value)?),
+        ("scheduling.k8s.io/v1beta1", "PodGroup") => Object::PodGroup(parse(&origin, value)?),
+        ("scheduling.k8s.io/v1beta1", "Workload") => Object::Workload(parse(&origin, value)?),
+        ("scheduling.k8s.io/v1alpha3", "CompositePodGroup") => {
+            Object::CompositePodGroup(parse(&origin, value)?)
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => Object::PriorityClass(parse(&origin, value)?),
+        (_, "Node" | "Pod" | "PodGroup" | "Workload" | "CompositePodGroup" | "PriorityClass")
+            if api_version.starts_with("scheduling.k8s.io/") || api_version == "v1" =>
+        {
+            bail!(
+                "{origin}: field apiVersion: {kind} {api_version} is not supported; wasched reads {}",
+                supported_version(&kind)
+            )
+        }
+        _ if is_unmodelled_kind(&api_version, &kind) => {
+            *into
+                .skipped
+                .entry(format!("{kind} ({api_version})"))
+                .or_default() += 1;
+            return Ok(());
+        }
+        _ => bail!(
+            "{origin}: field kind: unknown kind {kind} (apiVersion {api_version}); \
+             not a Kubernetes kind wasched knows"
+        ),
+    };
+    into.objects.push((origin, object));
+    Ok(())
+}
+
+/// Deserialises a value into a k8s-openapi type, naming the failing field.
+fn parse<T: serde::de::DeserializeOwned>(origin: &ObjectRef, value: Value) -> Result<Box<T>> {
+    serde_path_to_error::deserialize(value)
+        .map(Box::new)
+        .map_err(|e| {
+            let path = e.path().to_string();
+            let path = if path == "." {
+                "(object)".to_string()
+            } else {
+                path
+            };
+            anyhow!("{origin}: field {path}: {}", e.into_inner())
+        })
+}
+
+fn object_name(value: &Value) -> String {
+    let meta = |key: &str| {
+        value
+            .pointer(&format!("/metadata/{key}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    match (meta("namespace"), meta("name")) {
+        (_, "") => "(unnamed)".to_string(),
+        ("", name) => name.to_string(),
+        (namespace, name) => format!("{namespace}/{name}"),
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+fn supported_version(kind: &str) -> &'static str {
+    match kind {
+        "Node" | "Pod" => "v1",
+        "PodGroup" | "Workload" => "scheduling.k8s.io/v1beta1",
+        "CompositePodGroup" => "scheduling.k8s.io/v1alpha3",
+        _ => "scheduling.k8s.io/v1",
+    }
+}
+
+/// Real Kubernetes kinds that may appear in a cluster dump but do not affect
+/// what wasched models (yet). Objects of custom API groups (`x.example.com/v1`)
+/// count as real too: a dump of a live cluster contains them.
+fn is_unmodelled_kind(api_version: &str, kind: &str) -> bool {
+    const BUILT_IN: &[&str] = &[
+        "APIService",
+        "Binding",
+        "CSIDriver",
+        "CSINode",
+        "CSIStorageCapacity",
+        "CertificateSigningRequest",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ComponentStatus",
+        "ConfigMap",
+        "ControllerRevision",
+        "CronJob",
+        "CustomResourceDefinition",
+        "DaemonSet",
+        "Deployment",
+        "DeviceClass",
+        "EndpointSlice",
+        "Endpoints",
+        "Event",
+        "FlowSchema",
+        "HorizontalPodAutoscaler",
+        "Ingress",
+        "IngressClass",
+        "Job",
+        "Lease",
+        "LimitRange",
+        "MutatingWebhookConfiguration",
+        "Namespace",
+        "NetworkPolicy",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "PodDisruptionBudget",
+        "PodTemplate",
+        "PriorityLevelConfiguration",
+        "ReplicaSet",
+        "ReplicationController",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "ResourceQuota",
+        "ResourceSlice",
+        "Role",
+        "RoleBinding",
+        "RuntimeClass",
+        "Secret",
+        "Service",
+        "ServiceAccount",
+        "StatefulSet",
+        "StorageClass",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+        "VolumeAttachment",
+        "VolumeAttributesClass",
+    ];
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    let custom_group = group.contains('.') && !group.ends_with(".k8s.io");
+    BUILT_IN.contains(&kind) || custom_group
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Manifests> {
+        let mut m = Manifests::default();
+        load_str(&mut m, "snap.yaml", text)?;
+        Ok(m)
+    }
+
+    #[test]
+    fn reads_multi_document_yaml_lists_and_json() {
+        let m = load(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n\
+             apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: p, namespace: ns}\n  spec: {containers: []}\n---\n",
+        )
+        .unwrap();
+        assert_eq!(m.objects.len(), 2);
+        assert_eq!(m.objects[1].0.to_string(), "snap.yaml: Pod ns/p");
+        let json = load(r#"{"apiVersion":"v1","kind":"NodeList","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a"}}]}"#).unwrap();
+        assert_eq!(json.objects.len(), 1);
+    }
+
+    #[test]
+    fn errors_name_file_object_and_field() {
+        let err = load(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec:\n  containers:\n  - name: c\n    resources: {requests: [1]}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("snap.yaml: Pod ns/p: field spec.containers[0].resources.requests:"),
+            "{err}"
+        );
+        let err = load("apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: ns}\nspec: {schedulingPolicy: {gang: {minCount: many}}}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("PodGroup ns/g: field spec.schedulingPolicy.gang.minCount: invalid type"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn skips_real_kinds_and_rejects_garbage() {
+        let m = load("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\n").unwrap();
+        assert!(m.objects.is_empty());
+        assert_eq!(
+            m.skipped_warning().unwrap(),
+            "skipped 2 object(s) of kinds wasched does not model: 2 ConfigMap (v1)"
+        );
+        let err = load("apiVersion: v1\nkind: Gizmo\nmetadata: {name: g}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("field kind: unknown kind Gizmo"), "{err}");
+        let err = load("just a string").unwrap_err().to_string();
+        assert!(err.contains("expected a Kubernetes object"), "{err}");
+        let err = load("a: [1, 2\n").unwrap_err().to_string();
+        assert!(
+            err.starts_with("snap.yaml: document 1: not valid YAML"),
+            "{err}"
+        );
+        let err =
+            load("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            err.contains("is not supported; wasched reads scheduling.k8s.io/v1beta1"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! What a run decided, in the shape scripts consume (`--output json|yaml`)
+//! and as an aligned table for people.
+
+use serde::Serialize;
+
+/// A pending pod the run bound.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Binding {
+    /// `namespace/name`.
+    pub pod: String,
+    /// Node name.
+    pub node: String,
+}
+
+/// A pending pod left pending.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unschedulable {
+    /// `namespace/name`.
+    pub pod: String,
+    /// Why, in kube-scheduler's style.
+    pub reason: String,
+}
+
+/// A pod evicted by preemption.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Eviction {
+    /// The victim, `namespace/name`.
+    pub pod: String,
+    /// The preemptor (pod or PodGroup), `namespace/name`.
+    pub by: String,
+}
+
+/// The verdict on one PodGroup that had pending members.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroupDecision {
+    /// `namespace/name`.
+    pub pod_group: String,
+    /// Whether the group was admitted (its pods bound) in this run: the
+    /// `PodGroupInitiallyScheduled` condition's status.
+    pub scheduled: bool,
+    /// Why not, or what stayed pending although admitted; empty otherwise.
+    pub reason: String,
+    /// `minCount` for gang groups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_count: Option<u32>,
+    /// Member pods bound by this run.
+    pub bound: u32,
+    /// Member pods still pending after this run.
+    pub pending: u32,
+    /// The placement the group was admitted into (`cluster` without topology).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+}
+
+/// Everything a run decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    /// Pods bound, in the order they were bound.
+    pub placements: Vec<Binding>,
+    /// Pods left pending, in scheduling order.
+    pub unschedulable: Vec<Unschedulable>,
+    /// Pods evicted (none until preemption runs).
+    pub evictions: Vec<Eviction>,
+    /// One entry per PodGroup with pending members, in scheduling order.
+    pub pod_groups: Vec<PodGroupDecision>,
+    /// How the snapshot was read and what the run could not model.
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    /// The JSON object scripts read (one line per field is not promised).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("outcome serialises")
+    }
+
+    /// The same object as YAML.
+    pub fn to_yaml(&self) -> String {
+        serde_norway::to_string(self).expect("outcome serialises")
+    }
+
+    /// An aligned table: groups first, then lone pods, then warnings.
+    pub fn to_table(&self) -> String {
+        let mut rows: Vec<[String; 4]> = vec![[
+            "KIND".into(),
+            "NAME".into(),
+            "RESULT".into(),
+            "DETAIL".into(),
+        ]];
+        for g in &self.pod_groups {
+            let result = if g.scheduled { "admitted" } else { "pending" };
+            let counts = match g.min_count {
+                Some(min) => format!("{} bound, {} pending, minCount {min}", g.bound, g.pending),
+                None => format!("{} bound, {} pending", g.bound, g.pending),
+            };
+            let mut detail = counts;
+            if let Some(p) = &g.placement {
+                detail.push_str(&format!(", placement {p}"));
+            }
+            if !g.reason.is_empty() {
+                detail.push_str(&format!(": {}", g.reason));
+            }
+            rows.push([
+                "PodGroup".into(),
+                g.pod_group.clone(),
+                result.into(),
+                detail,
+            ]);
+        }
+        for b in &self.placements {
+            rows.push([
+                "Pod".into(),
+                b.pod.clone(),
+                "bound".into(),
+                format!("node {}", b.node),
+            ]);
+        }
+        for u in &self.unschedulable {
+            rows.push([
+                "Pod".into(),
+                u.pod.clone(),
+                "pending".into(),
+                u.reason.clone(),
+            ]);
+        }
+        for e in &self.evictions {
+            rows.push([
+                "Pod".into(),
+                e.pod.clone(),
+                "evicted".into(),
+                format!("by {}", e.by),
+            ]);
+        }
+        let widths: Vec<usize> = (0..3)
+            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+            .collect();
+        let mut out = String::new();
+        for row in &rows {
+            for (c, width) in widths.iter().enumerate() {
+                out.push_str(&format!("{:<width$}  ", row[c]));
+            }
+            out.push_str(&row[3]);
+            out.push('\n');
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        out
+    }
+}

@@ -1,0 +1,194 @@
+//! The cluster snapshot a run schedules on: nodes, pods and PodGroups as
+//! dense indices, node resources as columns, names and labels interned.
+//!
+//! Built once from the manifests ([`Snapshot::build`]); during a run the
+//! cycle assumes pods onto nodes ([`Snapshot::assume`]) and forgets them again
+//! if their group is not admitted ([`Snapshot::forget`]), as kube-scheduler's
+//! cache does.
+
+mod build;
+pub mod resources;
+mod symbols;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{NodeSelectorTerm, Taint, Toleration};
+
+pub use symbols::Symbols;
+
+/// Index of a node; nodes are sorted by name.
+pub type NodeId = u32;
+/// Index of a pod; pods are sorted by `namespace/name`.
+pub type PodId = u32;
+/// Index of a PodGroup; groups are sorted by `namespace/name`.
+pub type GroupId = u32;
+
+/// A node as the scheduler sees it.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// `spec.taints`.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable`.
+    pub unschedulable: bool,
+}
+
+/// A pod as the scheduler sees it.
+#[derive(Debug, Clone)]
+pub struct PodInfo {
+    /// `namespace/name`.
+    pub key: String,
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// The node it is bound to or assumed on.
+    pub node: Option<NodeId>,
+    /// Whether it waits to be scheduled (no `spec.nodeName` in the snapshot).
+    pub pending: bool,
+    /// Effective priority (the PodGroup's for members).
+    pub priority: i32,
+    /// The PodGroup it belongs to.
+    pub group: Option<GroupId>,
+    /// Requests, indexed like [`Snapshot::resource_names`].
+    pub requests: Vec<u64>,
+    /// `spec.tolerations`.
+    pub tolerations: Vec<Toleration>,
+    /// `spec.nodeSelector`.
+    pub node_selector: BTreeMap<String, String>,
+    /// `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`.
+    pub required_node_affinity: Option<Vec<NodeSelectorTerm>>,
+    /// `metadata.creationTimestamp`, Unix seconds (0 if absent).
+    pub created: i64,
+    /// `status.startTime`, else `created`.
+    pub started: i64,
+}
+
+/// `spec.schedulingPolicy` of a PodGroup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// `basic: {}`.
+    Basic,
+    /// `gang: {minCount}`.
+    Gang {
+        /// `minCount`.
+        min_count: u32,
+    },
+}
+
+/// The scheduling-relevant spec of a PodGroup object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupSpec {
+    /// `spec.schedulingPolicy`.
+    pub policy: Policy,
+    /// `spec.priority`, else the value of `spec.priorityClassName`, else 0.
+    pub priority: i32,
+    /// `spec.disruptionMode` is `all`.
+    pub disrupt_all: bool,
+    /// `spec.preemptionPolicy` is `Never`.
+    pub never_preempt: bool,
+    /// `spec.schedulingConstraints.topology[0].key`.
+    pub topology_key: Option<String>,
+    /// `spec.parentCompositePodGroupName`.
+    pub parent: Option<String>,
+}
+
+/// A PodGroup and its member pods.
+#[derive(Debug, Clone)]
+pub struct GroupInfo {
+    /// `namespace/name`.
+    pub key: String,
+    /// The PodGroup object's spec; `None` when pods name a PodGroup that is
+    /// not in the snapshot.
+    pub spec: Option<GroupSpec>,
+    /// Members, bound and pending, ordered by creation time then name.
+    pub members: Vec<PodId>,
+    /// `metadata.creationTimestamp` of the PodGroup (else of its oldest member).
+    pub created: i64,
+}
+
+impl GroupInfo {
+    /// `minCount` for gangs, `None` for basic or missing groups.
+    pub fn min_count(&self) -> Option<u32> {
+        match self.spec.as_ref()?.policy {
+            Policy::Gang { min_count } => Some(min_count),
+            Policy::Basic => None,
+        }
+    }
+}
+
+/// The whole cluster, indexed for scheduling.
+#[derive(Debug, Default, Clone)]
+pub struct Snapshot {
+    /// Resource column names: `cpu`, `memory`, `pods`, then the rest sorted.
+    pub resource_names: Vec<String>,
+    /// Nodes, sorted by name.
+    pub nodes: Vec<NodeInfo>,
+    /// Pods, sorted by `namespace/name`.
+    pub pods: Vec<PodInfo>,
+    /// PodGroups (including ones only named by pods), sorted by key.
+    pub groups: Vec<GroupInfo>,
+    /// Interned node names and label keys/values.
+    pub symbols: Symbols,
+    /// Workloads and CompositePodGroups read (`kind namespace/name`); kept for
+    /// reporting until multi-level placement uses them.
+    pub other_objects: Vec<String>,
+    /// Things the user should know about how the snapshot was read.
+    pub warnings: Vec<String>,
+    allocatable: Vec<Vec<u64>>,
+    requested: Vec<Vec<u64>>,
+    pods_on_node: Vec<Vec<PodId>>,
+}
+
+impl Snapshot {
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Allocatable amount of resource `r` per node (empty if out of range).
+    pub fn allocatable(&self, r: usize) -> &[u64] {
+        self.allocatable.get(r).map_or(&[], Vec::as_slice)
+    }
+
+    /// Requested amount of resource `r` per node, bound and assumed pods.
+    pub fn requested(&self, r: usize) -> &[u64] {
+        self.requested.get(r).map_or(&[], Vec::as_slice)
+    }
+
+    /// Pods bound or assumed on `node`, ascending.
+    pub fn pods_on_node(&self, node: NodeId) -> &[PodId] {
+        self.pods_on_node
+            .get(node as usize)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Index of a resource column.
+    pub fn resource_index(&self, name: &str) -> Option<usize> {
+        self.resource_names.iter().position(|r| r == name)
+    }
+
+    /// Places `pod` on `node`: its requests count against the node.
+    pub fn assume(&mut self, pod: PodId, node: NodeId) {
+        let info = &mut self.pods[pod as usize];
+        debug_assert!(info.node.is_none(), "{} assumed twice", info.key);
+        info.node = Some(node);
+        for (column, request) in self.requested.iter_mut().zip(&info.requests) {
+            column[node as usize] += request;
+        }
+        let on_node = &mut self.pods_on_node[node as usize];
+        let at = on_node.partition_point(|&p| p < pod);
+        on_node.insert(at, pod);
+    }
+
+    /// Undoes [`Snapshot::assume`] (also used to evict a bound pod).
+    pub fn forget(&mut self, pod: PodId) {
+        let info = &mut self.pods[pod as usize];
+        let Some(node) = info.node.take() else { return };
+        for (column, request) in self.requested.iter_mut().zip(&info.requests) {
+            column[node as usize] -= request;
+        }
+        self.pods_on_node[node as usize].retain(|&p| p != pod);
+    }
+}

@@ -1,0 +1,139 @@
+//! The `wasched` binary as a user runs it: output formats and errors.
+
+use std::process::Command;
+
+fn wasched(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wasched"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn write(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("wasched-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn default_snapshot_prints_one_json_object_with_the_promised_fields() {
+    let (code, stdout, stderr) = wasched(&["simulate", "--output", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let value: serde_json::Value = serde_json::from_str(&stdout).expect("exactly one JSON object");
+    for field in ["placements", "unschedulable", "evictions", "podGroups"] {
+        assert!(value[field].is_array(), "missing {field}");
+    }
+    assert!(
+        value["placements"][0]["pod"].is_string() && value["placements"][0]["node"].is_string()
+    );
+    assert!(value["unschedulable"][0]["reason"].is_string());
+    let groups = value["podGroups"].as_array().unwrap();
+    assert!(groups.iter().any(|g| g["scheduled"] == true));
+    assert!(
+        groups.iter().any(|g| g["scheduled"] == false),
+        "the default snapshot has gangs that cannot fit"
+    );
+}
+
+#[test]
+fn table_and_yaml_carry_the_same_facts() {
+    let (code, table, _) = wasched(&["simulate"]);
+    assert_eq!(code, 0);
+    assert!(table.starts_with("KIND"));
+    assert!(table.contains("PodGroup  ml-training/llama-pretrain"));
+    let (code, yaml, _) = wasched(&["simulate", "-o", "yaml"]);
+    assert_eq!(code, 0);
+    let value: serde_json::Value = serde_norway::from_str(&yaml).unwrap();
+    assert!(value["podGroups"].is_array());
+}
+
+fn assert_one_line_error(args: &[&str], expected: &[&str]) {
+    let (code, stdout, stderr) = wasched(args);
+    assert_ne!(code, 0);
+    assert!(stdout.is_empty(), "{stdout}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "one line expected: {stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr}"
+    );
+    for part in expected {
+        assert!(stderr.contains(part), "{stderr:?} lacks {part:?}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_naming_file_object_and_field() {
+    let bad_quantity = write(
+        "bad-quantity.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: lots}}\n",
+    );
+    assert_one_line_error(
+        &["simulate", &bad_quantity],
+        &[
+            &bad_quantity,
+            "Node n1",
+            "field status.allocatable.cpu",
+            "invalid quantity \"lots\"",
+        ],
+    );
+
+    let malformed = write(
+        "malformed.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec: {containers: 3}\n",
+    );
+    assert_one_line_error(
+        &["simulate", &malformed],
+        &[&malformed, "Pod ns/p", "field spec.containers"],
+    );
+
+    let unknown = write(
+        "unknown.yaml",
+        "apiVersion: v1\nkind: Blob\nmetadata: {name: b}\n",
+    );
+    assert_one_line_error(
+        &["simulate", &unknown],
+        &[&unknown, "Blob b", "unknown kind Blob"],
+    );
+
+    let syntax = write("syntax.yaml", "kind: [unclosed\n");
+    assert_one_line_error(
+        &["simulate", &syntax],
+        &[&syntax, "document 1", "not valid YAML"],
+    );
+
+    assert_one_line_error(
+        &["simulate", "/no/such/file.yaml"],
+        &["/no/such/file.yaml", "cannot read file"],
+    );
+    assert_one_line_error(
+        &["simulate", "--plugins", "/no/such/dir"],
+        &["/no/such/dir", "cannot read plugin directory"],
+    );
+}
+
+#[test]
+fn real_kinds_that_are_not_modelled_are_skipped_with_one_warning() {
+    let file = write(
+        "with-configmaps.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 8Gi}}\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
+    );
+    let (code, stdout, stderr) = wasched(&["simulate", &file, "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let value: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        value["warnings"][0],
+        "skipped 2 object(s) of kinds wasched does not model: 1 ConfigMap (v1), 1 Deployment (apps/v1)"
+    );
+}

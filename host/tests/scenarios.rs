@@ -1,0 +1,213 @@
+//! The bundled plugin components scheduling the snapshots in
+//! `testdata/scenarios/`: key facts per scenario, and the whole JSON output
+//! against `<scenario>.expected.json` (regenerate with `WASCHED_BLESS=1` and
+//! review the diff).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use wasched::Outcome;
+
+fn scenario(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/scenarios")
+        .join(format!("{name}.yaml"))
+}
+
+fn run(name: &str) -> Outcome {
+    wasched::simulate(&[scenario(name)], None).unwrap_or_else(|e| panic!("{name}: {e:#}"))
+}
+
+/// pod → node for every binding.
+fn bound(outcome: &Outcome) -> BTreeMap<&str, &str> {
+    outcome
+        .placements
+        .iter()
+        .map(|b| (b.pod.as_str(), b.node.as_str()))
+        .collect()
+}
+
+fn reason<'a>(outcome: &'a Outcome, pod: &str) -> &'a str {
+    outcome
+        .unschedulable
+        .iter()
+        .find(|u| u.pod == pod)
+        .map(|u| u.reason.as_str())
+        .unwrap_or_else(|| panic!("{pod} is not pending"))
+}
+
+fn group<'a>(outcome: &'a Outcome, key: &str) -> &'a wasched::outcome::PodGroupDecision {
+    outcome
+        .pod_groups
+        .iter()
+        .find(|g| g.pod_group == key)
+        .unwrap_or_else(|| panic!("no decision for {key}"))
+}
+
+#[test]
+fn gang_that_fits_binds_every_member() {
+    let out = run("gang-fits");
+    assert_eq!(
+        bound(&out),
+        BTreeMap::from([
+            ("team/trainer-0", "node-0"),
+            ("team/trainer-1", "node-1"),
+            ("team/trainer-2", "node-2")
+        ])
+    );
+    let g = group(&out, "team/trainer");
+    assert!(g.scheduled);
+    assert_eq!((g.bound, g.pending, g.min_count), (3, 0, Some(3)));
+}
+
+#[test]
+fn gang_that_does_not_fit_binds_nothing() {
+    let out = run("gang-does-not-fit");
+    assert!(out.placements.is_empty(), "{:?}", out.placements);
+    assert_eq!(out.unschedulable.len(), 3);
+    let g = group(&out, "team/trainer");
+    assert!(!g.scheduled);
+    assert!(
+        g.reason.contains("gang cannot reach minCount 3"),
+        "{}",
+        g.reason
+    );
+    assert_eq!(
+        reason(&out, "team/trainer-2"),
+        "0/2 nodes are available: 2 Insufficient cpu."
+    );
+    assert!(reason(&out, "team/trainer-0").starts_with("PodGroup team/trainer not admitted: "));
+}
+
+#[test]
+fn gang_with_fewer_pods_than_min_count_waits() {
+    let out = run("gang-too-few-pods");
+    assert!(out.placements.is_empty());
+    let expected = "waiting for 4 pods of PodGroup team/trainer (minCount 4), 3 present";
+    for pod in ["team/trainer-0", "team/trainer-1", "team/trainer-2"] {
+        assert_eq!(reason(&out, pod), expected);
+    }
+    assert_eq!(group(&out, "team/trainer").reason, expected);
+}
+
+#[test]
+fn members_beyond_min_count_that_do_not_fit_stay_pending() {
+    let out = run("gang-beyond-min-count");
+    assert_eq!(bound(&out).len(), 3);
+    let g = group(&out, "team/elastic");
+    assert!(g.scheduled);
+    assert_eq!((g.bound, g.pending), (3, 2));
+    assert_eq!(
+        reason(&out, "team/elastic-4"),
+        "0/3 nodes are available: 3 Insufficient cpu."
+    );
+}
+
+#[test]
+fn basic_group_binds_what_fits() {
+    let out = run("basic-group");
+    assert_eq!(
+        bound(&out),
+        BTreeMap::from([("data/prep-0", "node-0"), ("data/prep-1", "node-1")])
+    );
+    let g = group(&out, "data/prep");
+    assert!(g.scheduled);
+    assert_eq!(g.min_count, None);
+}
+
+#[test]
+fn pods_naming_a_missing_pod_group_stay_pending() {
+    let out = run("missing-pod-group");
+    assert_eq!(bound(&out), BTreeMap::from([("team/lone", "node-0")]));
+    assert_eq!(
+        reason(&out, "team/ghost-0"),
+        "PodGroup team/ghost not found"
+    );
+    assert!(!group(&out, "team/ghost").scheduled);
+}
+
+#[test]
+fn higher_priority_gang_wins_the_nodes() {
+    let out = run("priority-competition");
+    let order: Vec<&str> = out
+        .pod_groups
+        .iter()
+        .map(|g| g.pod_group.as_str())
+        .collect();
+    assert_eq!(order, ["team/high", "team/low"], "PrioritySort order");
+    assert!(group(&out, "team/high").scheduled);
+    assert!(!group(&out, "team/low").scheduled);
+    assert!(bound(&out).keys().all(|pod| pod.starts_with("team/high-")));
+}
+
+#[test]
+fn taints_selectors_affinity_and_gpu_counts_are_honoured() {
+    let out = run("node-checks");
+    let b = bound(&out);
+    assert_eq!(b["ml/gpu-gang-0"], "gpu-0");
+    assert_eq!(b["ml/gpu-gang-1"], "gpu-0");
+    assert_eq!(b["ml/by-selector"], "cpu-b");
+    assert_eq!(b["ml/by-affinity"], "cpu-b");
+    assert_eq!(
+        reason(&out, "ml/gpu-gang-2"),
+        "0/4 nodes are available: 1 node(s) were unschedulable, 3 Insufficient nvidia.com/gpu."
+    );
+    assert_eq!(
+        reason(&out, "ml/untolerated"),
+        "0/4 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 1 node(s) were unschedulable, 2 Insufficient nvidia.com/gpu."
+    );
+    assert!(
+        reason(&out, "ml/no-match").contains("2 node(s) didn't match Pod's node affinity/selector")
+    );
+}
+
+#[test]
+fn same_input_gives_byte_identical_output() {
+    let first = wasched::simulate(&[], None).unwrap().to_json();
+    let second = wasched::simulate(&[], None).unwrap().to_json();
+    assert_eq!(first, second);
+    let a = run("node-checks").to_json();
+    let b = run("node-checks").to_json();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn outputs_match_expected_files() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/scenarios");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".yaml").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8, "scenarios missing: {names:?}");
+    let bless = std::env::var_os("WASCHED_BLESS").is_some();
+    let mut mismatched = Vec::new();
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/default/expected.json");
+    let runs = names
+        .into_iter()
+        .map(|name| (dir.join(format!("{name}.expected.json")), run(&name)))
+        .chain([(default, wasched::simulate(&[], None).unwrap())]);
+    for (expected_path, outcome) in runs {
+        let name = expected_path.display().to_string();
+        let actual = outcome.to_json() + "\n";
+        if bless {
+            std::fs::write(&expected_path, &actual).unwrap();
+            continue;
+        }
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|_| {
+            panic!(
+                "{} is missing; run with WASCHED_BLESS=1",
+                expected_path.display()
+            )
+        });
+        if actual != expected {
+            mismatched.push(format!(
+                "{name}:\n--- expected\n{expected}\n+++ actual\n{actual}"
+            ));
+        }
+    }
+    assert!(mismatched.is_empty(), "{}", mismatched.join("\n"));
+}
