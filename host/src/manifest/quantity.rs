@@ -37,6 +37,14 @@ pub struct Quantity {
 
 impl Quantity {
     /// Parses a quantity string.
+    ///
+    /// ```
+    /// use wasched::manifest::quantity::Quantity;
+    ///
+    /// assert_eq!(Quantity::parse("500m").unwrap().ceil_milli(), 500);
+    /// assert_eq!(Quantity::parse("1Gi").unwrap().ceil_value(), 1 << 30);
+    /// assert!(Quantity::parse("5 cores").is_err());
+    /// ```
     pub fn parse(text: &str) -> Result<Self, QuantityError> {
         let err = || QuantityError {
             text: text.to_string(),

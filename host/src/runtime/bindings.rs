@@ -16,8 +16,8 @@ wasmtime::component::bindgen!({
     },
 });
 
+pub use self::wasched::scheduler::{cluster, log, types};
 pub use exports::wasched::scheduler as guest;
-pub use wasched::scheduler::{cluster, log, types};
 
 /// The WIT package version this host implements.
 pub const PACKAGE_VERSION: &str = "0.1.0";

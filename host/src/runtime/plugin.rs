@@ -400,3 +400,30 @@ fn describe_trap(error: &wasmtime::Error) -> String {
         None => format!("failed ({error:#})"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interface_names_split_into_name_and_version() {
+        assert_eq!(
+            split_interface("wasched:scheduler/permit@0.1.0"),
+            Some(("permit".into(), "0.1.0".into()))
+        );
+        assert_eq!(split_interface("wasi:cli/environment@0.2.6"), None);
+        assert_eq!(split_interface("wasched:schedulerx/permit@0.1.0"), None);
+    }
+
+    #[test]
+    fn other_package_versions_are_refused_by_name() {
+        assert!(check_version("p.wasm", "permit", PACKAGE_VERSION).is_ok());
+        let err = check_version("p.wasm", "permit", "0.2.0")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "p.wasm: built against wasched:scheduler@0.2.0 (permit), but this host implements wasched:scheduler@0.1.0"
+        );
+    }
+}

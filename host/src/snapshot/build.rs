@@ -210,9 +210,16 @@ impl Snapshot {
             .map(|(i, k)| (k.clone(), i as GroupId))
             .collect();
         for key in &group_keys {
+            // A PodGroup that only pods name is as old as its oldest member.
             let (spec, created) = match group_specs.get(key) {
                 Some((spec, created)) => (Some(spec.clone()), *created),
-                None => (None, i64::MAX),
+                None => {
+                    let oldest = member_of
+                        .iter()
+                        .zip(&snapshot.pods)
+                        .filter(|(g, _)| g.as_ref() == Some(key));
+                    (None, oldest.map(|(_, p)| p.created).min().unwrap_or(0))
+                }
             };
             if let Some(parent) = spec.as_ref().and_then(|s| s.parent.as_ref()) {
                 snapshot.warnings.push(format!(
@@ -232,11 +239,6 @@ impl Snapshot {
             if let Some(spec) = &g.spec {
                 snapshot.pods[pod_id].priority = spec.priority;
             }
-            g.created = g.created.min(if g.spec.is_some() {
-                g.created
-            } else {
-                snapshot.pods[pod_id].created
-            });
             snapshot.pods[pod_id].group = Some(group_index[group]);
             g.members.push(pod_id as u32);
         }
@@ -246,9 +248,6 @@ impl Snapshot {
                 let (a, b) = (&pods[a as usize], &pods[b as usize]);
                 (a.created, &a.key).cmp(&(b.created, &b.key))
             });
-            if g.created == i64::MAX {
-                g.created = 0;
-            }
         }
 
         snapshot.index_resources(&node_amounts, &pod_amounts);

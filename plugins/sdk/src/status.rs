@@ -20,6 +20,15 @@ pub enum Code {
 }
 
 /// A plugin verdict: a code plus a human-readable reason (empty on success).
+///
+/// ```
+/// use wasched_sdk::{Code, Status};
+///
+/// let waiting = Status::new(Code::Wait, "waiting for minCount 4: 2 placed");
+/// assert!(!waiting.is_success());
+/// assert_eq!(waiting.reason, "waiting for minCount 4: 2 placed");
+/// assert!(Status::success().is_success());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Status {
     /// The verdict.

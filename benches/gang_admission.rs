@@ -1,0 +1,59 @@
+//! What gang admission costs: one Permit decision through the wasm component
+//! against the same logic called natively, and a whole scheduling run of the
+//! default snapshot.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use wasched::runtime::ExtensionPoint;
+use wasched_benches::{bundled_plugins, default_snapshot, first_gang, has_permit};
+
+fn permit(c: &mut Criterion) {
+    let mut snapshot = default_snapshot().unwrap();
+    let (_runtime, mut plugins) = bundled_plugins().unwrap();
+    assert!(has_permit(&plugins));
+    let (group, min_count) = first_gang(&snapshot);
+    let mut bench = c.benchmark_group("permit_decision");
+    bench.bench_function("component", |b| {
+        let plugin = plugins.at(ExtensionPoint::Permit).next().unwrap();
+        b.iter(|| {
+            let status = plugin
+                .permit(&mut snapshot, black_box(group), black_box(1), black_box(2))
+                .unwrap();
+            black_box(status)
+        })
+    });
+    bench.bench_function("native", |b| {
+        let policy = Some(gang_permit::Policy::Gang { min_count });
+        b.iter(|| {
+            let progress = gang_permit::Progress {
+                scheduled: black_box(1),
+                remaining: black_box(2),
+            };
+            black_box(gang_permit::permit(black_box(policy), progress))
+        })
+    });
+    bench.finish();
+}
+
+fn simulate(c: &mut Criterion) {
+    let snapshot = default_snapshot().unwrap();
+    let (_runtime, mut plugins) = bundled_plugins().unwrap();
+    let mut bench = c.benchmark_group("simulate_default_snapshot");
+    bench.bench_function("with_gang_component", |b| {
+        b.iter_batched_ref(
+            || snapshot.clone(),
+            |snapshot| black_box(wasched::cycle::run(snapshot, &mut plugins)),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    bench.finish();
+}
+
+fn load(c: &mut Criterion) {
+    c.bench_function("load_bundled_plugins", |b| {
+        b.iter(|| black_box(bundled_plugins().unwrap()))
+    });
+}
+
+criterion_group!(benches, permit, simulate, load);
+criterion_main!(benches);
