@@ -16,7 +16,7 @@ pub fn default_snapshot() -> Result<Snapshot> {
 /// The bundled plugins, loaded into a fresh runtime.
 pub fn bundled_plugins() -> Result<(Runtime, PluginSet)> {
     let runtime = Runtime::new()?;
-    let plugins = PluginSet::bundled(&runtime)?;
+    let plugins = PluginSet::bundled(&runtime, &wasched::PluginConfig::default())?;
     Ok((runtime, plugins))
 }
 

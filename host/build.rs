@@ -4,8 +4,12 @@
 //!
 //! The plugins are built by a nested cargo for `wasm32-wasip2` with the
 //! workspace's `plugin` profile, in a target directory of their own (sharing
-//! the outer one would deadlock on its lock). The wasm target is added with
-//! rustup when it is missing.
+//! the outer one would deadlock on its lock), one crate per invocation so
+//! that each gets the SDK with only its own world's feature. The wasm target
+//! is added with rustup when it is missing.
+//!
+//! Test fixture plugins under `testdata/plugins/` are built the same way but
+//! not embedded; `WASCHED_TEST_PLUGINS` tells tests where they are.
 
 use std::env;
 use std::fmt::Write as _;
@@ -18,33 +22,55 @@ fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest_dir.parent().unwrap().to_path_buf();
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
-    println!("cargo:rerun-if-changed={}", root.join("plugins").display());
-    println!("cargo:rerun-if-changed={}", root.join("wit").display());
-    println!(
-        "cargo:rerun-if-changed={}",
-        root.join("Cargo.toml").display()
-    );
+    for watched in ["plugins", "wit", "testdata/plugins", "Cargo.toml"] {
+        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+    }
 
     ensure_wasm_target();
     let plugins = plugin_crates(&root.join("plugins"));
+    let fixtures = plugin_crates(&root.join("testdata/plugins"));
     let target_dir = plugin_target_dir(&out_dir);
+    for name in plugins.iter().chain(&fixtures) {
+        build_component(&root, &target_dir, name);
+    }
+    let built = target_dir.join(TARGET).join("plugin");
+    println!("cargo:rustc-env=WASCHED_TEST_PLUGINS={}", built.display());
 
+    let mut code = String::from(
+        "/// Plugin components built from `plugins/`, by crate name.\n\
+         pub const BUNDLED: &[(&str, &[u8])] = &[\n",
+    );
+    for name in &plugins {
+        let wasm = built.join(format!("{}.wasm", name.replace('-', "_")));
+        assert!(
+            wasm.exists(),
+            "plugin {name} was not built at {}",
+            wasm.display()
+        );
+        let path = wasm.display().to_string();
+        writeln!(code, "    ({name:?}, include_bytes!({path:?})),").unwrap();
+    }
+    code.push_str("];\n");
+    std::fs::write(out_dir.join("bundled_plugins.rs"), code).unwrap();
+}
+
+/// Builds one plugin crate into a component.
+fn build_component(root: &Path, target_dir: &Path, name: &str) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);
     build
-        .current_dir(&root)
+        .current_dir(root)
         .args([
             "build",
             "--target",
             TARGET,
             "--profile",
             "plugin",
-            "--target-dir",
+            "-p",
+            name,
         ])
-        .arg(&target_dir);
-    for name in &plugins {
-        build.args(["-p", name]);
-    }
+        .arg("--target-dir")
+        .arg(target_dir);
     for var in [
         "CARGO_ENCODED_RUSTFLAGS",
         "RUSTFLAGS",
@@ -63,39 +89,15 @@ fn main() {
         .expect("failed to run cargo to build the plugins");
     assert!(
         status.success(),
-        "building the wasm plugins failed (see above)"
+        "building the wasm plugin {name} failed (see above)"
     );
-
-    let mut code = String::from(
-        "/// Plugin components built from `plugins/`, by file stem.\n\
-         pub const BUNDLED: &[(&str, &[u8])] = &[\n",
-    );
-    for name in &plugins {
-        let wasm = target_dir
-            .join(TARGET)
-            .join("plugin")
-            .join(format!("{}.wasm", name.replace('-', "_")));
-        assert!(
-            wasm.exists(),
-            "plugin {name} was not built at {}",
-            wasm.display()
-        );
-        writeln!(
-            code,
-            "    ({name:?}, include_bytes!({:?})),",
-            wasm.display().to_string()
-        )
-        .unwrap();
-    }
-    code.push_str("];\n");
-    std::fs::write(out_dir.join("bundled_plugins.rs"), code).unwrap();
 }
 
-/// Every directory under `plugins/` with a `Cargo.toml` except the SDK, by
+/// Every directory under `dir` with a `Cargo.toml` except the SDK, by
 /// package name (the directory name), sorted.
-fn plugin_crates(plugins: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(plugins)
-        .expect("plugins/ is missing")
+fn plugin_crates(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|entry| {
             let path = entry.ok()?.path();
             let name = path.file_name()?.to_str()?.to_string();

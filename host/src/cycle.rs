@@ -16,6 +16,10 @@ use std::cmp::Reverse;
 
 use crate::node_checks::{self, Diagnosis};
 use crate::outcome::{Binding, Outcome, PodGroupDecision, Unschedulable};
+use std::collections::BTreeMap;
+
+use crate::config::FailurePolicy;
+use crate::outcome::PluginErrorCount;
 use crate::runtime::{Code, ExtensionPoint, Placement, PluginError, PluginSet, Status};
 use crate::snapshot::{GroupId, NodeId, PodId, Snapshot};
 
@@ -74,6 +78,7 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
         snapshot,
         plugins,
         outcome: Outcome::default(),
+        failures: PluginFailures::default(),
     };
     scheduler.outcome.warnings = scheduler.snapshot.warnings.clone();
     for entity in queue(scheduler.snapshot) {
@@ -82,13 +87,75 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
             Entity::Pod(pod) => scheduler.schedule_pod(pod),
         }
     }
+    scheduler.failures.report(&mut scheduler.outcome);
     scheduler.outcome
+}
+
+/// Plugin failures of a run, applied under each plugin's failure policy.
+#[derive(Default)]
+struct PluginFailures {
+    /// (plugin, extension point, cause) → count, for `wasched_plugin_errors_total`.
+    counts: BTreeMap<(String, ExtensionPoint, &'static str), u64>,
+    /// Plugins skipped under `failurePolicy: Ignore` → (count, first failure).
+    ignored: BTreeMap<String, (u64, String)>,
+    /// Failures under `failurePolicy: Fail` so far (tells `SchedulerError`
+    /// from `Unschedulable`).
+    failed: u64,
+}
+
+impl PluginFailures {
+    /// A plugin call's result under its failure policy: `Ok(Some(v))` to use
+    /// the answer, `Ok(None)` to skip the plugin (`Ignore`), `Err(reason)` to
+    /// fail the pod or group (`Fail`).
+    fn settle<T>(&mut self, result: Result<T, PluginError>) -> Result<Option<T>, String> {
+        let error = match result {
+            Ok(value) => return Ok(Some(value)),
+            Err(error) => error,
+        };
+        *self
+            .counts
+            .entry((error.plugin.clone(), error.point, error.cause.label()))
+            .or_default() += 1;
+        match error.policy {
+            FailurePolicy::Fail => {
+                self.failed += 1;
+                Err(error.to_string())
+            }
+            FailurePolicy::Ignore => {
+                let entry = self
+                    .ignored
+                    .entry(error.plugin.clone())
+                    .or_insert((0, error.to_string()));
+                entry.0 += 1;
+                Ok(None)
+            }
+        }
+    }
+
+    fn report(self, outcome: &mut Outcome) {
+        for (plugin, (count, first)) in self.ignored {
+            outcome.warnings.push(format!(
+                "plugin {plugin} failed {count} time(s) and was skipped (failurePolicy: Ignore); first failure: {first}"
+            ));
+        }
+        outcome.plugin_errors = self
+            .counts
+            .into_iter()
+            .map(|((plugin, point, cause), count)| PluginErrorCount {
+                plugin,
+                extension_point: point.interface().to_string(),
+                cause: cause.to_string(),
+                count,
+            })
+            .collect();
+    }
 }
 
 struct Scheduler<'a> {
     snapshot: &'a mut Snapshot,
     plugins: &'a mut PluginSet,
     outcome: Outcome,
+    failures: PluginFailures,
 }
 
 /// The result of trying one placement for a group.
@@ -150,10 +217,13 @@ impl Scheduler<'_> {
             if feasible.is_empty() {
                 break;
             }
-            for rejection in plugin
-                .filter(self.snapshot, pod, &feasible)
-                .map_err(|e| e.to_string())?
-            {
+            let Some(rejections) =
+                self.failures
+                    .settle(plugin.filter(self.snapshot, pod, &feasible))?
+            else {
+                continue;
+            };
+            for rejection in rejections {
                 diagnosis.add(rejection.reason);
                 feasible.retain(|&n| n != rejection.node);
             }
@@ -166,12 +236,15 @@ impl Scheduler<'_> {
             .map(|&n| node_checks::least_allocated_score(self.snapshot, pod, n))
             .collect();
         for plugin in self.plugins.at(ExtensionPoint::Score) {
-            match plugin
-                .score(self.snapshot, pod, &feasible)
-                .map_err(|e| e.to_string())?
+            match self
+                .failures
+                .settle(plugin.score(self.snapshot, pod, &feasible))?
             {
-                Ok(scores) => totals.iter_mut().zip(scores).for_each(|(t, s)| *t += s),
-                Err(status) => return Err(format!("plugin {}: {}", plugin.name(), status.reason)),
+                None => {}
+                Some(Ok(scores)) => totals.iter_mut().zip(scores).for_each(|(t, s)| *t += s),
+                Some(Err(status)) => {
+                    return Err(format!("plugin {}: {}", plugin.name(), status.reason));
+                }
             }
         }
         // Highest total; ties go to the lowest node id (= node name order).
@@ -181,7 +254,26 @@ impl Scheduler<'_> {
         Ok(feasible[best])
     }
 
+    /// One PodGroup cycle, recorded with the reason of the
+    /// `PodGroupInitiallyScheduled` condition a failed attempt sets. A group
+    /// that PreEnqueue holds back never reaches an attempt and gets none.
     fn schedule_group(&mut self, group: GroupId) {
+        let failed_before = self.failures.failed;
+        let (mut decision, attempted) = self.group_cycle(group);
+        let errored = self.failures.failed > failed_before;
+        if !decision.scheduled && (attempted || errored) {
+            decision.condition_reason = if errored {
+                "SchedulerError"
+            } else {
+                "Unschedulable"
+            }
+            .into();
+        }
+        self.outcome.pod_groups.push(decision);
+    }
+
+    /// The decision, and whether the group got past PreEnqueue.
+    fn group_cycle(&mut self, group: GroupId) -> (PodGroupDecision, bool) {
         let info = &self.snapshot.groups[group as usize];
         let key = info.key.clone();
         let min_count = info.min_count();
@@ -199,6 +291,7 @@ impl Scheduler<'_> {
             bound: 0,
             pending: pending.len() as u32,
             placement: None,
+            condition_reason: String::new(),
         };
 
         if let Err(reason) = self.pre_enqueue(group) {
@@ -206,8 +299,7 @@ impl Scheduler<'_> {
                 self.leave_pending(pod, reason.clone());
             }
             decision.reason = reason;
-            self.outcome.pod_groups.push(decision);
-            return;
+            return (decision, false);
         }
 
         let placements = match self.generate_placements(group) {
@@ -217,8 +309,7 @@ impl Scheduler<'_> {
                     self.leave_pending(pod, format!("PodGroup {key} not admitted: {reason}"));
                 }
                 decision.reason = reason;
-                self.outcome.pod_groups.push(decision);
-                return;
+                return (decision, true);
             }
         };
 
@@ -227,32 +318,37 @@ impl Scheduler<'_> {
         let mut closest_failure: Option<Attempt> = None;
         for placement in placements {
             let mut attempt = self.try_placement(group, &pending, placement);
-            if !attempt.admitted {
-                if closest_failure
-                    .as_ref()
-                    .is_none_or(|f| attempt.assigned.len() > f.assigned.len())
-                {
-                    closest_failure = Some(attempt);
-                }
-                continue;
-            }
-            if single {
+            if attempt.admitted && single {
                 best = Some((0, attempt));
                 break;
             }
-            let score = match self.score_placement(group, &attempt) {
-                Ok(score) => score,
-                Err(reason) => {
+            // Several placements: score each admitted one with its pods
+            // assumed, then forget them; the winner is assumed again below.
+            let score = if attempt.admitted {
+                let score = self.score_placement(group, &attempt);
+                for &(pod, _) in &attempt.assigned {
+                    self.snapshot.forget(pod);
+                }
+                score.map_err(|reason| {
                     attempt.admitted = false;
                     attempt.reason = reason;
-                    0
-                }
+                })
+            } else {
+                Err(())
             };
-            for &(pod, _) in &attempt.assigned {
-                self.snapshot.forget(pod);
-            }
-            if attempt.admitted && best.as_ref().is_none_or(|(s, _)| score > *s) {
-                best = Some((score, attempt));
+            match score {
+                Ok(score) if best.as_ref().is_none_or(|(s, _)| score > *s) => {
+                    best = Some((score, attempt))
+                }
+                Ok(_) => {}
+                Err(())
+                    if closest_failure
+                        .as_ref()
+                        .is_none_or(|f| attempt.assigned.len() > f.assigned.len()) =>
+                {
+                    closest_failure = Some(attempt)
+                }
+                Err(()) => {}
             }
         }
 
@@ -296,15 +392,18 @@ impl Scheduler<'_> {
                 decision.reason = reason;
             }
         }
-        self.outcome.pod_groups.push(decision);
+        (decision, true)
     }
 
     /// PreEnqueue: every plugin must answer success (or skip).
     fn pre_enqueue(&mut self, group: GroupId) -> Result<(), String> {
         for plugin in self.plugins.at(ExtensionPoint::PreEnqueue) {
-            let status = plugin
-                .pre_enqueue(self.snapshot, group)
-                .map_err(|e| e.to_string())?;
+            let Some(status) = self
+                .failures
+                .settle(plugin.pre_enqueue(self.snapshot, group))?
+            else {
+                continue;
+            };
             if !matches!(status.code, Code::Success | Code::Skip) {
                 return Err(status.reason);
             }
@@ -320,10 +419,13 @@ impl Scheduler<'_> {
             nodes: (0..self.snapshot.node_count() as NodeId).collect(),
         };
         for plugin in self.plugins.at(ExtensionPoint::PlacementGenerate) {
-            match plugin
-                .generate_placements(self.snapshot, group, &cluster)
-                .map_err(|e| e.to_string())?
-            {
+            let Some(generated) =
+                self.failures
+                    .settle(plugin.generate_placements(self.snapshot, group, &cluster))?
+            else {
+                continue;
+            };
+            match generated {
                 Ok(Some(placements)) if placements.is_empty() => {
                     return Err(format!(
                         "plugin {}: no placement can hold the group",
@@ -386,10 +488,10 @@ impl Scheduler<'_> {
                     verdict = Some(status);
                     break;
                 }
-                Err(e) => {
+                Err(reason) => {
                     verdict = Some(Status {
                         code: Code::Error,
-                        reason: e.to_string(),
+                        reason,
                     });
                     break;
                 }
@@ -423,18 +525,16 @@ impl Scheduler<'_> {
 
     /// Permit: the strictest verdict of all plugins wins (a rejection over
     /// wait over success).
-    fn permit(
-        &mut self,
-        group: GroupId,
-        scheduled: u32,
-        remaining: u32,
-    ) -> Result<Status, PluginError> {
+    fn permit(&mut self, group: GroupId, scheduled: u32, remaining: u32) -> Result<Status, String> {
         let mut verdict = Status {
             code: Code::Success,
             reason: String::new(),
         };
         for plugin in self.plugins.at(ExtensionPoint::Permit) {
-            let status = plugin.permit(self.snapshot, group, scheduled, remaining)?;
+            let result = plugin.permit(self.snapshot, group, scheduled, remaining);
+            let Some(status) = self.failures.settle(result)? else {
+                continue;
+            };
             match status.code {
                 Code::Success | Code::Skip => {}
                 Code::Wait => {
@@ -452,12 +552,14 @@ impl Scheduler<'_> {
     fn score_placement(&mut self, group: GroupId, attempt: &Attempt) -> Result<i64, String> {
         let mut total = 0;
         for plugin in self.plugins.at(ExtensionPoint::PlacementScore) {
-            match plugin
-                .score_placement(self.snapshot, group, &attempt.placement, &attempt.assigned)
-                .map_err(|e| e.to_string())?
-            {
-                Ok(score) => total += score,
-                Err(status) => return Err(format!("plugin {}: {}", plugin.name(), status.reason)),
+            let result =
+                plugin.score_placement(self.snapshot, group, &attempt.placement, &attempt.assigned);
+            match self.failures.settle(result)? {
+                None => {}
+                Some(Ok(score)) => total += score,
+                Some(Err(status)) => {
+                    return Err(format!("plugin {}: {}", plugin.name(), status.reason));
+                }
             }
         }
         Ok(total)

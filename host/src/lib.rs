@@ -7,8 +7,10 @@
 //! plugin components loaded by [`runtime`] at their extension points and the
 //! native per-node checks of [`node_checks`]; [`outcome`] is what it decided.
 
+pub mod config;
 pub mod cycle;
 pub mod manifest;
+pub mod metrics;
 pub mod node_checks;
 pub mod outcome;
 pub mod runtime;
@@ -18,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+pub use config::PluginConfig;
 pub use outcome::Outcome;
 pub use runtime::{PluginSet, Runtime};
 pub use snapshot::Snapshot;
@@ -43,18 +46,23 @@ pub fn read_snapshot(files: &[PathBuf]) -> Result<Snapshot> {
     Ok(snapshot)
 }
 
-/// Loads the bundled plugins, or every component in `dir`.
-pub fn load_plugins(runtime: &Runtime, dir: Option<&Path>) -> Result<PluginSet> {
+/// Loads the bundled plugins, or every component in `dir`, under `config`.
+pub fn load_plugins(
+    runtime: &Runtime,
+    dir: Option<&Path>,
+    config: &PluginConfig,
+) -> Result<PluginSet> {
     match dir {
-        Some(dir) => PluginSet::from_dir(runtime, dir),
-        None => PluginSet::bundled(runtime),
+        Some(dir) => PluginSet::from_dir(runtime, dir, config),
+        None => PluginSet::bundled(runtime, config),
     }
 }
 
-/// Reads the snapshot, loads the plugins and runs the scheduling cycle.
+/// Reads the snapshot, loads the plugins (bundled, or from `plugins`) with
+/// default settings and runs the scheduling cycle.
 pub fn simulate(files: &[PathBuf], plugins: Option<&Path>) -> Result<Outcome> {
     let mut snapshot = read_snapshot(files)?;
     let runtime = Runtime::new()?;
-    let mut plugins = load_plugins(&runtime, plugins)?;
+    let mut plugins = load_plugins(&runtime, plugins, &PluginConfig::default())?;
     Ok(cycle::run(&mut snapshot, &mut plugins))
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// Workload-aware Kubernetes scheduling as WebAssembly components.
@@ -29,6 +30,13 @@ enum Command {
         /// Output format.
         #[arg(long, short, value_enum, default_value_t = Format::Table)]
         output: Format,
+        /// Plugin configuration (YAML or JSON): per-plugin failure policy,
+        /// CPU and memory bounds, and args. See the README.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Also write the run's metrics (Prometheus text format) to FILE.
+        #[arg(long, value_name = "FILE")]
+        metrics: Option<PathBuf>,
         /// Print the plugins' log lines to stderr.
         #[arg(long, short)]
         verbose: bool,
@@ -62,11 +70,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             files,
             plugins,
             output,
+            config,
+            metrics,
             verbose,
         } => {
+            let config = match config {
+                Some(path) => wasched::PluginConfig::from_file(&path)?,
+                None => wasched::PluginConfig::default(),
+            };
             let mut snapshot = wasched::read_snapshot(&files)?;
             let runtime = wasched::Runtime::new()?;
-            let mut plugin_set = wasched::load_plugins(&runtime, plugins.as_deref())?;
+            let mut plugin_set = wasched::load_plugins(&runtime, plugins.as_deref(), &config)?;
             let outcome = wasched::cycle::run(&mut snapshot, &mut plugin_set);
             if verbose {
                 for (plugin, line) in plugin_set.drain_logs() {
@@ -78,6 +92,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Format::Json => outcome.to_json() + "\n",
                 Format::Yaml => outcome.to_yaml(),
             };
+            if let Some(path) = metrics {
+                std::fs::write(&path, wasched::metrics::encode_text(&outcome))
+                    .with_context(|| format!("{}: cannot write metrics", path.display()))?;
+            }
             print!("{text}");
             Ok(())
         }

@@ -51,6 +51,12 @@ pub struct PodGroupDecision {
     /// The placement the group was admitted into (`cluster` without topology).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,
+    /// The reason of the `PodGroupInitiallyScheduled` condition a failed
+    /// attempt sets: `Unschedulable`, or `SchedulerError` when a plugin
+    /// failed; empty when admitted or when PreEnqueue held the group back
+    /// (no attempt was made).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub condition_reason: String,
 }
 
 /// Everything a run decided.
@@ -67,6 +73,23 @@ pub struct Outcome {
     pub pod_groups: Vec<PodGroupDecision>,
     /// How the snapshot was read and what the run could not model.
     pub warnings: Vec<String>,
+    /// Plugin calls that failed, counted by plugin, extension point and cause.
+    pub plugin_errors: Vec<PluginErrorCount>,
+}
+
+/// How often one plugin failed at one extension point for one cause
+/// (`wasched_plugin_errors_total`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginErrorCount {
+    /// The plugin's name.
+    pub plugin: String,
+    /// The WIT interface (`permit`, `filter`, ...).
+    pub extension_point: String,
+    /// `cpu`, `timeout`, `memory`, `stack`, `trap`, `invalid-result` or `instantiation`.
+    pub cause: String,
+    /// Failed calls.
+    pub count: u64,
 }
 
 impl Outcome {

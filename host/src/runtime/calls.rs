@@ -4,38 +4,10 @@
 //! that plugin's error, never a host panic.
 
 use super::bindings::types;
-use super::plugin::{ExtensionPoint, Plugin, PluginError};
+use super::plugin::{ExtensionPoint, FailureCause, Plugin, PluginError};
 use super::state::pod_group_record;
+use super::validate::{self, NodeRejection, Placement};
 use crate::snapshot::{GroupId, NodeId, PodId, Snapshot};
-
-/// Highest score a `score` or `placement-score` plugin may give.
-pub const MAX_SCORE: i64 = 100;
-
-/// A candidate node set for a group, host side.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placement {
-    /// Display name (`cluster`, `rack=r1`).
-    pub name: String,
-    /// Nodes, ascending.
-    pub nodes: Vec<NodeId>,
-}
-
-/// A node a filter plugin rejected.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeRejection {
-    /// The node.
-    pub node: NodeId,
-    /// Why.
-    pub reason: String,
-}
-
-fn invalid(plugin: &Plugin, point: ExtensionPoint, what: String) -> PluginError {
-    PluginError {
-        plugin: plugin.name().to_string(),
-        point,
-        cause: format!("returned an invalid result ({what})"),
-    }
-}
 
 fn to_wit(placement: &Placement) -> types::Placement {
     types::Placement {
@@ -45,6 +17,14 @@ fn to_wit(placement: &Placement) -> types::Placement {
 }
 
 impl Plugin {
+    fn invalid(&self, point: ExtensionPoint, what: String) -> PluginError {
+        self.error(
+            point,
+            FailureCause::InvalidResult,
+            format!("returned an invalid result ({what})"),
+        )
+    }
+
     /// `pre-enqueue` for group `group`.
     pub fn pre_enqueue(
         &mut self,
@@ -86,48 +66,29 @@ impl Plugin {
         })
     }
 
-    /// `filter` of `pod` over `nodes`: the rejected nodes, validated to be
-    /// among `nodes` and listed once.
+    /// `filter` of `pod` over `nodes` (ascending): the rejected nodes.
     pub fn filter(
         &mut self,
         snapshot: &mut Snapshot,
         pod: PodId,
         nodes: &[NodeId],
     ) -> Result<Vec<NodeRejection>, PluginError> {
-        let rejections = self.call(snapshot, ExtensionPoint::Filter, |exports, store, snap| {
+        let rejected = self.call(snapshot, ExtensionPoint::Filter, |exports, store, snap| {
             exports
                 .filter
                 .as_ref()
                 .expect("wired only if exported")
                 .call_filter(store, snap, pod, nodes)
         })?;
-        let mut seen = std::collections::HashSet::new();
-        rejections
-            .into_iter()
-            .map(|r| {
-                if nodes.binary_search(&r.node).is_err() {
-                    return Err(invalid(
-                        self,
-                        ExtensionPoint::Filter,
-                        format!("node {} was not a candidate", r.node),
-                    ));
-                }
-                if !seen.insert(r.node) {
-                    return Err(invalid(
-                        self,
-                        ExtensionPoint::Filter,
-                        format!("node {} rejected twice", r.node),
-                    ));
-                }
-                Ok(NodeRejection {
-                    node: r.node,
-                    reason: r.status.reason,
-                })
-            })
-            .collect()
+        validate::rejections(
+            nodes,
+            rejected.into_iter().map(|r| (r.node, r.status.reason)),
+        )
+        .map_err(|e| self.invalid(ExtensionPoint::Filter, e))
     }
 
-    /// `score` of `pod` on `nodes`: one score in `0..=100` per node.
+    /// `score` of `pod` on `nodes`: one score in `0..=100` per node, or the
+    /// plugin's non-success status.
     pub fn score(
         &mut self,
         snapshot: &mut Snapshot,
@@ -142,27 +103,14 @@ impl Plugin {
                 .call_score(store, snap, pod, nodes)
         })?;
         if let Ok(scores) = &scores {
-            if scores.len() != nodes.len() {
-                return Err(invalid(
-                    self,
-                    ExtensionPoint::Score,
-                    format!("{} scores for {} nodes", scores.len(), nodes.len()),
-                ));
-            }
-            if let Some(bad) = scores.iter().find(|s| !(0..=MAX_SCORE).contains(*s)) {
-                return Err(invalid(
-                    self,
-                    ExtensionPoint::Score,
-                    format!("score {bad} outside 0..={MAX_SCORE}"),
-                ));
-            }
+            validate::scores(nodes.len(), scores)
+                .map_err(|e| self.invalid(ExtensionPoint::Score, e))?;
         }
         Ok(scores)
     }
 
-    /// `placement-generate` for `group` within `parent`. `Ok(None)` means
-    /// the plugin skipped (keep `parent`); placements are checked to be
-    /// subsets of `parent`.
+    /// `placement-generate` for `group` within `parent`. `Ok(Ok(None))`
+    /// means the plugin skipped (keep `parent`).
     pub fn generate_placements(
         &mut self,
         snapshot: &mut Snapshot,
@@ -182,32 +130,15 @@ impl Plugin {
                     .call_generate_placements(store, snap, &record, &parent_wit)
             },
         )?;
-        let placements = match result {
-            Ok(placements) => placements,
-            Err(status) if status.code == types::Code::Skip => return Ok(Ok(None)),
-            Err(status) => return Ok(Err(status)),
-        };
-        let mut out = Vec::with_capacity(placements.len());
-        for p in placements {
-            let mut nodes = p.nodes;
-            nodes.sort_unstable();
-            nodes.dedup();
-            if let Some(bad) = nodes
-                .iter()
-                .find(|n| parent.nodes.binary_search(n).is_err())
-            {
-                return Err(invalid(
-                    self,
-                    ExtensionPoint::PlacementGenerate,
-                    format!("placement {} has node {bad} outside its parent", p.name),
-                ));
+        match result {
+            Ok(generated) => {
+                validate::placements(parent, generated.into_iter().map(|p| (p.name, p.nodes)))
+                    .map(|placements| Ok(Some(placements)))
+                    .map_err(|e| self.invalid(ExtensionPoint::PlacementGenerate, e))
             }
-            out.push(Placement {
-                name: p.name,
-                nodes,
-            });
+            Err(status) if status.code == types::Code::Skip => Ok(Ok(None)),
+            Err(status) => Ok(Err(status)),
         }
-        Ok(Ok(Some(out)))
     }
 
     /// `placement-score` of a feasible placement with its assignments.
@@ -234,14 +165,8 @@ impl Plugin {
                     .call_score_placement(store, snap, group, &placement_wit, &assignments)
             },
         )?;
-        if let Ok(s) = score
-            && !(0..=MAX_SCORE).contains(&s)
-        {
-            return Err(invalid(
-                self,
-                ExtensionPoint::PlacementScore,
-                format!("score {s} outside 0..={MAX_SCORE}"),
-            ));
+        if let Ok(s) = score {
+            validate::score(s).map_err(|e| self.invalid(ExtensionPoint::PlacementScore, e))?;
         }
         Ok(score)
     }

@@ -9,6 +9,8 @@ use wasmtime::{Engine, Store};
 
 use super::bindings::{PACKAGE, PACKAGE_VERSION, guest};
 use super::state::{HostState, SnapshotHandle};
+use super::{EPOCH_TICK, validate};
+use crate::config::{FailurePolicy, PluginConfig, PluginSettings};
 use crate::snapshot::Snapshot;
 
 /// A kube-scheduler extension point a component can implement, named after
@@ -63,16 +65,54 @@ impl fmt::Display for ExtensionPoint {
     }
 }
 
-/// A plugin call that did not return a verdict: the guest trapped, or a host
-/// function failed. The instance is discarded; the next call re-creates it.
+/// Why a plugin call did not return a usable answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FailureCause {
+    /// Ran out of fuel (the deterministic CPU budget).
+    Cpu,
+    /// Passed its wall-clock deadline.
+    Timeout,
+    /// Tried to grow its memory past the limit.
+    Memory,
+    /// Overflowed the wasm call stack.
+    Stack,
+    /// Panicked or hit another trap.
+    Trap,
+    /// Returned an answer that breaks the contract (unknown node, bad score, ...).
+    InvalidResult,
+    /// Could not be re-instantiated after an earlier failure.
+    Instantiation,
+}
+
+impl FailureCause {
+    /// The `cause` label of `wasched_plugin_errors_total`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Timeout => "timeout",
+            Self::Memory => "memory",
+            Self::Stack => "stack",
+            Self::Trap => "trap",
+            Self::InvalidResult => "invalid-result",
+            Self::Instantiation => "instantiation",
+        }
+    }
+}
+
+/// A plugin call that did not return a usable answer. A trapped instance is
+/// discarded; the next call re-creates it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginError {
     /// The plugin's name.
     pub plugin: String,
     /// Where it failed.
     pub point: ExtensionPoint,
-    /// What happened.
-    pub cause: String,
+    /// The kind of failure.
+    pub cause: FailureCause,
+    /// What happened, for people (`exceeded its CPU budget of 1000 fuel`).
+    pub message: String,
+    /// The plugin's failure policy.
+    pub policy: FailurePolicy,
 }
 
 impl fmt::Display for PluginError {
@@ -80,7 +120,7 @@ impl fmt::Display for PluginError {
         write!(
             f,
             "plugin {}: {} in {}",
-            self.plugin, self.cause, self.point
+            self.plugin, self.message, self.point
         )
     }
 }
@@ -127,7 +167,7 @@ pub struct Plugin {
     name: String,
     source: String,
     points: Vec<ExtensionPoint>,
-    args: String,
+    settings: PluginSettings,
     pre: InstancePre<HostState>,
     indices: Indices,
     live: Option<Live>,
@@ -183,17 +223,19 @@ fn split_interface(name: &str) -> Option<(String, String)> {
 
 impl Plugin {
     /// Compiles, validates, instantiates and configures a component.
-    /// `source` names it in messages (a file path or `bundled:<name>`);
-    /// `args` is the JSON text handed to `plugin.configure`.
+    /// `source` names it in messages (a file path or `bundled:<name>`); its
+    /// bounds, failure policy and args come from `config` under the name the
+    /// plugin gives itself.
     pub fn load(
         engine: &Engine,
         linker: &Linker<HostState>,
         source: &str,
         bytes: &[u8],
-        args: &str,
+        config: &PluginConfig,
     ) -> Result<Plugin> {
+        validate::binary_kind(bytes).map_err(|e| anyhow!("{source}: {e}"))?;
         let component = Component::new(engine, bytes)
-            .map_err(|e| anyhow!("{source}: not a loadable wasm component: {e}"))?;
+            .map_err(|e| anyhow!("{source}: corrupt or truncated component: {e}"))?;
         let interfaces = package_interfaces(&component, engine, source)?;
         if !interfaces.iter().any(|i| i == "plugin") {
             bail!(
@@ -243,13 +285,21 @@ impl Plugin {
             name: String::new(),
             source: source.to_string(),
             points,
-            args: args.to_string(),
+            settings: config.settings(""),
             pre,
             indices,
             live: None,
             logs: Vec::new(),
         };
-        let live = plugin.instantiate().map_err(|e| anyhow!("{source}: {e}"))?;
+        // The first instance tells the plugin's name, which selects its
+        // settings; the instance that serves calls is made under them.
+        plugin
+            .instantiate()
+            .map_err(|e| anyhow!("{source}: {e:#}"))?;
+        plugin.settings = config.settings(&plugin.name);
+        let live = plugin
+            .instantiate()
+            .map_err(|e| anyhow!("{source}: {e:#}"))?;
         plugin.live = Some(live);
         Ok(plugin)
     }
@@ -274,13 +324,36 @@ impl Plugin {
         self.points.contains(&point)
     }
 
+    /// The bounds and policy it runs under.
+    pub fn settings(&self) -> &PluginSettings {
+        &self.settings
+    }
+
     /// Takes the lines the plugin logged since the last call.
     pub fn drain_logs(&mut self) -> Vec<super::state::LogLine> {
         std::mem::take(&mut self.logs)
     }
 
+    /// Arms the per-call bounds: a fresh fuel budget and wall-clock deadline.
+    fn arm(&self, store: &mut Store<HostState>) -> Result<()> {
+        store.set_fuel(self.settings.fuel)?;
+        let ticks = self
+            .settings
+            .timeout
+            .as_micros()
+            .div_ceil(EPOCH_TICK.as_micros());
+        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
+        Ok(())
+    }
+
     fn instantiate(&mut self) -> Result<Live> {
-        let mut store = Store::new(self.pre.engine(), HostState::default());
+        let state = HostState {
+            memory_limit: self.settings.memory_limit,
+            ..HostState::default()
+        };
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|state| state);
+        self.arm(&mut store)?;
         let instance: Instance = self
             .pre
             .instantiate(&mut store)
@@ -325,11 +398,12 @@ impl Plugin {
                 .map(|x| x.load(&mut store, &instance))
                 .transpose()?,
         };
-        let name = exports
-            .plugin
-            .call_name(&mut store)
-            .map_err(anyhow::Error::from)
-            .context("plugin.name trapped")?;
+        let name = exports.plugin.call_name(&mut store).map_err(|e| {
+            anyhow!(
+                "plugin.name failed: {}",
+                describe_failure(&e, store.data(), &self.settings).1
+            )
+        })?;
         if self.name.is_empty() {
             self.name = name;
         } else if self.name != name {
@@ -340,9 +414,13 @@ impl Plugin {
         }
         exports
             .plugin
-            .call_configure(&mut store, &self.args)
-            .map_err(anyhow::Error::from)
-            .context("plugin.configure trapped")?
+            .call_configure(&mut store, &self.settings.args)
+            .map_err(|e| {
+                anyhow!(
+                    "plugin.configure failed: {}",
+                    describe_failure(&e, store.data(), &self.settings).1
+                )
+            })?
             .map_err(|e| anyhow!("plugin {} refused its args: {e}", self.name))?;
         Ok(Live { store, exports })
     }
@@ -360,21 +438,22 @@ impl Plugin {
             Resource<SnapshotHandle>,
         ) -> wasmtime::Result<R>,
     ) -> Result<R, PluginError> {
-        let error = |plugin: &Plugin, cause: String| PluginError {
-            plugin: plugin.name.clone(),
-            point,
-            cause,
-        };
         let mut live = match self.live.take() {
             Some(live) => live,
-            None => self
-                .instantiate()
-                .map_err(|e| error(self, format!("cannot re-instantiate: {e:#}")))?,
+            None => self.instantiate().map_err(|e| {
+                self.error(
+                    point,
+                    FailureCause::Instantiation,
+                    format!("cannot be re-instantiated ({e:#})"),
+                )
+            })?,
         };
+        let armed = self.arm(&mut live.store);
         let data = live.store.data_mut();
         data.snapshot = Some(std::mem::take(snapshot));
         let handle = data.table.push(SnapshotHandle);
-        let result = handle.map_err(wasmtime::Error::from).and_then(|handle| {
+        let result = armed.map_err(wasmtime::Error::from_anyhow).and_then(|()| {
+            let handle = handle?;
             let borrow = Resource::new_borrow(handle.rep());
             let result = call(&live.exports, &mut live.store, borrow);
             live.store.data_mut().table.delete(handle)?;
@@ -382,22 +461,95 @@ impl Plugin {
         });
         let data = live.store.data_mut();
         *snapshot = data.snapshot.take().expect("snapshot lent for the call");
-        self.logs.append(&mut data.logs);
+        self.logs.append(&mut data.logs.clone());
         match result {
             Ok(value) => {
+                live.store.data_mut().logs.clear();
                 self.live = Some(live);
                 Ok(value)
             }
-            Err(e) => Err(error(self, describe_trap(&e))),
+            Err(e) => {
+                let (cause, message) = describe_failure(&e, live.store.data(), &self.settings);
+                Err(self.error(point, cause, message))
+            }
+        }
+    }
+
+    /// A [`PluginError`] of this plugin.
+    pub fn error(
+        &self,
+        point: ExtensionPoint,
+        cause: FailureCause,
+        message: String,
+    ) -> PluginError {
+        PluginError {
+            plugin: self.name.clone(),
+            point,
+            cause,
+            message,
+            policy: self.settings.failure_policy,
         }
     }
 }
 
-/// One line for a trap: the trap code if there is one, else the error chain.
-fn describe_trap(error: &wasmtime::Error) -> String {
-    match error.downcast_ref::<wasmtime::Trap>() {
-        Some(trap) => format!("trapped ({trap})"),
-        None => format!("failed ({error:#})"),
+/// Classifies a failed call: which bound it hit, or what trap it raised (a
+/// panic's message is taken from the line the SDK logs before trapping).
+fn describe_failure(
+    error: &wasmtime::Error,
+    state: &HostState,
+    settings: &PluginSettings,
+) -> (FailureCause, String) {
+    let trap = error.downcast_ref::<wasmtime::Trap>();
+    if state.memory_exceeded {
+        let limit = format_bytes(settings.memory_limit);
+        return (
+            FailureCause::Memory,
+            format!("exceeded its memory limit of {limit}"),
+        );
+    }
+    match trap {
+        Some(wasmtime::Trap::OutOfFuel) => (
+            FailureCause::Cpu,
+            format!("exceeded its CPU budget of {} fuel", settings.fuel),
+        ),
+        Some(wasmtime::Trap::Interrupt) => (
+            FailureCause::Timeout,
+            format!(
+                "exceeded its {} wall-clock budget",
+                format_duration(settings.timeout)
+            ),
+        ),
+        Some(wasmtime::Trap::StackOverflow) => (FailureCause::Stack, "overflowed its stack".into()),
+        Some(trap) => {
+            let panic = state
+                .logs
+                .iter()
+                .rev()
+                .find_map(|l| l.message.strip_prefix("panic: "));
+            match panic {
+                Some(message) => (FailureCause::Trap, format!("panicked ({message})")),
+                None => (FailureCause::Trap, format!("trapped ({trap})")),
+            }
+        }
+        None => (FailureCause::Trap, format!("failed ({error:#})")),
+    }
+}
+
+/// `64Mi`, `1536Ki`, `1000` bytes.
+fn format_bytes(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}Mi", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}Ki", b >> 10),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// `1s`, `250ms`.
+fn format_duration(duration: std::time::Duration) -> String {
+    if duration.subsec_millis() == 0 && duration.as_secs() > 0 {
+        format!("{}s", duration.as_secs())
+    } else {
+        format!("{}ms", duration.as_millis())
     }
 }
 

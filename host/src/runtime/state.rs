@@ -40,6 +40,57 @@ pub struct HostState {
     pub snapshot: Option<Snapshot>,
     /// Lines the plugin logged, drained by the host after each call.
     pub logs: Vec<LogLine>,
+    /// Cap on the instance's linear memory, in bytes (0: no instance may
+    /// have memory).
+    pub memory_limit: u64,
+    /// Set when the guest tried to grow its memory past `memory_limit`; the
+    /// growth then traps, and this tells the host why.
+    pub memory_exceeded: bool,
+}
+
+/// Most table elements an instance may have (function tables of Rust guests
+/// hold a few hundred).
+const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+impl wasmtime::ResourceLimiter for HostState {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired as u64 > self.memory_limit {
+            self.memory_exceeded = true;
+            return Err(wasmtime::format_err!(
+                "memory limit of {} bytes exceeded",
+                self.memory_limit
+            ));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+
+    fn instances(&self) -> usize {
+        // A component instantiates a handful of core instances (module,
+        // adapters, shims); more means something unexpected.
+        32
+    }
+
+    fn memories(&self) -> usize {
+        4
+    }
+
+    fn tables(&self) -> usize {
+        8
+    }
 }
 
 impl HostState {

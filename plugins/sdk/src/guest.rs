@@ -3,6 +3,35 @@
 use alloc::format;
 use core::alloc::Layout;
 
+#[cfg(any(
+    all(
+        feature = "extension-host",
+        any(
+            feature = "gang-admission",
+            feature = "topology-placement",
+            feature = "workload-preemption",
+            feature = "node-plugin"
+        )
+    ),
+    all(
+        feature = "gang-admission",
+        any(
+            feature = "topology-placement",
+            feature = "workload-preemption",
+            feature = "node-plugin"
+        )
+    ),
+    all(
+        feature = "topology-placement",
+        any(feature = "workload-preemption", feature = "node-plugin")
+    ),
+    all(feature = "workload-preemption", feature = "node-plugin"),
+))]
+compile_error!(
+    "enable exactly one world feature of wasched-sdk per plugin crate (their export macros share names); \
+     build plugin crates one per cargo invocation, and use `extension-host` for a plugin that needs several"
+);
+
 /// Bindings for the imports every plugin shares: `types`, `cluster`, `log`.
 #[allow(missing_docs, clippy::all)]
 pub mod bindings {
@@ -61,6 +90,12 @@ plugin_world!(
     node_plugin,
     "node-plugin",
     "wasched_sdk::node_plugin"
+);
+plugin_world!(
+    "extension-host",
+    extension_host,
+    "extension-host",
+    "wasched_sdk::extension_host"
 );
 
 impl From<crate::Code> for types::Code {
@@ -123,10 +158,43 @@ pub unsafe extern "C" fn cabi_realloc(
     ptr
 }
 
+/// `memcmp` for `no_std` guests: without libc, slice comparisons would
+/// otherwise import it from `env`, which the host does not provide.
+/// Volatile reads keep the compiler from turning the loop back into a call
+/// to itself.
+///
+/// # Safety
+/// `a` and `b` must be valid for reads of `n` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+    for i in 0..n {
+        // SAFETY: the caller guarantees `n` readable bytes behind both.
+        let (x, y) = unsafe { (a.add(i).read_volatile(), b.add(i).read_volatile()) };
+        if x != y {
+            return i32::from(x) - i32::from(y);
+        }
+    }
+    0
+}
+
+/// `bcmp` (equality-only `memcmp`), for the same reason.
+///
+/// # Safety
+/// `a` and `b` must be valid for reads of `n` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { memcmp(a, b, n) }
+}
+
 /// A panic logs its message at `error` level, then traps; the host reports
 /// the trap with the plugin's name and discards the instance.
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
-    log::log(log::Level::Error, &format!("panic: {info}"));
+    let message = match info.location() {
+        Some(at) => format!("panic: {} at {}:{}", info.message(), at.file(), at.line()),
+        None => format!("panic: {}", info.message()),
+    };
+    log::log(log::Level::Error, &message);
     core::arch::wasm32::unreachable()
 }
