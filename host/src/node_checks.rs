@@ -204,7 +204,7 @@ pub fn least_allocated_score(snapshot: &Snapshot, pod: PodId, node: NodeId) -> i
         if allocatable == 0 {
             continue;
         }
-        let used = snapshot.requested(r)[node as usize] + info.requests[r];
+        let used = snapshot.requested(r)[node as usize].saturating_add(info.requests[r]);
         let free = allocatable.saturating_sub(used);
         total += (free as u128 * 100 / allocatable as u128) as i64;
     }

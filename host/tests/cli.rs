@@ -137,3 +137,44 @@ fn real_kinds_that_are_not_modelled_are_skipped_with_one_warning() {
         "skipped 2 object(s) of kinds wasched does not model: 1 ConfigMap (v1), 1 Deployment (apps/v1)"
     );
 }
+
+#[test]
+fn config_and_metrics_files() {
+    let config = write(
+        "config.yaml",
+        "defaults: {fuel: 50000000}\nplugins:\n- {name: GangScheduling, failurePolicy: Ignore}\n",
+    );
+    let metrics =
+        std::env::temp_dir().join(format!("wasched-cli-{}/metrics.txt", std::process::id()));
+    let metrics = metrics.display().to_string();
+    let (code, _, stderr) = wasched(&[
+        "simulate",
+        "--config",
+        &config,
+        "--metrics",
+        &metrics,
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    assert!(
+        text.contains(r#"scheduler_podgroup_schedule_attempts_total{result="scheduled"} 3"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"scheduler_podgroup_schedule_attempts_total{result="unschedulable"} 2"#),
+        "{text}"
+    );
+
+    let bad = write("bad-config.yaml", "defaults: {memoryLimit: lots}\n");
+    assert_one_line_error(
+        &["simulate", "--config", &bad],
+        &[&bad, "field defaults.memoryLimit", "invalid quantity"],
+    );
+    let typo = write("typo-config.yaml", "plugins: [{name: GangSchedulng}]\n");
+    assert_one_line_error(
+        &["simulate", "--config", &typo],
+        &["names plugin GangSchedulng, but no loaded plugin has that name"],
+    );
+}

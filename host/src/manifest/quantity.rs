@@ -112,7 +112,7 @@ impl Quantity {
         }
         let mut numerator = self.mantissa;
         let mut denominator: u128 = 1;
-        let exp10 = self.exp10 + scale;
+        let exp10 = self.exp10.saturating_add(scale);
         let pow10 = |e: i32| 10u128.checked_pow(e.unsigned_abs());
         if exp10 >= 0 {
             match pow10(exp10).and_then(|p| numerator.checked_mul(p)) {

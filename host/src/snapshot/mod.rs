@@ -175,7 +175,7 @@ impl Snapshot {
         debug_assert!(info.node.is_none(), "{} assumed twice", info.key);
         info.node = Some(node);
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
-            column[node as usize] += request;
+            column[node as usize] = column[node as usize].saturating_add(*request);
         }
         let on_node = &mut self.pods_on_node[node as usize];
         let at = on_node.partition_point(|&p| p < pod);
@@ -187,7 +187,7 @@ impl Snapshot {
         let info = &mut self.pods[pod as usize];
         let Some(node) = info.node.take() else { return };
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
-            column[node as usize] -= request;
+            column[node as usize] = column[node as usize].saturating_sub(*request);
         }
         self.pods_on_node[node as usize].retain(|&p| p != pod);
     }

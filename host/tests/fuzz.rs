@@ -1,0 +1,147 @@
+//! Property-based fuzzing of what comes from outside: manifests into the
+//! loader and snapshot builder, and plugin answers into the host's checks.
+//! Neither may ever panic; accepted answers must satisfy the contract.
+//!
+//! A short run (256 cases per property) is part of `cargo test`; a longer
+//! one: `PROPTEST_CASES=100000 cargo test --release -p wasched --test fuzz`.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use wasched::manifest::{Manifests, load_str};
+use wasched::runtime::validate::{self, MAX_SCORE, Placement};
+
+/// Loads `text` and, if it parses, builds a snapshot and schedules it with
+/// no plugins; only errors are allowed, never a panic.
+fn load_and_schedule(text: &str) {
+    let mut manifests = Manifests::default();
+    if load_str(&mut manifests, "fuzz.yaml", text).is_err() {
+        return;
+    }
+    if let Ok(mut snapshot) = wasched::Snapshot::build(&manifests) {
+        let mut plugins = wasched::PluginSet::default();
+        let _ = wasched::cycle::run(&mut snapshot, &mut plugins);
+    }
+}
+
+const SEED_SNAPSHOTS: [&str; 3] = [
+    include_str!("../../testdata/scenarios/node-checks.yaml"),
+    include_str!("../../testdata/scenarios/priority-competition.yaml"),
+    include_str!("../../testdata/sandbox/snapshot.yaml"),
+];
+
+/// Scalars that tend to break parsers and arithmetic.
+fn nasty_scalar() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!(null)),
+        Just(json!(-1)),
+        Just(json!(u64::MAX)),
+        Just(json!("1e400")),
+        Just(json!("-5Gi")),
+        Just(json!("9999999999999999999999999999Ei")),
+        Just(json!("")),
+        Just(json!([])),
+        Just(json!({})),
+        "[ -~]{0,12}".prop_map(Value::String),
+        any::<i64>().prop_map(Value::from),
+    ]
+}
+
+/// A structurally plausible object of a modelled kind with random values.
+fn plausible_object() -> impl Strategy<Value = Value> {
+    let kinds = prop_oneof![
+        Just(("v1", "Node")),
+        Just(("v1", "Pod")),
+        Just(("scheduling.k8s.io/v1beta1", "PodGroup")),
+        Just(("scheduling.k8s.io/v1", "PriorityClass")),
+    ];
+    (kinds, nasty_scalar(), nasty_scalar(), nasty_scalar(), "[a-c]{1,2}", 0..4u8).prop_map(
+        |((api, kind), a, b, c, name, node)| {
+            json!({
+                "apiVersion": api, "kind": kind,
+                "metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2026-01-01T00:00:00Z"},
+                "value": a,
+                "spec": {
+                    "nodeName": format!("n{node}"),
+                    "priority": b,
+                    "schedulingGroup": {"podGroupName": name},
+                    "schedulingPolicy": {"gang": {"minCount": a}},
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": b, "memory": c, "x/y": a}}}],
+                    "taints": [{"key": "k", "effect": c}],
+                },
+                "status": {"allocatable": {"cpu": a, "memory": b, "pods": c}},
+            })
+        },
+    )
+}
+
+proptest! {
+    #[test]
+    fn random_text_never_panics(text in "\\PC{0,200}") {
+        load_and_schedule(&text);
+    }
+
+    #[test]
+    fn mutated_manifests_never_panic(
+        seed in 0..SEED_SNAPSHOTS.len(),
+        cuts in proptest::collection::vec((any::<prop::sample::Index>(), 0..40usize, "[ -~\\n]{0,8}"), 1..6),
+    ) {
+        let mut text = SEED_SNAPSHOTS[seed].to_string();
+        for (at, len, insert) in cuts {
+            let start = at.index(text.len() + 1);
+            let end = (start + len).min(text.len());
+            if text.is_char_boundary(start) && text.is_char_boundary(end) {
+                text.replace_range(start..end, &insert);
+            }
+        }
+        load_and_schedule(&text);
+    }
+
+    #[test]
+    fn plausible_objects_with_nasty_values_never_panic(objects in proptest::collection::vec(plausible_object(), 1..8)) {
+        let text = serde_json::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": objects})).unwrap();
+        load_and_schedule(&text);
+    }
+
+    #[test]
+    fn filter_answers_are_accepted_only_within_the_contract(
+        candidates in proptest::collection::btree_set(0..64u32, 0..16),
+        rejected in proptest::collection::vec(0..80u32, 0..20),
+    ) {
+        let candidates: Vec<u32> = candidates.into_iter().collect();
+        let answer = rejected.iter().map(|&n| (n, "no".to_string()));
+        if let Ok(accepted) = validate::rejections(&candidates, answer) {
+            let mut seen = std::collections::HashSet::new();
+            for r in &accepted {
+                prop_assert!(candidates.contains(&r.node));
+                prop_assert!(seen.insert(r.node));
+            }
+            prop_assert_eq!(accepted.len(), rejected.len());
+        }
+    }
+
+    #[test]
+    fn score_answers_are_accepted_only_within_the_contract(
+        candidates in 0..10usize,
+        scores in proptest::collection::vec(any::<i64>().prop_map(|s| s % 150), 0..12),
+    ) {
+        let ok = validate::scores(candidates, &scores).is_ok();
+        let valid = scores.len() == candidates && scores.iter().all(|s| (0..=MAX_SCORE).contains(s));
+        prop_assert_eq!(ok, valid);
+    }
+
+    #[test]
+    fn placement_answers_are_accepted_only_within_the_contract(
+        parent in proptest::collection::btree_set(0..32u32, 0..12),
+        generated in proptest::collection::vec(("[ab]", proptest::collection::vec(0..40u32, 0..8)), 0..5),
+    ) {
+        let parent = Placement { name: "cluster".into(), nodes: parent.into_iter().collect() };
+        if let Ok(placements) = validate::placements(&parent, generated.clone()) {
+            let mut names = std::collections::HashSet::new();
+            for p in &placements {
+                prop_assert!(names.insert(p.name.clone()));
+                prop_assert!(p.nodes.windows(2).all(|w| w[0] < w[1]));
+                prop_assert!(p.nodes.iter().all(|n| parent.nodes.contains(n)));
+            }
+        }
+    }
+}
