@@ -81,6 +81,7 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
         failures: PluginFailures::default(),
     };
     scheduler.outcome.warnings = scheduler.snapshot.warnings.clone();
+    scheduler.outcome.notes = scheduler.snapshot.notes.clone();
     for entity in queue(scheduler.snapshot) {
         match entity {
             Entity::Group(group) => scheduler.schedule_group(group),
@@ -207,8 +208,9 @@ impl Scheduler<'_> {
     fn place_pod(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<NodeId, String> {
         let mut diagnosis = Diagnosis::over(nodes.len());
         let mut feasible = Vec::with_capacity(nodes.len());
+        let spread = node_checks::SpreadState::for_pod(self.snapshot, pod);
         for &node in nodes {
-            match node_checks::check(self.snapshot, pod, node) {
+            match node_checks::check(self.snapshot, pod, node, &spread) {
                 Ok(()) => feasible.push(node),
                 Err(reasons) => reasons.into_iter().for_each(|r| diagnosis.add(r)),
             }
@@ -302,6 +304,14 @@ impl Scheduler<'_> {
             return (decision, false);
         }
 
+        if let Err(reason) = self.check_min_resources(group) {
+            for &pod in &pending {
+                self.leave_pending(pod, format!("PodGroup {key} not admitted: {reason}"));
+            }
+            decision.reason = reason;
+            return (decision, true);
+        }
+
         let placements = match self.generate_placements(group) {
             Ok(placements) => placements,
             Err(reason) => {
@@ -393,6 +403,35 @@ impl Scheduler<'_> {
             }
         }
         (decision, true)
+    }
+
+    /// Coscheduling's `minResources` (read from the Coscheduling and Volcano
+    /// dialects): the cluster's free capacity must cover them.
+    fn check_min_resources(&self, group: GroupId) -> Result<(), String> {
+        let snapshot = &*self.snapshot;
+        let short: Vec<String> = snapshot.groups[group as usize]
+            .min_resources
+            .iter()
+            .filter_map(|&(r, wanted)| {
+                let free: u64 = snapshot
+                    .allocatable(r)
+                    .iter()
+                    .zip(snapshot.requested(r))
+                    .map(|(a, used)| a.saturating_sub(*used))
+                    .fold(0u64, u64::saturating_add);
+                let name = &snapshot.resource_names[r];
+                let unit = if name == "cpu" { "m" } else { "" };
+                (free < wanted).then(|| format!("{name} {wanted}{unit} wanted, {free}{unit} free"))
+            })
+            .collect();
+        if short.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "minResources exceed the cluster's free capacity: {}",
+                short.join(", ")
+            ))
+        }
     }
 
     /// PreEnqueue: every plugin must answer success (or skip).

@@ -30,20 +30,31 @@ pub const DEFAULT_SNAPSHOT: &str = include_str!("../../testdata/default/cluster.
 /// How the bundled default snapshot is named in messages.
 pub const DEFAULT_SNAPSHOT_NAME: &str = "testdata/default/cluster.yaml (bundled)";
 
-/// Reads a snapshot from files, or the bundled default if `files` is empty.
+/// How to read manifests.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Topology policy names of the early CompositePodGroup dialect mapped
+    /// to node label keys (`LowLatencyNetwork` → `network.topology.nvidia.com/leaf`).
+    pub topology_aliases: std::collections::BTreeMap<String, String>,
+}
+
+/// Reads a snapshot from files and directories, or the bundled default if
+/// `files` is empty.
 pub fn read_snapshot(files: &[PathBuf]) -> Result<Snapshot> {
-    let mut manifests = if files.is_empty() {
-        let mut m = manifest::Manifests::default();
-        manifest::load_str(&mut m, DEFAULT_SNAPSHOT_NAME, DEFAULT_SNAPSHOT)?;
-        m
+    read_snapshot_with(files, &ReadOptions::default())
+}
+
+/// [`read_snapshot`] with options.
+pub fn read_snapshot_with(files: &[PathBuf], options: &ReadOptions) -> Result<Snapshot> {
+    let mut manifests = manifest::Manifests::default();
+    manifests.dialects.topology_aliases = options.topology_aliases.clone();
+    if files.is_empty() {
+        manifest::load_str(&mut manifests, DEFAULT_SNAPSHOT_NAME, DEFAULT_SNAPSHOT)?;
     } else {
-        manifest::load_files(files)?
-    };
-    let skipped = manifests.skipped_warning();
-    let mut snapshot = Snapshot::build(&manifests)?;
-    snapshot.warnings.splice(0..0, skipped);
-    manifests.objects.clear();
-    Ok(snapshot)
+        manifest::load_files(&mut manifests, files)?;
+    }
+    manifest::expand_jobs(&mut manifests)?;
+    Snapshot::build(&manifests)
 }
 
 /// Loads the bundled plugins, or every component in `dir`, under `config`.

@@ -37,6 +37,10 @@ enum Command {
         /// Also write the run's metrics (Prometheus text format) to FILE.
         #[arg(long, value_name = "FILE")]
         metrics: Option<PathBuf>,
+        /// Map a topology policy name of the early CompositePodGroup dialect
+        /// to a node label key, e.g. `LowLatencyNetwork=network.topology.nvidia.com/leaf`.
+        #[arg(long, value_name = "NAME=KEY", value_parser = parse_alias)]
+        topology_alias: Vec<(String, String)>,
         /// Print the plugins' log lines to stderr.
         #[arg(long, short)]
         verbose: bool,
@@ -48,6 +52,13 @@ enum Format {
     Table,
     Json,
     Yaml,
+}
+
+fn parse_alias(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, key)) if !name.is_empty() && !key.is_empty() => Ok((name.into(), key.into())),
+        _ => Err(format!("expected NAME=KEY, got {text:?}")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -72,13 +83,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             output,
             config,
             metrics,
+            topology_alias,
             verbose,
         } => {
+            let options = wasched::ReadOptions {
+                topology_aliases: topology_alias.into_iter().collect(),
+            };
             let config = match config {
                 Some(path) => wasched::PluginConfig::from_file(&path)?,
                 None => wasched::PluginConfig::default(),
             };
-            let mut snapshot = wasched::read_snapshot(&files)?;
+            let mut snapshot = wasched::read_snapshot_with(&files, &options)?;
             let runtime = wasched::Runtime::new()?;
             let mut plugin_set = wasched::load_plugins(&runtime, plugins.as_deref(), &config)?;
             let outcome = wasched::cycle::run(&mut snapshot, &mut plugin_set);

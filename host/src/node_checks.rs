@@ -1,14 +1,17 @@
 //! The per-node checks every kube-scheduler runs, as native host code, in
 //! the default profile's filter order: `NodeUnschedulable`,
 //! `TaintToleration`, `NodeAffinity` (nodeSelector + required node affinity),
-//! `NodeResourcesFit`. A node fails at its first failing check, and the
+//! `NodeResourcesFit`, `PodTopologySpread` (hard constraints). A node fails at its first failing check, and the
 //! reasons use upstream's wording so that diagnoses read like
 //! `0/12 nodes are available: 8 Insufficient cpu, ...`.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
+use std::collections::HashMap;
+
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, Taint, Toleration};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::snapshot::{NodeId, NodeInfo, PodId, PodInfo, Snapshot};
 
@@ -55,9 +58,120 @@ impl fmt::Display for Diagnosis {
     }
 }
 
+/// Per-domain counts of the pods a pod's hard topology spread constraints
+/// select, taken once per placement of that pod (`PodTopologySpread`'s
+/// PreFilter state).
+#[derive(Debug, Default)]
+pub struct SpreadState {
+    constraints: Vec<SpreadCounts>,
+}
+
+#[derive(Debug)]
+struct SpreadCounts {
+    key: String,
+    max_skew: i64,
+    counts: HashMap<String, i64>,
+    min: i64,
+    self_match: i64,
+}
+
+impl SpreadState {
+    /// Counts, for each constraint of `pod`, the matching pods (same
+    /// namespace, selected by the constraint's label selector) in every domain
+    /// of its topology key over the nodes the pod's node affinity allows.
+    pub fn for_pod(snapshot: &Snapshot, pod: PodId) -> Self {
+        let info = &snapshot.pods[pod as usize];
+        let constraints = info
+            .spread
+            .iter()
+            .map(|c| {
+                let selects = |p: &PodInfo| {
+                    p.namespace == info.namespace
+                        && c.label_selector
+                            .as_ref()
+                            .is_some_and(|s| label_selector_matches(s, &p.labels))
+                };
+                let mut counts: HashMap<String, i64> = HashMap::new();
+                for (n, node) in snapshot.nodes.iter().enumerate() {
+                    let Some(domain) = node.labels.get(&c.topology_key) else {
+                        continue;
+                    };
+                    if !matches_node_affinity(info, node) {
+                        continue;
+                    }
+                    let matching = snapshot
+                        .pods_on_node(n as NodeId)
+                        .iter()
+                        .filter(|&&p| p != pod && selects(&snapshot.pods[p as usize]))
+                        .count() as i64;
+                    *counts.entry(domain.clone()).or_default() += matching;
+                }
+                let too_few_domains = (counts.len() as i64) < i64::from(c.min_domains.unwrap_or(1));
+                let min = if too_few_domains {
+                    0
+                } else {
+                    counts.values().copied().min().unwrap_or(0)
+                };
+                SpreadCounts {
+                    key: c.topology_key.clone(),
+                    max_skew: i64::from(c.max_skew),
+                    counts,
+                    min,
+                    self_match: i64::from(selects(info)),
+                }
+            })
+            .collect();
+        Self { constraints }
+    }
+
+    fn check(&self, node: &NodeInfo) -> Result<(), String> {
+        for c in &self.constraints {
+            let Some(domain) = node.labels.get(&c.key) else {
+                return Err(
+                    "node(s) didn't match pod topology spread constraints (missing required label)"
+                        .into(),
+                );
+            };
+            let count = c.counts.get(domain).copied().unwrap_or(0);
+            if count + c.self_match - c.min > c.max_skew {
+                return Err("node(s) didn't match pod topology spread constraints".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `metav1.LabelSelector` semantics: every `matchLabels` pair and every
+/// `matchExpressions` requirement must hold; an empty selector matches all.
+pub fn label_selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    let pairs = selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    let expressions = selector.match_expressions.iter().flatten().all(|e| {
+        let value = labels.get(&e.key);
+        let values = e.values.as_deref().unwrap_or_default();
+        match e.operator.as_str() {
+            "In" => value.is_some_and(|v| values.contains(v)),
+            "NotIn" => value.is_none_or(|v| !values.contains(v)),
+            "Exists" => value.is_some(),
+            "DoesNotExist" => value.is_none(),
+            _ => false,
+        }
+    });
+    pairs && expressions
+}
+
 /// Runs all checks of `pod` against `node`; `Err` holds the reasons of the
-/// first failing check (resource fit can give several).
-pub fn check(snapshot: &Snapshot, pod: PodId, node: NodeId) -> Result<(), Vec<String>> {
+/// first failing check (resource fit can give several). `spread` is
+/// [`SpreadState::for_pod`] of the same pod and snapshot state.
+pub fn check(
+    snapshot: &Snapshot,
+    pod: PodId,
+    node: NodeId,
+    spread: &SpreadState,
+) -> Result<(), Vec<String>> {
     let info = &snapshot.pods[pod as usize];
     let n = &snapshot.nodes[node as usize];
     if n.unschedulable && !tolerates_unschedulable(&info.tolerations) {
@@ -75,7 +189,8 @@ pub fn check(snapshot: &Snapshot, pod: PodId, node: NodeId) -> Result<(), Vec<St
             "node(s) didn't match Pod's node affinity/selector".into(),
         ]);
     }
-    fits_resources(snapshot, info, node)
+    fits_resources(snapshot, info, node)?;
+    spread.check(n).map_err(|reason| vec![reason])
 }
 
 fn tolerates_unschedulable(tolerations: &[Toleration]) -> bool {

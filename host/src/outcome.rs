@@ -73,6 +73,8 @@ pub struct Outcome {
     pub pod_groups: Vec<PodGroupDecision>,
     /// How the snapshot was read and what the run could not model.
     pub warnings: Vec<String>,
+    /// How objects written in other dialects, and Jobs, were read.
+    pub notes: Vec<String>,
     /// Plugin calls that failed, counted by plugin, extension point and cause.
     pub plugin_errors: Vec<PluginErrorCount>,
 }
@@ -165,6 +167,9 @@ impl Outcome {
             }
             out.push_str(&row[3]);
             out.push('\n');
+        }
+        for n in &self.notes {
+            out.push_str(&format!("note: {n}\n"));
         }
         for w in &self.warnings {
             out.push_str(&format!("warning: {w}\n"));

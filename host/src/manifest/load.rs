@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup;
@@ -27,6 +28,9 @@ pub enum Object {
     CompositePodGroup(Box<CompositePodGroup>),
     /// `scheduling.k8s.io/v1 PriorityClass`.
     PriorityClass(Box<PriorityClass>),
+    /// `batch/v1 Job`; expanded into a Workload, a PodGroup and pods when
+    /// its pods are not in the snapshot (see [`super::jobs`]).
+    Job(Box<Job>),
 }
 
 /// Where an object came from, for messages: `file: Kind ns/name`.
@@ -54,6 +58,10 @@ pub struct Manifests {
     /// Real Kubernetes kinds the host does not model, skipped: `kind
     /// (apiVersion)` → count.
     pub skipped: BTreeMap<String, usize>,
+    /// How objects written in other dialects were read, one line each.
+    pub notes: Vec<String>,
+    /// Group semantics that dialects carry and v1.37 has no field for.
+    pub dialects: super::dialect::DialectState,
 }
 
 impl Manifests {
@@ -75,16 +83,43 @@ impl Manifests {
     }
 }
 
-/// Reads every file, in the order given.
-pub fn load_files(paths: &[impl AsRef<Path>]) -> Result<Manifests> {
-    let mut manifests = Manifests::default();
+/// Reads every file into `into`, in the order given; a directory stands for
+/// every `*.yaml`, `*.yml` and `*.json` file directly in it, in name order.
+/// Call [`super::expand_jobs`] once everything is read.
+pub fn load_files(into: &mut Manifests, paths: &[impl AsRef<Path>]) -> Result<()> {
     for path in paths {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read file", path.display()))?;
-        load_str(&mut manifests, &path.display().to_string(), &text)?;
+        for file in files_at(path)? {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("{}: cannot read file", file.display()))?;
+            load_str(into, &file.display().to_string(), &text)?;
+        }
     }
-    Ok(manifests)
+    Ok(())
+}
+
+fn files_at(path: &Path) -> Result<Vec<std::path::PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path)
+        .with_context(|| format!("{}: cannot read directory", path.display()))?;
+    let mut files: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!(
+            "{}: no *.yaml, *.yml or *.json files in this directory",
+            path.display()
+        );
+    }
+    Ok(files)
 }
 
 /// Reads one file's text (YAML, possibly multi-document, or JSON) into `into`.
@@ -104,7 +139,7 @@ pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
     Ok(())
 }
 
-fn add_value(into: &mut Manifests, file: &str, value: Value) -> Result<()> {
+fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
     let Value::Object(map) = &value else {
         bail!(
             "{file}: expected a Kubernetes object (a mapping with apiVersion and kind), found {}",
@@ -136,8 +171,15 @@ fn add_value(into: &mut Manifests, file: &str, value: Value) -> Result<()> {
         }
         return Ok(());
     }
+    if super::dialect::translate(into, &origin, &mut value)?
+        == super::dialect::Translation::Consumed
+    {
+        return Ok(());
+    }
+    let api_version = value["apiVersion"].as_str().unwrap_or_default().to_string();
     let object = match (api_version.as_str(), kind.as_str()) {
         ("v1", "Node") => Object::Node(parse(&origin, value)?),
+        ("batch/v1", "Job") => Object::Job(parse(&origin, value)?),
         ("v1", "Pod") => Object::Pod(parse(&origin, value)?),
         ("scheduling.k8s.io/v1beta1", "PodGroup") => Object::PodGroup(parse(&origin, value)?),
         ("scheduling.k8s.io/v1beta1", "Workload") => Object::Workload(parse(&origin, value)?),
@@ -170,7 +212,10 @@ fn add_value(into: &mut Manifests, file: &str, value: Value) -> Result<()> {
 }
 
 /// Deserialises a value into a k8s-openapi type, naming the failing field.
-fn parse<T: serde::de::DeserializeOwned>(origin: &ObjectRef, value: Value) -> Result<Box<T>> {
+pub(super) fn parse<T: serde::de::DeserializeOwned>(
+    origin: &ObjectRef,
+    value: Value,
+) -> Result<Box<T>> {
     serde_path_to_error::deserialize(value)
         .map(Box::new)
         .map_err(|e| {

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::{Result, anyhow, bail};
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, TopologySpreadConstraint};
 use k8s_openapi::api::scheduling::v1beta1::PodGroup;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
@@ -61,6 +61,14 @@ impl Snapshot {
         };
         let (mut nodes, mut pods, mut groups) = (Vec::new(), Vec::new(), Vec::new());
         let mut snapshot = Snapshot::default();
+        snapshot.warnings.extend(manifests.skipped_warning());
+        snapshot.notes = manifests.notes.clone();
+        snapshot.notes.extend(manifests.pod_marker_notes());
+        for composite in &manifests.dialects.composites {
+            snapshot
+                .other_objects
+                .push(format!("CompositePodGroup {composite} (early dialect)"));
+        }
         for (origin, object) in &manifests.objects {
             if let Some(first) = seen.insert((origin.kind.clone(), origin.name.clone()), origin) {
                 bail!("{origin}: defined twice (first in {})", first.file);
@@ -80,7 +88,7 @@ impl Snapshot {
                         .values
                         .insert(class.metadata.name.clone().unwrap_or_default(), value);
                 }
-                Object::Workload(_) | Object::CompositePodGroup(_) => {
+                Object::Workload(_) | Object::CompositePodGroup(_) | Object::Job(_) => {
                     snapshot
                         .other_objects
                         .push(format!("{} {}", origin.kind, origin.name));
@@ -185,6 +193,16 @@ impl Snapshot {
                     .as_ref()
                     .and_then(|s| s.start_time.as_ref())
                     .map_or(created, |t| t.0.as_second()),
+                labels: pod.metadata.labels.clone().unwrap_or_default(),
+                spread: hard_spread(spec.topology_spread_constraints.iter().flatten())
+                    .chain(
+                        group
+                            .as_ref()
+                            .and_then(|g| manifests.dialects.groups.get(g))
+                            .map(|extras| extras.spread.clone())
+                            .unwrap_or_default(),
+                    )
+                    .collect(),
             });
             member_of.push(group);
         }
@@ -221,16 +239,12 @@ impl Snapshot {
                     (None, oldest.map(|(_, p)| p.created).min().unwrap_or(0))
                 }
             };
-            if let Some(parent) = spec.as_ref().and_then(|s| s.parent.as_ref()) {
-                snapshot.warnings.push(format!(
-                    "PodGroup {key}: parentCompositePodGroupName {parent} is not modelled yet; the group is scheduled on its own"
-                ));
-            }
             snapshot.groups.push(GroupInfo {
                 key: key.clone(),
                 spec,
                 members: Vec::new(),
                 created,
+                min_resources: Vec::new(),
             });
         }
         for (pod_id, group) in member_of.iter().enumerate() {
@@ -250,14 +264,67 @@ impl Snapshot {
             });
         }
 
-        snapshot.index_resources(&node_amounts, &pod_amounts);
+        snapshot.link_composites(manifests);
+        for group in &snapshot.groups {
+            if let Some(parent) = group.spec.as_ref().and_then(|s| s.parent.as_ref()) {
+                snapshot.warnings.push(format!(
+                    "PodGroup {}: parentCompositePodGroupName {parent} is not modelled yet; the group is scheduled on its own",
+                    group.key
+                ));
+            }
+        }
+        let mut group_minimums = Vec::new();
+        for (key, extras) in &manifests.dialects.groups {
+            if extras.min_resources.is_empty() {
+                continue;
+            }
+            let mut amounts = Amounts::new();
+            for (resource, quantity) in &extras.min_resources {
+                let value = resources::amount(resource, quantity).map_err(|e| {
+                    anyhow!("PodGroup {key}: field spec.minResources.{resource}: {e}")
+                })?;
+                amounts.insert(resource.clone(), value);
+            }
+            group_minimums.push((group_index.get(key).copied(), amounts));
+        }
+        snapshot.index_resources(&node_amounts, &pod_amounts, &group_minimums);
         snapshot.index_symbols();
         Ok(snapshot)
     }
 
-    fn index_resources(&mut self, node_amounts: &[Amounts], pod_amounts: &[Amounts]) {
+    /// Early-dialect CompositePodGroup children: the parent and level topology
+    /// key go onto the child PodGroups' specs.
+    fn link_composites(&mut self, manifests: &Manifests) {
+        for link in &manifests.dialects.composite_links {
+            let Some(group) = self.groups.iter_mut().find(|g| g.key == link.child) else {
+                self.warnings.push(format!(
+                    "{}: child PodGroup {} is not in the snapshot",
+                    link.origin, link.child
+                ));
+                continue;
+            };
+            let Some(spec) = group.spec.as_mut() else {
+                continue;
+            };
+            spec.parent.get_or_insert_with(|| link.parent.clone());
+            if spec.topology_key.is_none() {
+                spec.topology_key.clone_from(&link.topology_key);
+            }
+        }
+    }
+
+    fn index_resources(
+        &mut self,
+        node_amounts: &[Amounts],
+        pod_amounts: &[Amounts],
+        group_minimums: &[(Option<GroupId>, Amounts)],
+    ) {
         let mut names: BTreeSet<&str> = BTreeSet::new();
-        for amounts in node_amounts.iter().chain(pod_amounts) {
+        for amounts in node_amounts
+            .iter()
+            .chain(pod_amounts)
+            .chain(group_minimums.iter().map(|(_, a)| a))
+        {
             names.extend(amounts.keys().map(String::as_str));
         }
         let fixed = ["cpu", "memory", PODS];
@@ -285,6 +352,15 @@ impl Snapshot {
         for (pod, requests) in self.pods.iter_mut().zip(per_pod) {
             pod.requests = requests;
         }
+        for (group, amounts) in group_minimums {
+            let Some(group) = group else { continue };
+            let columns = column(amounts);
+            self.groups[*group as usize].min_resources = columns
+                .into_iter()
+                .enumerate()
+                .filter(|&(_, v)| v > 0)
+                .collect();
+        }
         for pod in 0..self.pods.len() {
             if let Some(node) = self.pods[pod].node.take() {
                 self.assume(pod as u32, node);
@@ -306,6 +382,16 @@ impl Snapshot {
             }
         }
     }
+}
+
+/// The `DoNotSchedule` constraints; `ScheduleAnyway` is a scoring
+/// preference wasched does not model.
+fn hard_spread<'a>(
+    constraints: impl Iterator<Item = &'a TopologySpreadConstraint> + 'a,
+) -> impl Iterator<Item = TopologySpreadConstraint> + 'a {
+    constraints
+        .filter(|c| c.when_unsatisfiable == "DoNotSchedule")
+        .cloned()
 }
 
 fn node_info(node: &Node) -> NodeInfo {

@@ -12,7 +12,7 @@ mod symbols;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{NodeSelectorTerm, Taint, Toleration};
+use k8s_openapi::api::core::v1::{NodeSelectorTerm, Taint, Toleration, TopologySpreadConstraint};
 
 pub use symbols::Symbols;
 
@@ -63,6 +63,11 @@ pub struct PodInfo {
     pub created: i64,
     /// `status.startTime`, else `created`.
     pub started: i64,
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// Hard (`DoNotSchedule`) topology spread constraints: the pod's own,
+    /// plus its group's from a dialect that has them.
+    pub spread: Vec<TopologySpreadConstraint>,
 }
 
 /// `spec.schedulingPolicy` of a PodGroup.
@@ -106,6 +111,9 @@ pub struct GroupInfo {
     pub members: Vec<PodId>,
     /// `metadata.creationTimestamp` of the PodGroup (else of its oldest member).
     pub created: i64,
+    /// Coscheduling/Volcano `minResources` as (resource column, amount): the
+    /// group waits unless the cluster's free capacity covers them.
+    pub min_resources: Vec<(usize, u64)>,
 }
 
 impl GroupInfo {
@@ -136,6 +144,8 @@ pub struct Snapshot {
     pub other_objects: Vec<String>,
     /// Things the user should know about how the snapshot was read.
     pub warnings: Vec<String>,
+    /// How objects in other dialects were read, one line each.
+    pub notes: Vec<String>,
     allocatable: Vec<Vec<u64>>,
     requested: Vec<Vec<u64>>,
     pods_on_node: Vec<Vec<PodId>>,

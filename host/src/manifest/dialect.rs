@@ -1,0 +1,484 @@
+//! Other dialects of gang scheduling, read into the v1.37 model.
+//!
+//! - the early `scheduling.k8s.io/v1beta1` dialect of articles about the
+//!   release: PodGroup `spec.minMember`, `scheduleTimeoutSeconds`,
+//!   `topologySpreadConstraints`, `preemptionPolicy: Conservative|Aggressive`;
+//!   pods joined by annotation `scheduling.k8s.io/pod-group-name`;
+//!   `CompositePodGroup.spec.children` with `topologyPolicies`;
+//! - scheduler-plugins Coscheduling, `scheduling.x-k8s.io/v1alpha1` PodGroup
+//!   (`minMember`, `minResources`, `scheduleTimeoutSeconds`); pods joined by
+//!   label `scheduling.x-k8s.io/pod-group`;
+//! - Volcano, `scheduling.volcano.sh/v1beta1` PodGroup (`minMember`,
+//!   `minResources`, `priorityClassName`, `queue`); pods joined by
+//!   annotation `scheduling.k8s.io/group-name`.
+//!
+//! Every object read this way gets a note saying how each field was mapped.
+//! A field with no v1.37 equivalent is given its documented meaning by the
+//! host (a group's topology spread and minimum resources) or rejected with a
+//! message, never dropped silently.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, anyhow, bail};
+use k8s_openapi::api::core::v1::TopologySpreadConstraint;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use serde_json::{Map, Value, json};
+
+use super::ObjectRef;
+use super::load::Manifests;
+
+/// The v1.37 PodGroup spec fields; anything else left over after a dialect
+/// is mapped is refused.
+const POD_GROUP_FIELDS: &[&str] = &[
+    "schedulingPolicy",
+    "priorityClassName",
+    "priority",
+    "preemptionPolicy",
+    "disruptionMode",
+    "schedulingConstraints",
+    "parentCompositePodGroupName",
+    "workloadRef",
+    "resourceClaims",
+];
+
+/// Group semantics from dialects that v1.37 has no field for, by group key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupExtras {
+    /// A hard topology spread of the group's member pods
+    /// (early-dialect `topologySpreadConstraints`).
+    pub spread: Vec<TopologySpreadConstraint>,
+    /// Coscheduling/Volcano `minResources`: the group waits unless the
+    /// cluster's free capacity covers them.
+    pub min_resources: BTreeMap<String, Quantity>,
+}
+
+/// An early-dialect CompositePodGroup child: the PodGroup `child` belongs to
+/// the CompositePodGroup `parent`, with the level's topology key if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompositeLink {
+    /// Where the link was read.
+    pub origin: ObjectRef,
+    /// The child PodGroup, `namespace/name`.
+    pub child: String,
+    /// The CompositePodGroup's name.
+    pub parent: String,
+    /// The node label the child's pods share (`SameZone` → zone, ...).
+    pub topology_key: Option<String>,
+}
+
+/// What dialects contributed besides rewritten objects.
+#[derive(Debug, Clone, Default)]
+pub struct DialectState {
+    /// Topology policy names the user mapped to node labels
+    /// (`--topology-alias LowLatencyNetwork=network.topology.nvidia.com/leaf`).
+    pub topology_aliases: BTreeMap<String, String>,
+    /// Extra group semantics, by `namespace/name`.
+    pub groups: BTreeMap<String, GroupExtras>,
+    /// Early-dialect CompositePodGroup children.
+    pub composite_links: Vec<CompositeLink>,
+    /// Early-dialect CompositePodGroups read (`namespace/name`).
+    pub composites: Vec<String>,
+    /// Pods joined to groups by a dialect's label or annotation: marker → (count, first pod).
+    pub pod_markers: BTreeMap<&'static str, (usize, String)>,
+}
+
+/// Whether the object still needs its typed parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Translation {
+    /// The value is in the v1.37 form now (or always was).
+    Parse,
+    /// The dialect object was fully absorbed.
+    Consumed,
+}
+
+/// The three ways pods name their group outside v1.37, with the dialect.
+const POD_MARKERS: [(&str, bool, &str); 3] = [
+    ("scheduling.k8s.io/pod-group-name", true, "annotation"),
+    ("scheduling.x-k8s.io/pod-group", false, "label"),
+    ("scheduling.k8s.io/group-name", true, "annotation"),
+];
+
+/// Rewrites a dialect object into the v1.37 form in place.
+pub fn translate(
+    into: &mut Manifests,
+    origin: &ObjectRef,
+    value: &mut Value,
+) -> Result<Translation> {
+    let api_version = value["apiVersion"].as_str().unwrap_or_default().to_string();
+    match (api_version.as_str(), origin.kind.as_str()) {
+        ("scheduling.k8s.io/v1beta1", "PodGroup") if value.pointer("/spec/minMember").is_some() => {
+            pod_group(into, origin, value, Dialect::Early)?
+        }
+        ("scheduling.x-k8s.io/v1alpha1", "PodGroup") => {
+            pod_group(into, origin, value, Dialect::Coscheduling)?
+        }
+        ("scheduling.volcano.sh/v1beta1", "PodGroup") => {
+            pod_group(into, origin, value, Dialect::Volcano)?
+        }
+        ("scheduling.k8s.io/v1beta1", "CompositePodGroup") => {
+            composite(into, origin, value)?;
+            return Ok(Translation::Consumed);
+        }
+        ("v1", "Pod") => pod_membership(into, origin, value)?,
+        _ => {}
+    }
+    Ok(Translation::Parse)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    Early,
+    Coscheduling,
+    Volcano,
+}
+
+impl Dialect {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Early => "early scheduling.k8s.io/v1beta1 dialect",
+            Self::Coscheduling => "Coscheduling (scheduling.x-k8s.io/v1alpha1)",
+            Self::Volcano => "Volcano (scheduling.volcano.sh/v1beta1)",
+        }
+    }
+}
+
+fn group_key(value: &Value) -> String {
+    let ns = value
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    format!("{ns}/{name}")
+}
+
+fn pod_group(
+    into: &mut Manifests,
+    origin: &ObjectRef,
+    value: &mut Value,
+    dialect: Dialect,
+) -> Result<()> {
+    let key = group_key(value);
+    let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) else {
+        bail!("{origin}: field spec: required");
+    };
+    let mut mapped = Vec::new();
+    let mut extras = GroupExtras::default();
+
+    match spec.remove("minMember") {
+        Some(n) => {
+            let min = n
+                .as_i64()
+                .filter(|&m| (1..=i64::from(i32::MAX)).contains(&m))
+                .ok_or_else(|| {
+                    anyhow!(
+                        "{origin}: field spec.minMember: must be an integer of at least 1, got {n}"
+                    )
+                })?;
+            spec.insert(
+                "schedulingPolicy".into(),
+                json!({"gang": {"minCount": min}}),
+            );
+            mapped.push(format!(
+                "spec.minMember {min} read as schedulingPolicy.gang.minCount"
+            ));
+        }
+        None if dialect == Dialect::Volcano => {
+            spec.insert("schedulingPolicy".into(), json!({"gang": {"minCount": 1}}));
+            mapped.push(
+                "no spec.minMember: Volcano's default 1 read as schedulingPolicy.gang.minCount"
+                    .into(),
+            );
+        }
+        None => bail!(
+            "{origin}: field spec.minMember: required in the {} PodGroup",
+            dialect.name()
+        ),
+    }
+    if let Some(timeout) = spec.remove("scheduleTimeoutSeconds") {
+        mapped.push(format!(
+            "spec.scheduleTimeoutSeconds {timeout} read as the gang's Permit wait; one simulated pass decides every gang within its cycle, so it does not change the outcome"
+        ));
+    }
+    if let Some(policy) = spec
+        .get("preemptionPolicy")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        && dialect == Dialect::Early
+        && matches!(policy.as_str(), "Conservative" | "Aggressive")
+    {
+        spec.insert("preemptionPolicy".into(), json!("PreemptLowerPriority"));
+        mapped.push(format!(
+            "spec.preemptionPolicy {policy} read as PreemptLowerPriority (v1.37 has only PreemptLowerPriority and Never)"
+        ));
+    }
+    if dialect == Dialect::Early
+        && let Some(spread) = spec.remove("topologySpreadConstraints")
+    {
+        let constraints: Vec<TopologySpreadConstraint> = serde_path_to_error::deserialize(spread)
+            .map_err(|e| {
+            anyhow!(
+                "{origin}: field spec.topologySpreadConstraints{}: {}",
+                path_suffix(e.path()),
+                e.inner()
+            )
+        })?;
+        for (i, c) in constraints.iter().enumerate() {
+            if c.when_unsatisfiable != "DoNotSchedule" {
+                bail!(
+                    "{origin}: field spec.topologySpreadConstraints[{i}].whenUnsatisfiable: {} (a soft preference) is not modelled; use DoNotSchedule or remove the constraint",
+                    c.when_unsatisfiable
+                );
+            }
+            if c.max_skew < 1 {
+                bail!(
+                    "{origin}: field spec.topologySpreadConstraints[{i}].maxSkew: must be at least 1"
+                );
+            }
+        }
+        let keys: Vec<&str> = constraints
+            .iter()
+            .map(|c| c.topology_key.as_str())
+            .collect();
+        mapped.push(format!(
+            "spec.topologySpreadConstraints ({}) read as a hard spread of the group's pods (PodTopologySpread, DoNotSchedule)",
+            keys.join(", ")
+        ));
+        extras.spread = constraints;
+    }
+    if dialect != Dialect::Early
+        && let Some(min) = spec.remove("minResources")
+    {
+        extras.min_resources = serde_path_to_error::deserialize(min).map_err(|e| {
+            anyhow!(
+                "{origin}: field spec.minResources{}: {}",
+                path_suffix(e.path()),
+                e.inner()
+            )
+        })?;
+        for (resource, quantity) in &extras.min_resources {
+            super::quantity::Quantity::parse(&quantity.0)
+                .map_err(|e| anyhow!("{origin}: field spec.minResources.{resource}: {e}"))?;
+        }
+        mapped.push("spec.minResources read as Coscheduling's admission check: the group waits unless the cluster's free capacity covers it".into());
+    }
+    if dialect == Dialect::Volcano {
+        if let Some(queue) = spec.remove("queue") {
+            mapped.push(format!(
+                "spec.queue {queue}: Volcano queues have no v1.37 equivalent; all groups share one queue in PrioritySort order"
+            ));
+        }
+        for field in ["minTaskMember", "networkTopology", "subGroupPolicy"] {
+            if spec.contains_key(field) {
+                bail!(
+                    "{origin}: field spec.{field}: Volcano's {field} has no v1.37 equivalent that wasched models; remove it to simulate the group without it"
+                );
+            }
+        }
+    }
+    if let Some(unknown) = spec
+        .keys()
+        .find(|k| !POD_GROUP_FIELDS.contains(&k.as_str()))
+    {
+        bail!(
+            "{origin}: field spec.{unknown}: not a field of the {} PodGroup that wasched can map",
+            dialect.name()
+        );
+    }
+    // Dialect status (phase, counters) is observed state, not intent.
+    value
+        .as_object_mut()
+        .expect("checked above")
+        .remove("status");
+    value["apiVersion"] = json!("scheduling.k8s.io/v1beta1");
+    into.notes.push(format!(
+        "PodGroup {key} ({}): {}",
+        dialect.name(),
+        mapped.join("; ")
+    ));
+    if extras != GroupExtras::default() {
+        into.dialects.groups.insert(key, extras);
+    }
+    Ok(())
+}
+
+fn path_suffix(path: &serde_path_to_error::Path) -> String {
+    let path = path.to_string();
+    if path == "." {
+        String::new()
+    } else if path.starts_with('[') {
+        path
+    } else {
+        format!(".{path}")
+    }
+}
+
+/// Pods that name their group the way another dialect does.
+fn pod_membership(into: &mut Manifests, origin: &ObjectRef, value: &mut Value) -> Result<()> {
+    let mut named: Option<(&'static str, String)> = None;
+    for (marker, annotation, _) in POD_MARKERS {
+        let section = if annotation { "annotations" } else { "labels" };
+        let Some(group) = value
+            .pointer(&format!("/metadata/{section}"))
+            .and_then(|m| m.get(marker))
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        if let Some((other, other_group)) = &named
+            && other_group != group
+        {
+            bail!(
+                "{origin}: field metadata.{section}.{marker}: names PodGroup {group}, but {other} names {other_group}"
+            );
+        }
+        named = Some((marker, group.to_string()));
+    }
+    let Some((marker, group)) = named else {
+        return Ok(());
+    };
+    let spec = value
+        .get_mut("spec")
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| anyhow!("{origin}: field spec: required"))?;
+    match spec
+        .get("schedulingGroup")
+        .and_then(|g| g.get("podGroupName"))
+        .and_then(Value::as_str)
+    {
+        Some(existing) if existing == group => return Ok(()),
+        Some(existing) => bail!(
+            "{origin}: field spec.schedulingGroup.podGroupName: {existing}, but {marker} names PodGroup {group}"
+        ),
+        None => {}
+    }
+    let mut scheduling_group = Map::new();
+    scheduling_group.insert("podGroupName".into(), json!(group));
+    spec.insert("schedulingGroup".into(), Value::Object(scheduling_group));
+    let entry = into
+        .dialects
+        .pod_markers
+        .entry(marker)
+        .or_insert((0, origin.name.clone()));
+    entry.0 += 1;
+    Ok(())
+}
+
+/// An early-dialect CompositePodGroup: its children become links from the
+/// child PodGroups to it, its level policies their topology keys.
+fn composite(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Result<()> {
+    let ns = value
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let children = value
+        .pointer("/spec/children")
+        .and_then(Value::as_array)
+        .ok_or_else(|| anyhow!("{origin}: field spec.children: required in the early CompositePodGroup dialect (v1.37 uses scheduling.k8s.io/v1alpha3 with parentCompositePodGroupName on the children)"))?;
+    let mut levels: BTreeMap<String, String> = BTreeMap::new();
+    let mut mapped = Vec::new();
+    for (i, policy) in value
+        .pointer("/spec/topologyPolicies")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let field = format!("spec.topologyPolicies[{i}]");
+        if let Some(level) = policy.get("level").and_then(Value::as_str) {
+            let constraint = policy
+                .get("constraint")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let key = topology_key(into, origin, &format!("{field}.constraint"), constraint)?;
+            mapped.push(format!(
+                "level {level} constraint {constraint} read as topology key {key}"
+            ));
+            levels.insert(level.to_string(), key);
+        } else if let Some(cross) = policy.get("crossLevel") {
+            let constraint = cross
+                .get("constraint")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let key = topology_key(
+                into,
+                origin,
+                &format!("{field}.crossLevel.constraint"),
+                constraint,
+            )?;
+            mapped.push(format!("crossLevel constraint {constraint} read as the CompositePodGroup's own topology key {key}"));
+        } else {
+            bail!("{origin}: field {field}: expected level or crossLevel");
+        }
+    }
+    for (i, child) in children.iter().enumerate() {
+        let child_name = child
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let reference = child
+            .get("podGroupRef")
+            .ok_or_else(|| anyhow!("{origin}: field spec.children[{i}].podGroupRef: required"))?;
+        let pg = reference
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| {
+                anyhow!("{origin}: field spec.children[{i}].podGroupRef.name: required")
+            })?;
+        let pg_ns = reference
+            .get("namespace")
+            .and_then(Value::as_str)
+            .unwrap_or(ns);
+        mapped.push(format!("child {child_name} read as PodGroup {pg_ns}/{pg} with parentCompositePodGroupName {name}"));
+        into.dialects.composite_links.push(CompositeLink {
+            origin: origin.clone(),
+            child: format!("{pg_ns}/{pg}"),
+            parent: name.to_string(),
+            topology_key: levels.get(child_name).cloned(),
+        });
+    }
+    into.dialects.composites.push(format!("{ns}/{name}"));
+    into.notes.push(format!(
+        "CompositePodGroup {ns}/{name} (early scheduling.k8s.io/v1beta1 dialect): {}",
+        mapped.join("; ")
+    ));
+    Ok(())
+}
+
+/// A topology policy name as a node label key.
+fn topology_key(into: &Manifests, origin: &ObjectRef, field: &str, policy: &str) -> Result<String> {
+    if let Some(key) = into.dialects.topology_aliases.get(policy) {
+        return Ok(key.clone());
+    }
+    match policy {
+        "SameZone" => Ok("topology.kubernetes.io/zone".into()),
+        "SameRegion" => Ok("topology.kubernetes.io/region".into()),
+        "SameNode" => Ok("kubernetes.io/hostname".into()),
+        other => bail!(
+            "{origin}: field {field}: topology policy {other:?} is not a known name (SameZone, SameRegion, SameNode); \
+             give the node label it means with --topology-alias {other}=<label key>"
+        ),
+    }
+}
+
+impl Manifests {
+    /// One note per dialect pod-membership marker: how many pods used it.
+    pub fn pod_marker_notes(&self) -> Vec<String> {
+        POD_MARKERS
+            .iter()
+            .filter_map(|(marker, _, what)| {
+                let (count, first) = self.dialects.pod_markers.get(marker)?;
+                Some(format!(
+                    "{count} pod(s) (first: Pod {first}) joined PodGroups by {what} {marker}, read as spec.schedulingGroup.podGroupName"
+                ))
+            })
+            .collect()
+    }
+}

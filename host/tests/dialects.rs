@@ -1,0 +1,345 @@
+//! Other dialects and Jobs read into the v1.37 model: each mapping, with its
+//! note, and each rejection, with a message naming file, object and field.
+
+use std::path::{Path, PathBuf};
+
+use wasched::{Outcome, ReadOptions};
+
+fn dialect(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/dialects")
+        .join(name)
+}
+
+fn run_with(files: &[&str], options: &ReadOptions) -> Outcome {
+    let files: Vec<PathBuf> = files.iter().map(|f| dialect(f)).collect();
+    let mut snapshot =
+        wasched::read_snapshot_with(&files, options).unwrap_or_else(|e| panic!("{e:#}"));
+    let runtime = wasched::Runtime::new().unwrap();
+    let mut plugins =
+        wasched::load_plugins(&runtime, None, &wasched::PluginConfig::default()).unwrap();
+    wasched::cycle::run(&mut snapshot, &mut plugins)
+}
+
+fn run(file: &str) -> Outcome {
+    run_with(&["nodes.yaml", file], &ReadOptions::default())
+}
+
+fn note<'a>(outcome: &'a Outcome, prefix: &str) -> &'a str {
+    outcome
+        .notes
+        .iter()
+        .find(|n| n.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no note {prefix:?}: {:#?}", outcome.notes))
+}
+
+fn bound_nodes(outcome: &Outcome, prefix: &str) -> Vec<String> {
+    outcome
+        .placements
+        .iter()
+        .filter(|b| b.pod.starts_with(prefix))
+        .map(|b| b.node.clone())
+        .collect()
+}
+
+/// Loads `text` as a file of its own and returns the one-line error.
+fn error(text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("wasched-dialects-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!(
+        "{:x}.yaml",
+        text.len() * 31 + text.bytes().map(usize::from).sum::<usize>()
+    ));
+    std::fs::write(&file, text).unwrap();
+    let err = wasched::read_snapshot(std::slice::from_ref(&file)).unwrap_err();
+    let err = format!("{err:#}");
+    assert!(
+        err.starts_with(&file.display().to_string()),
+        "names the file: {err}"
+    );
+    err
+}
+
+#[test]
+fn the_articles_early_dialect_is_read_with_a_note_per_mapping() {
+    let out = run("article.yaml");
+    let n = note(
+        &out,
+        "PodGroup ai-prod/vllm-inference-group (early scheduling.k8s.io/v1beta1 dialect): ",
+    );
+    for part in [
+        "spec.minMember 4 read as schedulingPolicy.gang.minCount",
+        "spec.scheduleTimeoutSeconds 300 read as the gang's Permit wait",
+        "spec.preemptionPolicy Conservative read as PreemptLowerPriority",
+        "spec.topologySpreadConstraints (topology.kubernetes.io/zone) read as a hard spread of the group's pods",
+    ] {
+        assert!(n.contains(part), "{n} lacks {part}");
+    }
+    note(
+        &out,
+        "4 pod(s) (first: Pod ai-prod/vllm-worker-0) joined PodGroups by annotation scheduling.k8s.io/pod-group-name",
+    );
+    let group = &out.pod_groups[0];
+    assert_eq!(
+        (group.pod_group.as_str(), group.scheduled, group.min_count),
+        ("ai-prod/vllm-inference-group", true, Some(4))
+    );
+    // The hard zone spread (maxSkew 1) puts two workers in each zone, where
+    // least-allocated scoring alone would not care about zones.
+    let nodes = bound_nodes(&out, "ai-prod/");
+    let zone_a = nodes.iter().filter(|n| n.starts_with("gpu-a")).count();
+    assert_eq!((zone_a, nodes.len()), (2, 4), "{nodes:?}");
+}
+
+#[test]
+fn topology_spread_rejects_nodes_that_would_skew_the_group() {
+    // Only zone-a has room: the spread (maxSkew 1) admits one pod there, then
+    // the zone would be 2 ahead of zone-b, so the gang of 4 cannot form.
+    let full_b = "apiVersion: v1\nkind: Pod\nmetadata: {name: hog, namespace: other}\nspec:\n  nodeName: gpu-b-0\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: '4'}}}]\n---\n\
+                  apiVersion: v1\nkind: Pod\nmetadata: {name: hog2, namespace: other}\nspec:\n  nodeName: gpu-b-1\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: '4'}}}]\n";
+    let dir = std::env::temp_dir().join(format!("wasched-spread-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hogs.yaml"), full_b).unwrap();
+    let files = [
+        dialect("nodes.yaml"),
+        dialect("article.yaml"),
+        dir.join("hogs.yaml"),
+    ];
+    let mut snapshot = wasched::read_snapshot(&files).unwrap();
+    let runtime = wasched::Runtime::new().unwrap();
+    let mut plugins =
+        wasched::load_plugins(&runtime, None, &wasched::PluginConfig::default()).unwrap();
+    let out = wasched::cycle::run(&mut snapshot, &mut plugins);
+    let group = out
+        .pod_groups
+        .iter()
+        .find(|g| g.pod_group == "ai-prod/vllm-inference-group")
+        .unwrap();
+    assert!(!group.scheduled);
+    assert!(
+        group
+            .reason
+            .contains("node(s) didn't match pod topology spread constraints"),
+        "{}",
+        group.reason
+    );
+}
+
+#[test]
+fn coscheduling_min_member_label_and_min_resources() {
+    let out = run("coscheduling.yaml");
+    let n = note(
+        &out,
+        "PodGroup train/ddp (Coscheduling (scheduling.x-k8s.io/v1alpha1)): ",
+    );
+    assert!(
+        n.contains("spec.minMember 2 read as schedulingPolicy.gang.minCount"),
+        "{n}"
+    );
+    assert!(
+        n.contains("spec.minResources read as Coscheduling's admission check"),
+        "{n}"
+    );
+    note(
+        &out,
+        "3 pod(s) (first: Pod train/ddp-0) joined PodGroups by label scheduling.x-k8s.io/pod-group",
+    );
+    let ddp = out
+        .pod_groups
+        .iter()
+        .find(|g| g.pod_group == "train/ddp")
+        .unwrap();
+    assert!(ddp.scheduled);
+    let huge = out
+        .pod_groups
+        .iter()
+        .find(|g| g.pod_group == "train/huge")
+        .unwrap();
+    assert!(!huge.scheduled);
+    assert_eq!(
+        huge.reason,
+        "minResources exceed the cluster's free capacity: nvidia.com/gpu 64 wanted, 12 free"
+    );
+}
+
+#[test]
+fn volcano_min_member_queue_and_annotation() {
+    let out = run("volcano.yaml");
+    let n = note(
+        &out,
+        "PodGroup hpc/mpi-job (Volcano (scheduling.volcano.sh/v1beta1)): ",
+    );
+    assert!(
+        n.contains("spec.minMember 3 read as schedulingPolicy.gang.minCount"),
+        "{n}"
+    );
+    assert!(
+        n.contains("spec.queue \"default\": Volcano queues have no v1.37 equivalent"),
+        "{n}"
+    );
+    note(
+        &out,
+        "3 pod(s) (first: Pod hpc/mpi-job-worker-0) joined PodGroups by annotation scheduling.k8s.io/group-name",
+    );
+    let g = &out.pod_groups[0];
+    assert!(g.scheduled && g.min_count == Some(3));
+}
+
+#[test]
+fn early_composite_pod_group_links_children_with_level_keys() {
+    let options = ReadOptions {
+        topology_aliases: [("LowLatencyNetwork".to_string(), "rack".to_string())].into(),
+    };
+    let files = [dialect("nodes.yaml"), dialect("composite.yaml")];
+    let snapshot = wasched::read_snapshot_with(&files, &options).unwrap();
+    let spec = |key: &str| {
+        snapshot
+            .groups
+            .iter()
+            .find(|g| g.key == key)
+            .unwrap()
+            .spec
+            .clone()
+            .unwrap()
+    };
+    let leader = spec("ml-training/lws-leader-pg");
+    assert_eq!(leader.parent.as_deref(), Some("lws-train-group"));
+    assert_eq!(
+        leader.topology_key.as_deref(),
+        Some("topology.kubernetes.io/zone")
+    );
+    assert_eq!(
+        spec("ml-training/lws-workers-pg").topology_key.as_deref(),
+        Some("kubernetes.io/hostname")
+    );
+    let n = snapshot
+        .notes
+        .iter()
+        .find(|n| n.starts_with("CompositePodGroup ml-training/lws-train-group"))
+        .unwrap();
+    assert!(n.contains("crossLevel constraint LowLatencyNetwork read as the CompositePodGroup's own topology key rack"), "{n}");
+    assert!(
+        snapshot
+            .other_objects
+            .contains(&"CompositePodGroup ml-training/lws-train-group (early dialect)".to_string())
+    );
+
+    let err = format!("{:#}", wasched::read_snapshot(&files).unwrap_err());
+    assert!(
+        err.contains("CompositePodGroup ml-training/lws-train-group: field spec.topologyPolicies[2].crossLevel.constraint: topology policy \"LowLatencyNetwork\" is not a known name")
+            && err.contains("--topology-alias LowLatencyNetwork=<label key>"),
+        "{err}"
+    );
+}
+
+#[test]
+fn jobs_without_pods_are_expanded_like_the_controller() {
+    let out = run("jobs.yaml");
+    note(
+        &out,
+        "Job ml/trainer: expanded as the v1.37 Job controller would: Workload ml/trainer, PodGroup ml/trainer (gang minCount 3), 3 pods trainer-0-",
+    );
+    note(
+        &out,
+        "Job data/etl: expanded as the v1.37 Job controller would: Workload data/etl, PodGroup data/etl (basic), 2 pods etl-",
+    );
+    note(
+        &out,
+        "Job data/done: finished, so the controller creates no pods",
+    );
+    note(
+        &out,
+        "Job data/paused: suspended, so the controller creates no pods",
+    );
+    assert!(
+        !out.notes.iter().any(|n| n.starts_with("Job data/running")),
+        "its pod exists"
+    );
+    let trainer: Vec<&str> = out
+        .placements
+        .iter()
+        .map(|b| b.pod.as_str())
+        .filter(|p| p.starts_with("ml/trainer-"))
+        .collect();
+    assert_eq!(trainer.len(), 3);
+    for (i, pod) in trainer.iter().enumerate() {
+        assert!(
+            pod.starts_with(&format!("ml/trainer-{i}-")) && pod.len() == "ml/trainer-0-xxxxx".len(),
+            "{pod}"
+        );
+    }
+    let trainer_group = out
+        .pod_groups
+        .iter()
+        .find(|g| g.pod_group == "ml/trainer")
+        .unwrap();
+    assert_eq!(trainer_group.min_count, Some(3));
+    assert_eq!(
+        out.pod_groups
+            .iter()
+            .find(|g| g.pod_group == "data/etl")
+            .unwrap()
+            .min_count,
+        None
+    );
+    // Deterministic names: a second run expands to the same pods.
+    assert_eq!(run("jobs.yaml").placements, out.placements);
+}
+
+#[test]
+fn a_directory_loads_every_manifest_in_it() {
+    let dir = std::env::temp_dir().join(format!("wasched-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(dialect("nodes.yaml"), dir.join("a-nodes.yaml")).unwrap();
+    std::fs::copy(dialect("volcano.yaml"), dir.join("b-volcano.yml")).unwrap();
+    std::fs::write(dir.join("README.md"), "not a manifest").unwrap();
+    let snapshot = wasched::read_snapshot(&[dir]).unwrap();
+    assert_eq!((snapshot.nodes.len(), snapshot.pods.len()), (4, 3));
+}
+
+#[test]
+fn fields_without_a_v137_meaning_are_rejected_by_name() {
+    let cases = [
+        (
+            "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: ns}\nspec: {minMember: 2, networkTopology: {mode: hard}}\n",
+            "PodGroup ns/g: field spec.networkTopology: Volcano's networkTopology has no v1.37 equivalent",
+        ),
+        (
+            "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: ns}\nspec:\n  minMember: 2\n  topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: ScheduleAnyway}]\n",
+            "PodGroup ns/g: field spec.topologySpreadConstraints[0].whenUnsatisfiable: ScheduleAnyway (a soft preference) is not modelled",
+        ),
+        (
+            "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g, namespace: ns}\nspec: {minMember: 0}\n",
+            "PodGroup ns/g: field spec.minMember: must be an integer of at least 1, got 0",
+        ),
+        (
+            "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, namespace: ns}\nspec: {minMember: 2, minResources: {cpu: lots}}\n",
+            "PodGroup ns/g: field spec.minResources.cpu:",
+        ),
+        (
+            "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, namespace: ns}\nspec: {minMember: 2, colour: blue}\n",
+            "PodGroup ns/g: field spec.colour: not a field of the Coscheduling (scheduling.x-k8s.io/v1alpha1) PodGroup",
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ns\n  annotations: {scheduling.k8s.io/pod-group-name: a}\n  labels: {scheduling.x-k8s.io/pod-group: b}\nspec: {containers: []}\n",
+            "Pod ns/p: field metadata.labels.scheduling.x-k8s.io/pod-group: names PodGroup b, but scheduling.k8s.io/pod-group-name names a",
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ns\n  annotations: {scheduling.k8s.io/group-name: a}\nspec: {containers: [], schedulingGroup: {podGroupName: b}}\n",
+            "Pod ns/p: field spec.schedulingGroup.podGroupName: b, but scheduling.k8s.io/group-name names PodGroup a",
+        ),
+        (
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\nspec:\n  parallelism: 2\n  scheduling: {schedulingPolicy: {gang: {minCount: 3}}}\n  template: {spec: {containers: []}}\n",
+            "Job ns/j: field spec.scheduling.schedulingPolicy.gang.minCount: must be between 1 and parallelism (2), got 3",
+        ),
+        (
+            "apiVersion: scheduling.k8s.io/v1beta1\nkind: CompositePodGroup\nmetadata: {name: c, namespace: ns}\nspec:\n  children: [{name: a, podGroupRef: {name: a}}]\n  topologyPolicies: [{level: a, constraint: SameRack}]\n",
+            "CompositePodGroup ns/c: field spec.topologyPolicies[0].constraint: topology policy \"SameRack\" is not a known name",
+        ),
+    ];
+    for (text, expected) in cases {
+        let err = error(text);
+        assert!(err.contains(expected), "{err}\n  lacks {expected}");
+        assert!(!err.contains('\n'), "{err}");
+    }
+}
