@@ -7,8 +7,10 @@
 //! plugin components loaded by [`runtime`] at their extension points and the
 //! native per-node checks of [`node_checks`]; [`outcome`] is what it decided.
 
+pub mod builder;
 pub mod config;
 pub mod cycle;
+pub mod generate;
 pub mod manifest;
 pub mod metrics;
 pub mod node_checks;

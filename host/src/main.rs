@@ -45,9 +45,36 @@ enum Command {
         #[arg(long, short)]
         verbose: bool,
     },
+    /// Print a deterministic synthetic snapshot (YAML) of a cluster in zones,
+    /// blocks and racks with background load and pending gang jobs.
+    Generate {
+        /// Number of nodes.
+        #[arg(long, default_value_t = 100)]
+        nodes: usize,
+        /// Number of pending pods.
+        #[arg(long, default_value_t = 200)]
+        pending_pods: usize,
+        /// Random seed: the same arguments print the same snapshot.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Node mix.
+        #[arg(long, value_enum, default_value_t = wasched::generate::Shape::Gpu)]
+        shape: wasched::generate::Shape,
+        /// Output format (JSON reads back several times faster).
+        #[arg(long, short, value_enum, default_value_t = SnapshotFormat::Yaml)]
+        output: SnapshotFormat,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+/// Output formats of `generate`.
+enum SnapshotFormat {
+    Yaml,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+/// Output formats of `simulate`.
 enum Format {
     Table,
     Json,
@@ -77,6 +104,26 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Generate {
+            nodes,
+            pending_pods,
+            seed,
+            shape,
+            output,
+        } => {
+            let options = wasched::generate::Options {
+                nodes,
+                pending_pods,
+                seed,
+                shape,
+            };
+            let text = match output {
+                SnapshotFormat::Yaml => wasched::generate::generate_yaml(&options)?,
+                SnapshotFormat::Json => wasched::generate::generate_json(&options)?,
+            };
+            print!("{text}");
+            Ok(())
+        }
         Command::Simulate {
             files,
             plugins,

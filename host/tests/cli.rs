@@ -178,3 +178,36 @@ fn config_and_metrics_files() {
         &["names plugin GangSchedulng, but no loaded plugin has that name"],
     );
 }
+
+#[test]
+fn generated_snapshots_are_deterministic_and_schedulable() {
+    let args = [
+        "generate",
+        "--nodes",
+        "64",
+        "--pending-pods",
+        "80",
+        "--seed",
+        "3",
+        "--shape",
+        "mixed",
+    ];
+    let (code, first, stderr) = wasched(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, second, _) = wasched(&args);
+    assert_eq!(first, second, "same arguments, same snapshot");
+    let (_, json, _) = wasched(&[&args[..], &["-o", "json"]].concat());
+    let yaml_file = write("generated.yaml", &first);
+    let json_file = write("generated.json", &json);
+    let (code, from_yaml, stderr) = wasched(&["simulate", &yaml_file, "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, from_json, _) = wasched(&["simulate", &json_file, "-o", "json"]);
+    assert_eq!(
+        from_yaml, from_json,
+        "YAML and JSON forms are the same snapshot"
+    );
+    let value: serde_json::Value = serde_json::from_str(&from_yaml).unwrap();
+    let pending = value["placements"].as_array().unwrap().len()
+        + value["unschedulable"].as_array().unwrap().len();
+    assert_eq!(pending, 80);
+}

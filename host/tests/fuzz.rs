@@ -1,5 +1,6 @@
-//! Property-based fuzzing of what comes from outside: manifests into the
-//! loader and snapshot builder, and plugin answers into the host's checks.
+//! Property-based fuzzing of what comes from outside: manifests in every
+//! dialect (and Jobs) into the loader and snapshot builder, and plugin
+//! answers into the host's checks.
 //! Neither may ever panic; accepted answers must satisfy the contract.
 //!
 //! A short run (256 cases per property) is part of `cargo test`; a longer
@@ -14,7 +15,9 @@ use wasched::runtime::validate::{self, MAX_SCORE, Placement};
 /// no plugins; only errors are allowed, never a panic.
 fn load_and_schedule(text: &str) {
     let mut manifests = Manifests::default();
-    if load_str(&mut manifests, "fuzz.yaml", text).is_err() {
+    if load_str(&mut manifests, "fuzz.yaml", text).is_err()
+        || wasched::manifest::expand_jobs(&mut manifests).is_err()
+    {
         return;
     }
     if let Ok(mut snapshot) = wasched::Snapshot::build(&manifests) {
@@ -23,10 +26,15 @@ fn load_and_schedule(text: &str) {
     }
 }
 
-const SEED_SNAPSHOTS: [&str; 3] = [
+const SEED_SNAPSHOTS: [&str; 8] = [
     include_str!("../../testdata/scenarios/node-checks.yaml"),
     include_str!("../../testdata/scenarios/priority-competition.yaml"),
     include_str!("../../testdata/sandbox/snapshot.yaml"),
+    include_str!("../../testdata/dialects/article.yaml"),
+    include_str!("../../testdata/dialects/composite.yaml"),
+    include_str!("../../testdata/dialects/coscheduling.yaml"),
+    include_str!("../../testdata/dialects/volcano.yaml"),
+    include_str!("../../testdata/dialects/jobs.yaml"),
 ];
 
 /// Scalars that tend to break parsers and arithmetic.
@@ -53,6 +61,10 @@ fn plausible_object() -> impl Strategy<Value = Value> {
         Just(("v1", "Pod")),
         Just(("scheduling.k8s.io/v1beta1", "PodGroup")),
         Just(("scheduling.k8s.io/v1", "PriorityClass")),
+        Just(("scheduling.x-k8s.io/v1alpha1", "PodGroup")),
+        Just(("scheduling.volcano.sh/v1beta1", "PodGroup")),
+        Just(("scheduling.k8s.io/v1beta1", "CompositePodGroup")),
+        Just(("batch/v1", "Job")),
     ];
     (kinds, nasty_scalar(), nasty_scalar(), nasty_scalar(), "[a-c]{1,2}", 0..4u8).prop_map(
         |((api, kind), a, b, c, name, node)| {
@@ -65,6 +77,12 @@ fn plausible_object() -> impl Strategy<Value = Value> {
                     "priority": b,
                     "schedulingGroup": {"podGroupName": name},
                     "schedulingPolicy": {"gang": {"minCount": a}},
+                    "minMember": b,
+                    "minResources": {"cpu": c},
+                    "parallelism": a,
+                    "template": {"spec": {"containers": []}},
+                    "children": [{"name": name, "podGroupRef": {"name": c}}],
+                    "topologySpreadConstraints": [{"maxSkew": a, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}}],
                     "containers": [{"name": "c", "resources": {"requests": {"cpu": b, "memory": c, "x/y": a}}}],
                     "taints": [{"key": "k", "effect": c}],
                 },

@@ -124,6 +124,19 @@ fn files_at(path: &Path) -> Result<Vec<std::path::PathBuf>> {
 
 /// Reads one file's text (YAML, possibly multi-document, or JSON) into `into`.
 pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
+    // JSON (what `kubectl get -o json` prints) is YAML too, but the JSON
+    // parser reads it several times faster.
+    if text.trim_start().starts_with('{') {
+        for (index, value) in serde_json::Deserializer::from_str(text)
+            .into_iter::<Value>()
+            .enumerate()
+        {
+            let value = value
+                .map_err(|e| anyhow!("{file}: document {}: not valid JSON: {e}", index + 1))?;
+            add_value(into, file, value)?;
+        }
+        return Ok(());
+    }
     for (index, document) in serde_norway::Deserializer::from_str(text).enumerate() {
         let value = Value::deserialize(document).map_err(|e| {
             anyhow!(
@@ -163,7 +176,10 @@ fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
         name,
     };
     if kind == "List" || (kind.ends_with("List") && map.contains_key("items")) {
-        let Some(Value::Array(items)) = map.get("items").cloned() else {
+        let Value::Object(mut map) = value else {
+            unreachable!("checked above")
+        };
+        let Some(Value::Array(items)) = map.remove("items") else {
             bail!("{origin}: field items: expected a list of objects");
         };
         for item in items {

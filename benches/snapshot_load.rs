@@ -1,0 +1,72 @@
+//! What reading a large snapshot costs: a generated cluster of 5,000 nodes
+//! with 10,000 pending pods (the scheduler_perf standard size), from YAML
+//! text to the indexed snapshot, against the YAML parse alone as baseline.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use wasched::generate::{Options, Shape, generate_json, generate_yaml};
+use wasched::manifest::{Manifests, load_str};
+
+fn load(c: &mut Criterion) {
+    let text = generate_yaml(&Options {
+        nodes: 5000,
+        pending_pods: 10_000,
+        seed: 1,
+        shape: Shape::Gpu,
+    })
+    .unwrap();
+    let mut bench = c.benchmark_group("load_5000_nodes_10000_pending_pods");
+    bench.sample_size(10);
+    bench.bench_function("yaml_parse_only", |b| {
+        b.iter(|| {
+            let docs: Vec<serde_json::Value> = serde_norway::from_str(black_box(&text))
+                .map(|v| vec![v])
+                .unwrap();
+            black_box(docs)
+        })
+    });
+    bench.bench_function("yaml_to_snapshot", |b| {
+        b.iter(|| {
+            let mut manifests = Manifests::default();
+            load_str(&mut manifests, "generated.yaml", black_box(&text)).unwrap();
+            black_box(wasched::Snapshot::build(&manifests).unwrap())
+        })
+    });
+    let json = generate_json(&Options {
+        nodes: 5000,
+        pending_pods: 10_000,
+        seed: 1,
+        shape: Shape::Gpu,
+    })
+    .unwrap();
+    bench.bench_function("json_to_snapshot", |b| {
+        b.iter(|| {
+            let mut manifests = Manifests::default();
+            load_str(&mut manifests, "generated.json", black_box(&json)).unwrap();
+            black_box(wasched::Snapshot::build(&manifests).unwrap())
+        })
+    });
+    bench.finish();
+}
+
+fn generate(c: &mut Criterion) {
+    let mut bench = c.benchmark_group("generate");
+    bench.sample_size(10);
+    bench.bench_function("5000_nodes_10000_pending_pods", |b| {
+        b.iter(|| {
+            black_box(
+                generate_yaml(&Options {
+                    nodes: 5000,
+                    pending_pods: 10_000,
+                    seed: 1,
+                    shape: Shape::Gpu,
+                })
+                .unwrap(),
+            )
+        })
+    });
+    bench.finish();
+}
+
+criterion_group!(benches, load, generate);
+criterion_main!(benches);
