@@ -343,3 +343,86 @@ fn fields_without_a_v137_meaning_are_rejected_by_name() {
         assert!(!err.contains('\n'), "{err}");
     }
 }
+
+#[test]
+fn a_real_kubectl_json_dump_loads_as_is() {
+    let dump = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/dumps/kubectl-get-all.json");
+    let snapshot = wasched::read_snapshot(&[dump.clone()]).unwrap();
+    // The Succeeded pod and the terminating pod hold nothing: only web-2's
+    // 500m counts, so the pending 7-cpu pod fits the 8-cpu node.
+    let cpu = snapshot.resource_index("cpu").unwrap();
+    assert_eq!(snapshot.requested(cpu), [500]);
+    assert!(
+        snapshot
+            .warnings
+            .iter()
+            .any(|w| w == "ignored 2 terminal or terminating pod(s): they hold no resources")
+    );
+    assert!(
+        snapshot
+            .warnings
+            .iter()
+            .any(|w| w.contains("1 PodDisruptionBudget (policy/v1)"))
+    );
+    assert!(
+        !snapshot
+            .notes
+            .iter()
+            .any(|n| n.contains("nightly") && n.contains("expanded")),
+        "{:?}",
+        snapshot.notes
+    );
+    let out = wasched::simulate(&[dump], None).unwrap();
+    assert_eq!(out.placements.len(), 1);
+    assert_eq!(
+        (
+            out.placements[0].pod.as_str(),
+            out.placements[0].node.as_str()
+        ),
+        ("data/batch-0", "worker-1")
+    );
+}
+
+#[test]
+fn builders_make_snapshots_the_scheduler_reads() {
+    use wasched::builder::{NodeBuilder, PodBuilder, PodGroupBuilder};
+    let node = NodeBuilder::new("gpu-0")
+        .cpu("16")
+        .memory("64Gi")
+        .gpus(4)
+        .taint("nvidia.com/gpu", "present", "NoSchedule")
+        .build()
+        .unwrap();
+    let group = PodGroupBuilder::new("ml", "pair").gang(2).build().unwrap();
+    let pods: Vec<_> = (0..2)
+        .map(|i| {
+            PodBuilder::new("ml", &format!("pair-{i}"))
+                .cpu("4")
+                .gpus(2)
+                .group("pair")
+                .tolerate("nvidia.com/gpu")
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let mut items = vec![
+        serde_json::to_value(&node).unwrap(),
+        serde_json::to_value(&group).unwrap(),
+    ];
+    items.extend(pods.iter().map(|p| serde_json::to_value(p).unwrap()));
+    for (item, (api, kind)) in items.iter_mut().zip([
+        ("v1", "Node"),
+        ("scheduling.k8s.io/v1beta1", "PodGroup"),
+        ("v1", "Pod"),
+        ("v1", "Pod"),
+    ]) {
+        item["apiVersion"] = api.into();
+        item["kind"] = kind.into();
+    }
+    let mut manifests = wasched::manifest::Manifests::default();
+    let text = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string();
+    wasched::manifest::load_str(&mut manifests, "built.json", &text).unwrap();
+    let snapshot = wasched::Snapshot::build(&manifests).unwrap();
+    assert_eq!(snapshot.groups[0].min_count(), Some(2));
+    assert_eq!(snapshot.pods.len(), 2);
+}

@@ -142,15 +142,21 @@ impl Dialect {
     }
 }
 
+/// `metadata.namespace` (default `default`) and `metadata.name`.
+fn namespace_and_name(value: &Value) -> (&str, &str) {
+    let field = |key: &str| {
+        value
+            .pointer(&format!("/metadata/{key}"))
+            .and_then(Value::as_str)
+    };
+    (
+        field("namespace").unwrap_or("default"),
+        field("name").unwrap_or_default(),
+    )
+}
+
 fn group_key(value: &Value) -> String {
-    let ns = value
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("default");
-    let name = value
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let (ns, name) = namespace_and_name(value);
     format!("{ns}/{name}")
 }
 
@@ -369,14 +375,7 @@ fn pod_membership(into: &mut Manifests, origin: &ObjectRef, value: &mut Value) -
 /// An early-dialect CompositePodGroup: its children become links from the
 /// child PodGroups to it, its level policies their topology keys.
 fn composite(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Result<()> {
-    let ns = value
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("default");
-    let name = value
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let (ns, name) = namespace_and_name(value);
     let children = value
         .pointer("/spec/children")
         .and_then(Value::as_array)
