@@ -347,7 +347,7 @@ fn fields_without_a_v137_meaning_are_rejected_by_name() {
 #[test]
 fn a_real_kubectl_json_dump_loads_as_is() {
     let dump = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/dumps/kubectl-get-all.json");
-    let snapshot = wasched::read_snapshot(&[dump.clone()]).unwrap();
+    let snapshot = wasched::read_snapshot(std::slice::from_ref(&dump)).unwrap();
     // The Succeeded pod and the terminating pod hold nothing: only web-2's
     // 500m counts, so the pending 7-cpu pod fits the 8-cpu node.
     let cpu = snapshot.resource_index("cpu").unwrap();
