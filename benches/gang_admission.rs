@@ -1,6 +1,6 @@
 //! What gang admission costs: one Permit decision through the wasm component
-//! against the same logic called natively, and a whole scheduling run of the
-//! default snapshot.
+//! against the same logic called natively, a whole scheduling run of the
+//! default snapshot, and one of a generated 5,000-node cluster.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -49,11 +49,36 @@ fn simulate(c: &mut Criterion) {
     bench.finish();
 }
 
+fn simulate_large(c: &mut Criterion) {
+    use wasched::generate::{Options, Shape, generate_json};
+    let json = generate_json(&Options {
+        nodes: 5000,
+        pending_pods: 10_000,
+        seed: 1,
+        shape: Shape::Gpu,
+    })
+    .unwrap();
+    let mut manifests = wasched::manifest::Manifests::default();
+    wasched::manifest::load_str(&mut manifests, "generated.json", &json).unwrap();
+    let snapshot = wasched::Snapshot::build(&manifests).unwrap();
+    let (_runtime, mut plugins) = bundled_plugins().unwrap();
+    let mut bench = c.benchmark_group("simulate_generated");
+    bench.sample_size(10);
+    bench.bench_function("5000_nodes_10000_pending_pods", |b| {
+        b.iter_batched_ref(
+            || snapshot.clone(),
+            |snapshot| black_box(wasched::cycle::run(snapshot, &mut plugins)),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    bench.finish();
+}
+
 fn load(c: &mut Criterion) {
     c.bench_function("load_bundled_plugins", |b| {
         b.iter(|| black_box(bundled_plugins().unwrap()))
     });
 }
 
-criterion_group!(benches, permit, simulate, load);
+criterion_group!(benches, permit, simulate, simulate_large, load);
 criterion_main!(benches);

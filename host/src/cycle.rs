@@ -212,7 +212,7 @@ impl Scheduler<'_> {
         for &node in nodes {
             match node_checks::check(self.snapshot, pod, node, &spread) {
                 Ok(()) => feasible.push(node),
-                Err(reasons) => reasons.into_iter().for_each(|r| diagnosis.add(r)),
+                Err(rejection) => diagnosis.reject(rejection),
             }
         }
         for plugin in self.plugins.at(ExtensionPoint::Filter) {
@@ -231,7 +231,7 @@ impl Scheduler<'_> {
             }
         }
         if feasible.is_empty() {
-            return Err(diagnosis.to_string());
+            return Err(diagnosis.render(self.snapshot));
         }
         let mut totals: Vec<i64> = feasible
             .iter()

@@ -6,7 +6,6 @@
 //! `0/12 nodes are available: 8 Insufficient cpu, ...`.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use std::collections::HashMap;
 
@@ -17,14 +16,35 @@ use crate::snapshot::{NodeId, NodeInfo, PodId, PodInfo, Snapshot};
 
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
-/// Why nodes were rejected: reason → number of nodes, over `total` nodes
+/// Why one node cannot host a pod: the first failing check, in a form that
+/// costs nothing to record (no strings); [`Diagnosis::render`] words it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    /// `spec.unschedulable` and no toleration for it.
+    Unschedulable,
+    /// An untolerated `NoSchedule`/`NoExecute` taint: its id in
+    /// [`Snapshot::taint_texts`].
+    Taint(u32),
+    /// `nodeSelector` or required node affinity does not match.
+    NodeAffinity,
+    /// Resource columns (bit `r` = column `r`) where the pod does not fit.
+    Resources(u128),
+    /// The node lacks a topology key of the pod's spread constraints.
+    SpreadMissingLabel,
+    /// Placing the pod here would exceed a spread constraint's `maxSkew`.
+    Spread,
+}
+
+/// Why nodes were rejected, counted per reason over `total` nodes
 /// (kube-scheduler's `FitError`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Diagnosis {
     /// Nodes considered.
     pub total: usize,
-    /// Rejection reason → how many nodes gave it.
-    pub reasons: BTreeMap<String, usize>,
+    /// Native rejections → how many nodes gave them (few distinct values).
+    rejections: Vec<(Rejection, usize)>,
+    /// Reasons given as text (filter plugins) → how many nodes gave them.
+    texts: BTreeMap<String, usize>,
 }
 
 impl Diagnosis {
@@ -32,30 +52,83 @@ impl Diagnosis {
     pub fn over(total: usize) -> Self {
         Self {
             total,
-            reasons: BTreeMap::new(),
+            ..Self::default()
         }
     }
 
-    /// Counts one node rejected for `reason`.
+    /// Counts one node rejected by a native check.
+    pub fn reject(&mut self, rejection: Rejection) {
+        match self.rejections.iter_mut().find(|(r, _)| *r == rejection) {
+            Some((_, n)) => *n += 1,
+            None => self.rejections.push((rejection, 1)),
+        }
+    }
+
+    /// Counts one node rejected for a reason given as text.
     pub fn add(&mut self, reason: impl Into<String>) {
-        *self.reasons.entry(reason.into()).or_default() += 1;
+        *self.texts.entry(reason.into()).or_default() += 1;
+    }
+
+    /// `0/12 nodes are available: 8 Insufficient cpu, 4 node(s) had untolerated taint {k: v}.`
+    /// (upstream's wording; `count reason` pairs sorted as text).
+    pub fn render(&self, snapshot: &Snapshot) -> String {
+        let mut reasons = self.texts.clone();
+        for &(rejection, n) in &self.rejections {
+            let mut count = |text: String| *reasons.entry(text).or_default() += n;
+            match rejection {
+                Rejection::Unschedulable => count("node(s) were unschedulable".into()),
+                Rejection::Taint(id) => count(
+                    snapshot
+                        .taint_texts
+                        .text(id)
+                        .unwrap_or_default()
+                        .to_string(),
+                ),
+                Rejection::NodeAffinity => {
+                    count("node(s) didn't match Pod's node affinity/selector".into())
+                }
+                Rejection::Resources(mask) => {
+                    let short = snapshot
+                        .resource_names
+                        .iter()
+                        .enumerate()
+                        .filter(|&(r, _)| mask >> r & 1 == 1);
+                    for (_, name) in short {
+                        count(if name == "pods" {
+                            "Too many pods".into()
+                        } else {
+                            format!("Insufficient {name}")
+                        });
+                    }
+                }
+                Rejection::SpreadMissingLabel => count(
+                    "node(s) didn't match pod topology spread constraints (missing required label)"
+                        .into(),
+                ),
+                Rejection::Spread => {
+                    count("node(s) didn't match pod topology spread constraints".into())
+                }
+            }
+        }
+        let mut parts: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        parts.sort();
+        let mut text = format!("0/{} nodes are available", self.total);
+        if !parts.is_empty() {
+            text.push_str(": ");
+            text.push_str(&parts.join(", "));
+        }
+        text.push('.');
+        text
     }
 }
 
-impl fmt::Display for Diagnosis {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut parts: Vec<String> = self
-            .reasons
-            .iter()
-            .map(|(r, n)| format!("{n} {r}"))
-            .collect();
-        parts.sort();
-        write!(f, "0/{} nodes are available", self.total)?;
-        if !parts.is_empty() {
-            write!(f, ": {}", parts.join(", "))?;
-        }
-        write!(f, ".")
-    }
+/// The text kube-scheduler gives for an untolerated taint.
+pub fn taint_text(taint: &Taint) -> String {
+    format!(
+        "node(s) had untolerated taint {{{}: {}}}",
+        taint.key,
+        taint.value.as_deref().unwrap_or_default()
+    )
 }
 
 /// Per-domain counts of the pods a pod's hard topology spread constraints
@@ -124,17 +197,14 @@ impl SpreadState {
         Self { constraints }
     }
 
-    fn check(&self, node: &NodeInfo) -> Result<(), String> {
+    fn check(&self, node: &NodeInfo) -> Result<(), Rejection> {
         for c in &self.constraints {
             let Some(domain) = node.labels.get(&c.key) else {
-                return Err(
-                    "node(s) didn't match pod topology spread constraints (missing required label)"
-                        .into(),
-                );
+                return Err(Rejection::SpreadMissingLabel);
             };
             let count = c.counts.get(domain).copied().unwrap_or(0);
             if count + c.self_match - c.min > c.max_skew {
-                return Err("node(s) didn't match pod topology spread constraints".into());
+                return Err(Rejection::Spread);
             }
         }
         Ok(())
@@ -171,61 +241,56 @@ pub fn check(
     pod: PodId,
     node: NodeId,
     spread: &SpreadState,
-) -> Result<(), Vec<String>> {
+) -> Result<(), Rejection> {
     let info = &snapshot.pods[pod as usize];
     let n = &snapshot.nodes[node as usize];
-    if n.unschedulable && !tolerates_unschedulable(&info.tolerations) {
-        return Err(vec!["node(s) were unschedulable".into()]);
+    if n.unschedulable
+        && !info
+            .tolerations
+            .iter()
+            .any(|t| tolerates(t, UNSCHEDULABLE_TAINT, "", "NoSchedule"))
+    {
+        return Err(Rejection::Unschedulable);
     }
-    if let Some(taint) = untolerated_taint(&n.taints, &info.tolerations) {
-        return Err(vec![format!(
-            "node(s) had untolerated taint {{{}: {}}}",
-            taint.key,
-            taint.value.as_deref().unwrap_or_default()
-        )]);
+    if let Some(i) = untolerated_taint(&n.taints, &info.tolerations) {
+        return Err(Rejection::Taint(n.taint_texts[i]));
     }
     if !matches_node_affinity(info, n) {
-        return Err(vec![
-            "node(s) didn't match Pod's node affinity/selector".into(),
-        ]);
+        return Err(Rejection::NodeAffinity);
     }
     fits_resources(snapshot, info, node)?;
-    spread.check(n).map_err(|reason| vec![reason])
+    spread.check(n)
 }
 
-fn tolerates_unschedulable(tolerations: &[Toleration]) -> bool {
-    let taint = Taint {
-        key: UNSCHEDULABLE_TAINT.into(),
-        effect: "NoSchedule".into(),
-        ..Default::default()
-    };
-    tolerations.iter().any(|t| tolerates(t, &taint))
-}
-
-/// The first `NoSchedule`/`NoExecute` taint no toleration tolerates.
-fn untolerated_taint<'a>(taints: &'a [Taint], tolerations: &[Toleration]) -> Option<&'a Taint> {
-    taints
-        .iter()
-        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
-        .find(|taint| !tolerations.iter().any(|t| tolerates(t, taint)))
+/// The index of the first `NoSchedule`/`NoExecute` taint no toleration
+/// tolerates.
+fn untolerated_taint(taints: &[Taint], tolerations: &[Toleration]) -> Option<usize> {
+    taints.iter().position(|taint| {
+        (taint.effect == "NoSchedule" || taint.effect == "NoExecute")
+            && !tolerations.iter().any(|t| {
+                tolerates(
+                    t,
+                    &taint.key,
+                    taint.value.as_deref().unwrap_or_default(),
+                    &taint.effect,
+                )
+            })
+    })
 }
 
 /// `Toleration.ToleratesTaint`.
-fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
-    let effect = toleration.effect.as_deref().unwrap_or_default();
-    if !effect.is_empty() && effect != taint.effect {
+fn tolerates(toleration: &Toleration, key: &str, value: &str, effect: &str) -> bool {
+    let toleration_effect = toleration.effect.as_deref().unwrap_or_default();
+    if !toleration_effect.is_empty() && toleration_effect != effect {
         return false;
     }
-    let key = toleration.key.as_deref().unwrap_or_default();
-    if !key.is_empty() && key != taint.key {
+    let toleration_key = toleration.key.as_deref().unwrap_or_default();
+    if !toleration_key.is_empty() && toleration_key != key {
         return false;
     }
     match toleration.operator.as_deref().unwrap_or("Equal") {
         "Exists" => true,
-        "Equal" | "" => {
-            toleration.value.as_deref().unwrap_or_default()
-                == taint.value.as_deref().unwrap_or_default()
-        }
+        "Equal" | "" => toleration.value.as_deref().unwrap_or_default() == value,
         _ => false,
     }
 }
@@ -284,27 +349,19 @@ fn requirement_matches(requirement: &NodeSelectorRequirement, value: Option<&str
 }
 
 /// `NodeResourcesFit`: every requested resource must fit in what is left.
-fn fits_resources(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> Result<(), Vec<String>> {
-    let mut reasons = Vec::new();
+fn fits_resources(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> Result<(), Rejection> {
+    let mut short = 0u128;
     for (r, &request) in pod.requests.iter().enumerate() {
-        if request == 0 {
-            continue;
-        }
         let free = snapshot.allocatable(r)[node as usize]
             .saturating_sub(snapshot.requested(r)[node as usize]);
         if request > free {
-            let name = &snapshot.resource_names[r];
-            reasons.push(if name == "pods" {
-                "Too many pods".to_string()
-            } else {
-                format!("Insufficient {name}")
-            });
+            short |= 1 << r;
         }
     }
-    if reasons.is_empty() {
+    if short == 0 {
         Ok(())
     } else {
-        Err(reasons)
+        Err(Rejection::Resources(short))
     }
 }
 
@@ -366,7 +423,9 @@ mod tests {
             (json!({"key": "other", "operator": "Exists"}), false),
         ];
         for (t, expected) in cases {
-            assert_eq!(tolerates(&toleration(t.clone()), &gpu), expected, "{t}");
+            let tolerations = [toleration(t.clone())];
+            let tolerated = untolerated_taint(std::slice::from_ref(&gpu), &tolerations).is_none();
+            assert_eq!(tolerated, expected, "{t}");
         }
         let soft = [taint("a", "b", "PreferNoSchedule")];
         assert!(
@@ -395,16 +454,26 @@ mod tests {
 
     #[test]
     fn diagnosis_reads_like_kube_scheduler() {
+        let mut snapshot = Snapshot::default();
+        snapshot.resource_names = vec!["cpu".into(), "memory".into(), "pods".into()];
+        let gpu_taint =
+            snapshot
+                .taint_texts
+                .intern(&taint_text(&taint("gpu", "true", "NoSchedule")));
         let mut d = Diagnosis::over(12);
-        for _ in 0..8 {
-            d.add("Insufficient cpu");
+        for _ in 0..6 {
+            d.reject(Rejection::Resources(0b001));
         }
-        for _ in 0..4 {
-            d.add("node(s) had untolerated taint {gpu: true}");
+        for _ in 0..2 {
+            d.reject(Rejection::Resources(0b101));
         }
+        for _ in 0..3 {
+            d.reject(Rejection::Taint(gpu_taint));
+        }
+        d.add("plugin says no");
         assert_eq!(
-            d.to_string(),
-            "0/12 nodes are available: 4 node(s) had untolerated taint {gpu: true}, 8 Insufficient cpu."
+            d.render(&snapshot),
+            "0/12 nodes are available: 1 plugin says no, 2 Too many pods, 3 node(s) had untolerated taint {gpu: true}, 8 Insufficient cpu."
         );
     }
 }

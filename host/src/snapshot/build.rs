@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use super::resources::{self, Amounts, PODS};
 use super::{GroupId, GroupInfo, GroupSpec, NodeInfo, PodInfo, Policy, Snapshot};
 use crate::manifest::{Manifests, Object, ObjectRef};
+use crate::node_checks::taint_text;
 
 fn seconds(time: Option<&Time>) -> i64 {
     time.map_or(0, |t| t.0.as_second())
@@ -102,7 +103,13 @@ impl Snapshot {
         for (origin, node) in &nodes {
             node_amounts
                 .push(resources::node_allocatable(node).map_err(|e| anyhow!("{origin}: {e}"))?);
-            snapshot.nodes.push(node_info(node));
+            let mut info = node_info(node);
+            info.taint_texts = info
+                .taints
+                .iter()
+                .map(|t| snapshot.taint_texts.intern(&taint_text(t)))
+                .collect();
+            snapshot.nodes.push(info);
         }
         let node_index: HashMap<&str, u32> = snapshot
             .nodes
@@ -288,6 +295,12 @@ impl Snapshot {
             group_minimums.push((group_index.get(key).copied(), amounts));
         }
         snapshot.index_resources(&node_amounts, &pod_amounts, &group_minimums);
+        if snapshot.resource_names.len() > 128 {
+            bail!(
+                "the snapshot names {} distinct resources; wasched handles at most 128",
+                snapshot.resource_names.len()
+            );
+        }
         snapshot.index_symbols();
         Ok(snapshot)
     }
@@ -401,6 +414,7 @@ fn node_info(node: &Node) -> NodeInfo {
         labels: node.metadata.labels.clone().unwrap_or_default(),
         taints: spec.and_then(|s| s.taints.clone()).unwrap_or_default(),
         unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
+        taint_texts: Vec::new(),
     }
 }
 

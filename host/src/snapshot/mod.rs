@@ -34,6 +34,9 @@ pub struct NodeInfo {
     pub taints: Vec<Taint>,
     /// `spec.unschedulable`.
     pub unschedulable: bool,
+    /// For each taint, the id of its rejection text in
+    /// [`Snapshot::taint_texts`].
+    pub taint_texts: Vec<u32>,
 }
 
 /// A pod as the scheduler sees it.
@@ -139,6 +142,9 @@ pub struct Snapshot {
     pub groups: Vec<GroupInfo>,
     /// Interned node names and label keys/values.
     pub symbols: Symbols,
+    /// Interned rejection texts of node taints
+    /// (`node(s) had untolerated taint {key: value}`).
+    pub taint_texts: Symbols,
     /// Workloads and CompositePodGroups read (`kind namespace/name`); kept for
     /// reporting until multi-level placement uses them.
     pub other_objects: Vec<String>,
