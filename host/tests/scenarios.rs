@@ -104,6 +104,16 @@ fn members_beyond_min_count_that_do_not_fit_stay_pending() {
 }
 
 #[test]
+fn running_members_count_towards_min_count() {
+    let out = run("gang-partly-running");
+    assert_eq!(bound(&out), BTreeMap::from([("team/resumed-2", "node-2")]));
+    let g = group(&out, "team/resumed");
+    assert!(g.scheduled, "2 running + 1 placed reach minCount 3: {}", g.reason);
+    assert_eq!((g.bound, g.pending), (1, 1));
+    assert_eq!(reason(&out, "team/resumed-3"), "0/3 nodes are available: 3 Insufficient cpu.");
+}
+
+#[test]
 fn basic_group_binds_what_fits() {
     let out = run("basic-group");
     assert_eq!(
