@@ -108,9 +108,16 @@ fn running_members_count_towards_min_count() {
     let out = run("gang-partly-running");
     assert_eq!(bound(&out), BTreeMap::from([("team/resumed-2", "node-2")]));
     let g = group(&out, "team/resumed");
-    assert!(g.scheduled, "2 running + 1 placed reach minCount 3: {}", g.reason);
+    assert!(
+        g.scheduled,
+        "2 running + 1 placed reach minCount 3: {}",
+        g.reason
+    );
     assert_eq!((g.bound, g.pending), (1, 1));
-    assert_eq!(reason(&out, "team/resumed-3"), "0/3 nodes are available: 3 Insufficient cpu.");
+    assert_eq!(
+        reason(&out, "team/resumed-3"),
+        "0/3 nodes are available: 3 Insufficient cpu."
+    );
 }
 
 #[test]
