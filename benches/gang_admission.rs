@@ -5,7 +5,7 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use wasched::runtime::ExtensionPoint;
-use wasched_benches::{bundled_plugins, default_snapshot, first_gang, has_permit};
+use wasched_benches::{bundled_plugins, default_snapshot, first_gang, has_permit, large_snapshot};
 
 fn permit(c: &mut Criterion) {
     let mut snapshot = default_snapshot().unwrap();
@@ -50,17 +50,7 @@ fn simulate(c: &mut Criterion) {
 }
 
 fn simulate_large(c: &mut Criterion) {
-    use wasched::generate::{Options, Shape, generate_json};
-    let json = generate_json(&Options {
-        nodes: 5000,
-        pending_pods: 10_000,
-        seed: 1,
-        shape: Shape::Gpu,
-    })
-    .unwrap();
-    let mut manifests = wasched::manifest::Manifests::default();
-    wasched::manifest::load_str(&mut manifests, "generated.json", &json).unwrap();
-    let snapshot = wasched::Snapshot::build(&manifests).unwrap();
+    let snapshot = large_snapshot().unwrap();
     let (_runtime, mut plugins) = bundled_plugins().unwrap();
     let mut bench = c.benchmark_group("simulate_generated");
     bench.sample_size(10);

@@ -5,8 +5,31 @@
 //! baseline in the same run so that ratios survive a noisy machine.
 
 use anyhow::Result;
+use wasched::generate::{Options, Shape};
 use wasched::runtime::ExtensionPoint;
 use wasched::{PluginSet, Runtime, Snapshot};
+
+/// The large generated cluster the benchmarks use: 5,000 nodes with 10,000
+/// pending pods (scheduler_perf's standard size).
+pub const LARGE: Options = Options {
+    nodes: 5000,
+    pending_pods: 10_000,
+    seed: 1,
+    shape: Shape::Gpu,
+};
+
+/// Reads manifest text (YAML or JSON) into an indexed snapshot, as
+/// `wasched simulate` does for one file.
+pub fn snapshot_from(file: &str, text: &str) -> Result<Snapshot> {
+    let mut manifests = wasched::manifest::Manifests::default();
+    wasched::manifest::load_str(&mut manifests, file, text)?;
+    Snapshot::build(&manifests)
+}
+
+/// The [`LARGE`] cluster, indexed.
+pub fn large_snapshot() -> Result<Snapshot> {
+    snapshot_from("generated.json", &wasched::generate::generate_json(&LARGE)?)
+}
 
 /// The bundled default snapshot, indexed.
 pub fn default_snapshot() -> Result<Snapshot> {

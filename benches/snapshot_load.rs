@@ -4,17 +4,11 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use wasched::generate::{Options, Shape, generate_json, generate_yaml};
-use wasched::manifest::{Manifests, load_str};
+use wasched::generate::{generate_json, generate_yaml};
+use wasched_benches::{LARGE, snapshot_from};
 
 fn load(c: &mut Criterion) {
-    let text = generate_yaml(&Options {
-        nodes: 5000,
-        pending_pods: 10_000,
-        seed: 1,
-        shape: Shape::Gpu,
-    })
-    .unwrap();
+    let text = generate_yaml(&LARGE).unwrap();
     let mut bench = c.benchmark_group("load_5000_nodes_10000_pending_pods");
     bench.sample_size(10);
     bench.bench_function("yaml_parse_only", |b| {
@@ -26,25 +20,11 @@ fn load(c: &mut Criterion) {
         })
     });
     bench.bench_function("yaml_to_snapshot", |b| {
-        b.iter(|| {
-            let mut manifests = Manifests::default();
-            load_str(&mut manifests, "generated.yaml", black_box(&text)).unwrap();
-            black_box(wasched::Snapshot::build(&manifests).unwrap())
-        })
+        b.iter(|| black_box(snapshot_from("generated.yaml", black_box(&text)).unwrap()))
     });
-    let json = generate_json(&Options {
-        nodes: 5000,
-        pending_pods: 10_000,
-        seed: 1,
-        shape: Shape::Gpu,
-    })
-    .unwrap();
+    let json = generate_json(&LARGE).unwrap();
     bench.bench_function("json_to_snapshot", |b| {
-        b.iter(|| {
-            let mut manifests = Manifests::default();
-            load_str(&mut manifests, "generated.json", black_box(&json)).unwrap();
-            black_box(wasched::Snapshot::build(&manifests).unwrap())
-        })
+        b.iter(|| black_box(snapshot_from("generated.json", black_box(&json)).unwrap()))
     });
     bench.finish();
 }
@@ -53,17 +33,7 @@ fn generate(c: &mut Criterion) {
     let mut bench = c.benchmark_group("generate");
     bench.sample_size(10);
     bench.bench_function("5000_nodes_10000_pending_pods", |b| {
-        b.iter(|| {
-            black_box(
-                generate_yaml(&Options {
-                    nodes: 5000,
-                    pending_pods: 10_000,
-                    seed: 1,
-                    shape: Shape::Gpu,
-                })
-                .unwrap(),
-            )
-        })
+        b.iter(|| black_box(generate_yaml(&LARGE).unwrap()))
     });
     bench.finish();
 }
