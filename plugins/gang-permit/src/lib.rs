@@ -1,22 +1,41 @@
-//! `GangScheduling`: all-or-nothing admission of PodGroups (Kubernetes v1.37).
+//! `GangScheduling`: all-or-nothing admission of PodGroups and
+//! CompositePodGroups (Kubernetes v1.37).
 //!
-//! Extension points: **PreEnqueue** (hold a group back until its PodGroup
-//! exists and at least `minCount` member pods exist) and **Permit** (merged
-//! with upstream's `PlacementFeasible`: abort a placement early once
-//! `scheduled + remaining < minCount`, wait while `scheduled < minCount`,
-//! admit from `minCount` on). `basic` groups pass both.
+//! Extension points:
 //!
-//! The decision logic ([`pre_enqueue`], [`permit`]) is plain Rust; the
-//! `component` module only adapts it to the WIT `gang-admission` world.
+//! - **PreEnqueue**: a PodGroup is held back until its PodGroup object exists
+//!   and at least `minCount` member pods exist (pending + bound); a
+//!   composite root until at least `minGroupCount` of its children are
+//!   ready (a basic root: one). A child PodGroup is ready when its object
+//!   exists and it has `minCount` pods (basic: one pod); a child composite
+//!   when it has `minGroupCount` ready children (basic: one).
+//! - **Permit** (merged with upstream's `PlacementFeasible`): abort a
+//!   placement early once `scheduled + remaining < minCount` (for a
+//!   composite: children and `minGroupCount`), wait while `scheduled <
+//!   minCount`, admit from `minCount` on. `basic` groups and composites pass.
+//!
+//! The decisions are plain functions ([`pre_enqueue`], [`permit`],
+//! [`composite_pre_enqueue`], [`composite_permit`]); [`GangScheduling`]
+//! gathers their inputs from the [`Cluster`] view.
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
 extern crate alloc;
 
 use alloc::format;
-use wasched_sdk::{Code, Status};
+use alloc::string::String;
+use wasched_sdk::{
+    Cluster, Code, Composite, CompositeId, CompositePolicy, NoArgs, Plugin, PodGroup, PodGroupId,
+    SchedulingPolicy, Status, Unit,
+};
+
+pub use wasched_sdk::Progress;
 
 /// The name this plugin registers under (upstream's plugin name).
 pub const NAME: &str = "GangScheduling";
+
+/// Composite trees are at most 4 levels deep; deeper (or cyclic) input is
+/// treated as not ready rather than recursed into.
+const MAX_DEPTH: u32 = 8;
 
 /// `PodGroup.spec.schedulingPolicy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +49,16 @@ pub enum Policy {
     },
 }
 
-/// What PreEnqueue knows about a group.
+impl From<SchedulingPolicy> for Policy {
+    fn from(policy: SchedulingPolicy) -> Self {
+        match policy {
+            SchedulingPolicy::Basic => Self::Basic,
+            SchedulingPolicy::Gang(min_count) => Self::Gang { min_count },
+        }
+    }
+}
+
+/// What PreEnqueue knows about a PodGroup.
 #[derive(Clone, Copy, Debug)]
 pub struct GroupFacts<'a> {
     /// `namespace/name` of the PodGroup, for messages.
@@ -43,16 +71,38 @@ pub struct GroupFacts<'a> {
     pub bound: u32,
 }
 
-/// How far placing a group within one placement has got.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Progress {
-    /// Members bound before the cycle plus members assumed in it.
-    pub scheduled: u32,
-    /// Pending members not tried yet.
-    pub remaining: u32,
+impl<'a> GroupFacts<'a> {
+    /// The facts of a PodGroup as the cluster view returns it.
+    pub fn of(group: &'a PodGroup) -> Self {
+        Self {
+            name: &group.name,
+            policy: group.spec.as_ref().map(|spec| spec.policy.into()),
+            pending: count(group.pending.len()),
+            bound: count(group.bound.len()),
+        }
+    }
+
+    /// Pending plus bound members.
+    pub fn present(&self) -> u32 {
+        self.pending.saturating_add(self.bound)
+    }
+
+    /// Whether the group counts as a ready child of a composite: its object
+    /// exists and it has `minCount` pods (basic: at least one).
+    pub fn ready(&self) -> bool {
+        match self.policy {
+            None => false,
+            Some(Policy::Basic) => self.present() >= 1,
+            Some(Policy::Gang { min_count }) => self.present() >= min_count,
+        }
+    }
 }
 
-/// PreEnqueue: may the group enter the active queue?
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// PreEnqueue of a PodGroup: may it enter the active queue?
 ///
 /// `UnschedulableAndUnresolvable` when the PodGroup object is missing, or when
 /// fewer than `minCount` member pods exist (pending + bound); success otherwise.
@@ -64,7 +114,7 @@ pub fn pre_enqueue(group: &GroupFacts<'_>) -> Status {
         ),
         Some(Policy::Basic) => Status::success(),
         Some(Policy::Gang { min_count }) => {
-            let present = group.pending.saturating_add(group.bound);
+            let present = group.present();
             if present < min_count {
                 Status::new(
                     Code::UnschedulableAndUnresolvable,
@@ -80,7 +130,27 @@ pub fn pre_enqueue(group: &GroupFacts<'_>) -> Status {
     }
 }
 
-/// Permit / PlacementFeasible: is the placement admissible so far?
+/// PreEnqueue of a composite root that has `ready` ready children.
+///
+/// `UnschedulableAndUnresolvable` while fewer than `minGroupCount` children
+/// (basic: one) are ready; success otherwise.
+pub fn composite_pre_enqueue(name: &str, policy: CompositePolicy, ready: u32) -> Status {
+    match policy {
+        CompositePolicy::Basic if ready == 0 => Status::new(
+            Code::UnschedulableAndUnresolvable,
+            format!("waiting for a ready child of CompositePodGroup {name}, none ready"),
+        ),
+        CompositePolicy::Gang(min) if ready < min => Status::new(
+            Code::UnschedulableAndUnresolvable,
+            format!(
+                "waiting for {min} ready children of CompositePodGroup {name} (minGroupCount {min}), {ready} ready"
+            ),
+        ),
+        _ => Status::success(),
+    }
+}
+
+/// Permit / PlacementFeasible of a PodGroup: is the placement admissible so far?
 ///
 /// `Unschedulable` once `scheduled + remaining < minCount` (nothing left can
 /// reach `minCount`), `Wait` while `scheduled < minCount`, success from
@@ -90,49 +160,141 @@ pub fn permit(policy: Option<Policy>, progress: Progress) -> Status {
     match policy {
         None => Status::new(Code::UnschedulableAndUnresolvable, "PodGroup not found"),
         Some(Policy::Basic) => Status::success(),
-        Some(Policy::Gang { min_count }) => {
-            let reachable = progress.scheduled.saturating_add(progress.remaining);
-            if reachable < min_count {
-                Status::new(
-                    Code::Unschedulable,
-                    format!(
-                        "gang cannot reach minCount {min_count}: {} placed + {} left to try < {min_count}",
-                        progress.scheduled, progress.remaining
-                    ),
-                )
-            } else if progress.scheduled < min_count {
-                Status::new(
-                    Code::Wait,
-                    format!(
-                        "waiting for minCount {min_count}: {} placed",
-                        progress.scheduled
-                    ),
-                )
-            } else {
-                Status::success()
+        Some(Policy::Gang { min_count }) => gang_permit("gang", "minCount", min_count, progress),
+    }
+}
+
+/// Permit of a composite, over its children: as [`permit`] with
+/// `minGroupCount`. Basic composites always succeed; a missing one is
+/// `UnschedulableAndUnresolvable`.
+pub fn composite_permit(policy: Option<CompositePolicy>, progress: Progress) -> Status {
+    match policy {
+        None => Status::new(
+            Code::UnschedulableAndUnresolvable,
+            "CompositePodGroup not found",
+        ),
+        Some(CompositePolicy::Basic) => Status::success(),
+        Some(CompositePolicy::Gang(min)) => {
+            gang_permit("composite", "minGroupCount", min, progress)
+        }
+    }
+}
+
+fn gang_permit(what: &str, field: &str, min: u32, progress: Progress) -> Status {
+    let Progress {
+        scheduled,
+        remaining,
+    } = progress;
+    if scheduled.saturating_add(remaining) < min {
+        Status::new(
+            Code::Unschedulable,
+            format!(
+                "{what} cannot reach {field} {min}: {scheduled} placed + {remaining} left to try < {min}"
+            ),
+        )
+    } else if scheduled < min {
+        Status::new(
+            Code::Wait,
+            format!("waiting for {field} {min}: {scheduled} placed"),
+        )
+    } else {
+        Status::success()
+    }
+}
+
+/// How many children of `composite` are ready (see the crate docs).
+pub fn ready_children(cluster: &impl Cluster, composite: &Composite) -> u32 {
+    ready_children_at(cluster, composite, 0)
+}
+
+fn ready_children_at(cluster: &impl Cluster, composite: &Composite, depth: u32) -> u32 {
+    let groups = composite
+        .child_groups
+        .iter()
+        .filter_map(|&g| cluster.pod_group(g))
+        .filter(|g| GroupFacts::of(g).ready())
+        .count();
+    let composites = composite
+        .child_composites
+        .iter()
+        .filter(|&&c| composite_ready(cluster, c, depth + 1))
+        .count();
+    count(groups + composites)
+}
+
+fn composite_ready(cluster: &impl Cluster, id: CompositeId, depth: u32) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let Some(composite) = cluster.composite(id) else {
+        return false;
+    };
+    let ready = ready_children_at(cluster, &composite, depth);
+    match composite.spec.policy {
+        CompositePolicy::Basic => ready >= 1,
+        CompositePolicy::Gang(min) => ready >= min,
+    }
+}
+
+/// The plugin: stateless, no args.
+#[derive(Debug, Default)]
+pub struct GangScheduling;
+
+impl GangScheduling {
+    fn pre_enqueue_group(cluster: &impl Cluster, group: PodGroupId) -> Status {
+        match cluster.pod_group(group) {
+            Some(group) => pre_enqueue(&GroupFacts::of(&group)),
+            None => Status::new(
+                Code::UnschedulableAndUnresolvable,
+                format!("PodGroup #{group} not found"),
+            ),
+        }
+    }
+
+    fn pre_enqueue_composite(cluster: &impl Cluster, id: CompositeId) -> Status {
+        match cluster.composite(id) {
+            Some(composite) => composite_pre_enqueue(
+                &composite.name,
+                composite.spec.policy,
+                ready_children(cluster, &composite),
+            ),
+            None => Status::new(
+                Code::UnschedulableAndUnresolvable,
+                format!("CompositePodGroup #{id} not found"),
+            ),
+        }
+    }
+}
+
+impl Plugin for GangScheduling {
+    type Args = NoArgs;
+    const NAME: &'static str = NAME;
+
+    fn new(_args: NoArgs) -> Result<Self, String> {
+        Ok(Self)
+    }
+
+    fn pre_enqueue(&mut self, cluster: &impl Cluster, unit: Unit) -> Status {
+        match unit {
+            Unit::PodGroup(group) => Self::pre_enqueue_group(cluster, group),
+            Unit::Composite(id) => Self::pre_enqueue_composite(cluster, id),
+        }
+    }
+
+    fn permit(&mut self, cluster: &impl Cluster, unit: Unit, progress: Progress) -> Status {
+        match unit {
+            Unit::PodGroup(group) => permit(
+                cluster.pod_group_spec(group).map(|spec| spec.policy.into()),
+                progress,
+            ),
+            Unit::Composite(id) => {
+                composite_permit(cluster.composite(id).map(|c| c.spec.policy), progress)
             }
         }
     }
 }
 
-/// Validates the plugin's `args`: `GangScheduling` takes none, so only an
-/// empty object (or nothing) is accepted.
-pub fn configure(args: &str) -> Result<(), alloc::string::String> {
-    let trimmed = args.trim();
-    let empty = trimmed.is_empty()
-        || trimmed == "null"
-        || (trimmed.starts_with('{')
-            && trimmed.ends_with('}')
-            && trimmed[1..trimmed.len() - 1].trim().is_empty());
-    if empty {
-        Ok(())
-    } else {
-        Err(format!("{NAME} takes no args, got {trimmed}"))
-    }
-}
-
-#[cfg(target_arch = "wasm32")]
-mod component;
+wasched_sdk::register_plugin!(GangScheduling: pre_enqueue, permit);
 
 #[cfg(test)]
 mod tests;

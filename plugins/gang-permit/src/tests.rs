@@ -1,6 +1,8 @@
-//! Table-driven tests of the gang rules, run natively.
+//! Table-driven tests of the gang rules, and of the plugin over a
+//! [`NativeCluster`], run natively.
 
 use super::*;
+use wasched_sdk::native::NativeCluster;
 
 fn gang(min_count: u32) -> Option<Policy> {
     Some(Policy::Gang { min_count })
@@ -102,22 +104,207 @@ fn permit_table() {
         ),
     ];
     for (name, policy, scheduled, remaining, code) in cases {
-        let status = permit(
-            policy,
-            Progress {
-                scheduled,
-                remaining,
-            },
-        );
+        let progress = Progress {
+            scheduled,
+            remaining,
+        };
+        let status = permit(policy, progress);
         assert_eq!(status.code, code, "{name}: {}", status.reason);
     }
 }
 
 #[test]
+fn permit_messages() {
+    let at = |scheduled, remaining| Progress {
+        scheduled,
+        remaining,
+    };
+    assert_eq!(
+        permit(gang(4), at(1, 2)).reason,
+        "gang cannot reach minCount 4: 1 placed + 2 left to try < 4"
+    );
+    assert_eq!(
+        permit(gang(4), at(1, 3)).reason,
+        "waiting for minCount 4: 1 placed"
+    );
+    assert_eq!(permit(None, at(0, 0)).reason, "PodGroup not found");
+    let composite = Some(CompositePolicy::Gang(3));
+    assert_eq!(
+        composite_permit(composite, at(1, 1)),
+        Status::new(
+            Code::Unschedulable,
+            "composite cannot reach minGroupCount 3: 1 placed + 1 left to try < 3"
+        )
+    );
+    assert_eq!(
+        composite_permit(composite, at(2, 1)),
+        Status::new(Code::Wait, "waiting for minGroupCount 3: 2 placed")
+    );
+    assert!(composite_permit(composite, at(3, 0)).is_success());
+    assert!(composite_permit(Some(CompositePolicy::Basic), at(0, 0)).is_success());
+    assert_eq!(
+        composite_permit(None, at(0, 0)).code,
+        Code::UnschedulableAndUnresolvable
+    );
+}
+
+#[test]
+fn composite_pre_enqueue_table() {
+    let cases = [
+        (CompositePolicy::Gang(2), 2, Code::Success, ""),
+        (
+            CompositePolicy::Gang(2),
+            1,
+            Code::UnschedulableAndUnresolvable,
+            "waiting for 2 ready children of CompositePodGroup ns/c (minGroupCount 2), 1 ready",
+        ),
+        (CompositePolicy::Basic, 1, Code::Success, ""),
+        (
+            CompositePolicy::Basic,
+            0,
+            Code::UnschedulableAndUnresolvable,
+            "waiting for a ready child of CompositePodGroup ns/c, none ready",
+        ),
+    ];
+    for (policy, ready, code, reason) in cases {
+        let status = composite_pre_enqueue("ns/c", policy, ready);
+        assert_eq!((status.code, status.reason.as_str()), (code, reason));
+    }
+}
+
+#[test]
 fn configure_accepts_only_empty_args() {
+    let configure = wasched_sdk::configure::<GangScheduling>;
     assert!(configure("").is_ok());
     assert!(configure(" { } ").is_ok());
     assert!(configure("null").is_ok());
     let err = configure(r#"{"minCount": 3}"#).unwrap_err();
-    assert!(err.contains("GangScheduling takes no args"), "{err}");
+    assert!(err.starts_with("GangScheduling takes no args"), "{err}");
+}
+
+fn plugin() -> GangScheduling {
+    wasched_sdk::configure::<GangScheduling>("{}").unwrap()
+}
+
+#[test]
+fn pod_group_over_a_native_cluster() {
+    let mut cluster = NativeCluster::new();
+    let node = cluster.add_node("node-a").id();
+    let pg = cluster.add_pod_group("ns/pg").gang(3).id();
+    let missing = cluster.add_pod_group("ns/gone").missing().id();
+    let basic = cluster.add_pod_group("ns/basic").id();
+    cluster.add_pod("ns/pg-0").group(pg).on_node(node);
+    cluster.add_pod("ns/pg-1").group(pg);
+    cluster.add_pod("ns/gone-0").group(missing);
+    let mut gang = plugin();
+
+    let status = gang.pre_enqueue(&cluster, Unit::PodGroup(pg));
+    assert_eq!(
+        status,
+        Status::new(
+            Code::UnschedulableAndUnresolvable,
+            "waiting for 3 pods of PodGroup ns/pg (minCount 3), 2 present"
+        )
+    );
+    cluster.add_pod("ns/pg-2").group(pg);
+    assert!(gang.pre_enqueue(&cluster, Unit::PodGroup(pg)).is_success());
+    assert_eq!(
+        gang.pre_enqueue(&cluster, Unit::PodGroup(missing)).reason,
+        "PodGroup ns/gone not found"
+    );
+    assert!(
+        gang.pre_enqueue(&cluster, Unit::PodGroup(basic))
+            .is_success()
+    );
+
+    let progress = Progress {
+        scheduled: 1,
+        remaining: 1,
+    };
+    assert_eq!(
+        gang.permit(&cluster, Unit::PodGroup(pg), progress).code,
+        Code::Unschedulable
+    );
+    assert_eq!(
+        gang.permit(&cluster, Unit::PodGroup(missing), progress),
+        Status::new(Code::UnschedulableAndUnresolvable, "PodGroup not found")
+    );
+    assert!(
+        gang.permit(&cluster, Unit::PodGroup(basic), progress)
+            .is_success()
+    );
+}
+
+/// root (gang 2) ── ns/a (gang 2: 1 bound + 1 pending → ready)
+///              ├── ns/b (gang 3: 1 pending → not ready)
+///              ├── ns/gone (object missing → not ready)
+///              └── inner (gang 1) ── ns/c (basic, no pods → not ready)
+#[test]
+fn composite_readiness_over_a_native_cluster() {
+    let mut cluster = NativeCluster::new();
+    let node = cluster.add_node("node-a").id();
+    let root = cluster.add_composite("ns/root").gang(2).id();
+    let inner = cluster.add_composite("ns/inner").gang(1).parent(root).id();
+    let a = cluster.add_pod_group("ns/a").gang(2).parent(root).id();
+    let b = cluster.add_pod_group("ns/b").gang(3).parent(root).id();
+    let gone = cluster.add_pod_group("ns/gone").parent(root).missing().id();
+    let c = cluster.add_pod_group("ns/c").parent(inner).id();
+    cluster.add_pod("ns/a-0").group(a).on_node(node);
+    cluster.add_pod("ns/a-1").group(a);
+    cluster.add_pod("ns/b-0").group(b);
+    cluster.add_pod("ns/gone-0").group(gone);
+    let mut gang = plugin();
+
+    // A missing PodGroup object has no spec, so it names no parent either.
+    assert_eq!(cluster.composite(root).unwrap().child_groups, [a, b]);
+    assert_eq!(
+        gang.pre_enqueue(&cluster, Unit::Composite(root)),
+        Status::new(
+            Code::UnschedulableAndUnresolvable,
+            "waiting for 2 ready children of CompositePodGroup ns/root (minGroupCount 2), 1 ready"
+        )
+    );
+
+    // One pod makes basic ns/c ready, which makes `inner` (gang 1) ready.
+    cluster.add_pod("ns/c-0").group(c);
+    assert!(
+        gang.pre_enqueue(&cluster, Unit::Composite(root))
+            .is_success()
+    );
+
+    let progress = Progress {
+        scheduled: 1,
+        remaining: 0,
+    };
+    assert_eq!(
+        gang.permit(&cluster, Unit::Composite(root), progress)
+            .reason,
+        "composite cannot reach minGroupCount 2: 1 placed + 0 left to try < 2"
+    );
+    assert!(
+        gang.permit(&cluster, Unit::Composite(inner), progress)
+            .is_success()
+    );
+    assert_eq!(
+        gang.pre_enqueue(&cluster, Unit::Composite(99)).code,
+        Code::UnschedulableAndUnresolvable
+    );
+}
+
+#[test]
+fn basic_composite_root_needs_one_ready_child() {
+    let mut cluster = NativeCluster::new();
+    let root = cluster.add_composite("ns/root").id();
+    let g = cluster.add_pod_group("ns/g").gang(2).parent(root).id();
+    cluster.add_pod("ns/g-0").group(g);
+    let mut gang = plugin();
+    assert_eq!(
+        gang.pre_enqueue(&cluster, Unit::Composite(root)).reason,
+        "waiting for a ready child of CompositePodGroup ns/root, none ready"
+    );
+    cluster.add_pod("ns/g-1").group(g);
+    assert!(
+        gang.pre_enqueue(&cluster, Unit::Composite(root))
+            .is_success()
+    );
 }

@@ -1,36 +1,30 @@
-//! The wasm32 half of the SDK: bindings, allocator, `cabi_realloc`, panics.
+//! The wasm32 half of the SDK: WIT bindings, the adapters between them and
+//! [`Plugin`], the plugin instance, allocator, `cabi_realloc`, panics.
+//!
+//! # How a plugin exports exactly its points
+//!
+//! wit-bindgen embeds a custom section describing each generated world, and
+//! wit-component makes the component's world the union of all of them; an
+//! export in that union needs an implementation. So the SDK generates one
+//! single-export world per extension point (`export-plugin`,
+//! `export-pre-enqueue`, ... in `wit/worlds.wit`) with `pub_export_macro`:
+//! wit-bindgen then embeds only the world's *imports* here, and the
+//! exports' section only where the world's `export!` macro is invoked. The
+//! plugin crate invokes (through [`register_plugin!`](crate::register_plugin))
+//! the `export!` of `export-plugin` and of each point it names, so its
+//! component exports exactly those. All worlds share the import types of
+//! [`bindings`] (`with`), so there is one `Status`, one `Snapshot`, ...
 
+use alloc::boxed::Box;
 use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::alloc::Layout;
+use core::any::Any;
+use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 
-#[cfg(any(
-    all(
-        feature = "extension-host",
-        any(
-            feature = "gang-admission",
-            feature = "topology-placement",
-            feature = "workload-preemption",
-            feature = "node-plugin"
-        )
-    ),
-    all(
-        feature = "gang-admission",
-        any(
-            feature = "topology-placement",
-            feature = "workload-preemption",
-            feature = "node-plugin"
-        )
-    ),
-    all(
-        feature = "topology-placement",
-        any(feature = "workload-preemption", feature = "node-plugin")
-    ),
-    all(feature = "workload-preemption", feature = "node-plugin"),
-))]
-compile_error!(
-    "enable exactly one world feature of wasched-sdk per plugin crate (their export macros share names); \
-     build plugin crates one per cargo invocation, and use `extension-host` for a plugin that needs several"
-);
+use crate::{Cluster, Plugin, types as plain};
 
 /// Bindings for the imports every plugin shares: `types`, `cluster`, `log`.
 #[allow(missing_docs, clippy::all)]
@@ -42,61 +36,193 @@ pub mod bindings {
     });
 }
 
-pub use bindings::wasched::scheduler::{cluster, log, types};
+use bindings::wasched::scheduler::cluster::{self, Snapshot};
+use bindings::wasched::scheduler::log as wit_log;
+use bindings::wasched::scheduler::types;
 
-/// Generates the bindings of one plugin world, sharing the import types of
-/// [`bindings`], with a public `export!` macro.
-macro_rules! plugin_world {
-    ($feature:literal, $module:ident, $world:literal, $path:literal) => {
-        #[cfg(feature = $feature)]
-        #[doc = concat!("Bindings of the `", $world, "` world: implement its `exports` traits and call `export!`.")]
+/// Generates the bindings of one single-export world, sharing the import
+/// types of [`bindings`], with a public `export!` macro.
+macro_rules! export_world {
+    ($module:ident, $world:literal) => {
+        #[doc = concat!("Bindings of the `", $world, "` world (used by `register_plugin!`).")]
         #[allow(missing_docs, clippy::all)]
         pub mod $module {
             wit_bindgen::generate!({
                 world: $world,
                 path: "../../wit",
                 with: {
-                    "wasched:scheduler/types@0.1.0": crate::bindings::wasched::scheduler::types,
-                    "wasched:scheduler/cluster@0.1.0": crate::bindings::wasched::scheduler::cluster,
-                    "wasched:scheduler/log@0.1.0": crate::bindings::wasched::scheduler::log,
+                    "wasched:scheduler/types@0.2.0": crate::guest::bindings::wasched::scheduler::types,
+                    "wasched:scheduler/cluster@0.2.0": crate::guest::bindings::wasched::scheduler::cluster,
+                    "wasched:scheduler/log@0.2.0": crate::guest::bindings::wasched::scheduler::log,
                 },
                 pub_export_macro: true,
-                default_bindings_module: $path,
             });
         }
     };
 }
 
-plugin_world!(
-    "gang-admission",
-    gang_admission,
-    "gang-admission",
-    "wasched_sdk::gang_admission"
-);
-plugin_world!(
-    "topology-placement",
-    topology_placement,
-    "topology-placement",
-    "wasched_sdk::topology_placement"
-);
-plugin_world!(
-    "workload-preemption",
-    workload_preemption,
-    "workload-preemption",
-    "wasched_sdk::workload_preemption"
-);
-plugin_world!(
-    "node-plugin",
-    node_plugin,
-    "node-plugin",
-    "wasched_sdk::node_plugin"
-);
-plugin_world!(
-    "extension-host",
-    extension_host,
-    "extension-host",
-    "wasched_sdk::extension_host"
-);
+export_world!(export_plugin, "export-plugin");
+export_world!(export_pre_enqueue, "export-pre-enqueue");
+export_world!(export_filter, "export-filter");
+export_world!(export_score, "export-score");
+export_world!(export_permit, "export-permit");
+export_world!(export_placement_generate, "export-placement-generate");
+export_world!(export_placement_score, "export-placement-score");
+export_world!(export_pod_group_post_filter, "export-pod-group-post-filter");
+
+pub(crate) fn log(level: plain::Level, message: &str) {
+    let level = match level {
+        plain::Level::Debug => wit_log::Level::Debug,
+        plain::Level::Info => wit_log::Level::Info,
+        plain::Level::Warn => wit_log::Level::Warn,
+        plain::Level::Error => wit_log::Level::Error,
+    };
+    wit_log::log(level, message);
+}
+
+// ---------------------------------------------------------------------------
+// The plugin instance.
+
+/// The configured plugin, type-erased because statics cannot be generic.
+struct Instance(UnsafeCell<Option<Box<dyn Any>>>);
+
+// SAFETY: wasm32 components are single-threaded (no threads, no shared
+// memory), so the cell is never accessed concurrently.
+unsafe impl Sync for Instance {}
+
+static INSTANCE: Instance = Instance(UnsafeCell::new(None));
+
+fn swap_instance(new: Option<Box<dyn Any>>) -> Option<Box<dyn Any>> {
+    // SAFETY: single-threaded (see `Instance`), and no reference into the
+    // cell outlives this statement: the value is moved in and out whole.
+    unsafe { core::mem::replace(&mut *INSTANCE.0.get(), new) }
+}
+
+/// Runs `f` on the configured plugin. The instance is moved out of the cell
+/// for the call, so no reference into the static is ever held across plugin
+/// code (a re-entrant call would find the cell empty and trap).
+fn with_plugin<P: Plugin, R>(f: impl FnOnce(&mut P) -> R) -> R {
+    let Some(mut instance) = swap_instance(None) else {
+        panic!("wasched-sdk: {} called before configure", P::NAME);
+    };
+    let Some(plugin) = instance.downcast_mut::<P>() else {
+        panic!("wasched-sdk: the configured instance is not a {}", P::NAME);
+    };
+    let result = f(plugin);
+    swap_instance(Some(instance));
+    result
+}
+
+// ---------------------------------------------------------------------------
+// The cluster view over the host's snapshot.
+
+/// The host's snapshot as a [`Cluster`]: what extension-point methods get on
+/// wasm32. Each method is one call into the host.
+pub struct HostCluster<'a>(&'a Snapshot);
+
+impl<'a> HostCluster<'a> {
+    /// Wraps a borrowed snapshot handle.
+    pub fn new(snapshot: &'a Snapshot) -> Self {
+        Self(snapshot)
+    }
+}
+
+impl Cluster for HostCluster<'_> {
+    fn node_count(&self) -> u32 {
+        self.0.node_count()
+    }
+
+    fn pod_count(&self) -> u32 {
+        self.0.pod_count()
+    }
+
+    fn pod_group_count(&self) -> u32 {
+        self.0.pod_group_count()
+    }
+
+    fn composite_count(&self) -> u32 {
+        self.0.composite_count()
+    }
+
+    fn disruption_budget_count(&self) -> u32 {
+        self.0.disruption_budget_count()
+    }
+
+    fn resource_names(&self) -> Vec<String> {
+        self.0.resource_names()
+    }
+
+    fn allocatable(&self, resource: plain::ResourceId) -> Vec<u64> {
+        self.0.allocatable(resource)
+    }
+
+    fn requested(&self, resource: plain::ResourceId) -> Vec<u64> {
+        self.0.requested(resource)
+    }
+
+    fn lookup(&self, text: &str) -> Option<plain::Symbol> {
+        self.0.lookup(text)
+    }
+
+    fn symbol_text(&self, id: plain::Symbol) -> String {
+        self.0.symbol_text(id)
+    }
+
+    fn node_name(&self, node: plain::NodeId) -> String {
+        self.0.node_name(node)
+    }
+
+    fn node_label_column(&self, key: plain::Symbol) -> Vec<Option<plain::Symbol>> {
+        self.0.node_label_column(key)
+    }
+
+    fn pod(&self, pod: plain::PodId) -> Option<plain::PodInfo> {
+        self.0.pod(pod).map(Into::into)
+    }
+
+    fn pod_name(&self, pod: plain::PodId) -> String {
+        self.0.pod_name(pod)
+    }
+
+    fn pod_labels(&self, pod: plain::PodId) -> Vec<(plain::Symbol, plain::Symbol)> {
+        self.0.pod_labels(pod)
+    }
+
+    fn pod_requests(&self, pod: plain::PodId) -> Vec<u64> {
+        self.0.pod_requests(pod)
+    }
+
+    fn pods_on_node(&self, node: plain::NodeId) -> Vec<plain::PodId> {
+        self.0.pods_on_node(node)
+    }
+
+    fn pod_group(&self, group: plain::PodGroupId) -> Option<plain::PodGroup> {
+        self.0.pod_group(group).map(Into::into)
+    }
+
+    fn pod_group_spec(&self, group: plain::PodGroupId) -> Option<plain::PodGroupSpec> {
+        self.0.pod_group_spec(group).map(Into::into)
+    }
+
+    fn composite(&self, id: plain::CompositeId) -> Option<plain::Composite> {
+        self.0.composite(id).map(Into::into)
+    }
+
+    fn disruption_budget(&self, id: plain::BudgetId) -> Option<plain::DisruptionBudget> {
+        self.0.disruption_budget(id).map(Into::into)
+    }
+
+    fn pod_disruption_budgets(&self, pod: plain::PodId) -> Vec<plain::BudgetId> {
+        self.0.pod_disruption_budgets(pod)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Conversions between the WIT bindings and the plain types.
+
+fn map<T, U: From<T>>(items: Vec<T>) -> Vec<U> {
+    items.into_iter().map(U::from).collect()
+}
 
 impl From<crate::Code> for types::Code {
     fn from(code: crate::Code) -> Self {
@@ -119,6 +245,342 @@ impl From<crate::Status> for types::Status {
         }
     }
 }
+
+impl From<types::SchedulingPolicy> for plain::SchedulingPolicy {
+    fn from(policy: types::SchedulingPolicy) -> Self {
+        match policy {
+            types::SchedulingPolicy::Basic => Self::Basic,
+            types::SchedulingPolicy::Gang(min_count) => Self::Gang(min_count),
+        }
+    }
+}
+
+impl From<types::CompositePolicy> for plain::CompositePolicy {
+    fn from(policy: types::CompositePolicy) -> Self {
+        match policy {
+            types::CompositePolicy::Basic => Self::Basic,
+            types::CompositePolicy::Gang(min_group_count) => Self::Gang(min_group_count),
+        }
+    }
+}
+
+impl From<types::DisruptionMode> for plain::DisruptionMode {
+    fn from(mode: types::DisruptionMode) -> Self {
+        match mode {
+            types::DisruptionMode::Single => Self::Single,
+            types::DisruptionMode::All => Self::All,
+        }
+    }
+}
+
+impl From<types::PreemptionPolicy> for plain::PreemptionPolicy {
+    fn from(policy: types::PreemptionPolicy) -> Self {
+        match policy {
+            types::PreemptionPolicy::PreemptLowerPriority => Self::PreemptLowerPriority,
+            types::PreemptionPolicy::Never => Self::Never,
+        }
+    }
+}
+
+impl From<types::PodGroupSpec> for plain::PodGroupSpec {
+    fn from(spec: types::PodGroupSpec) -> Self {
+        Self {
+            policy: spec.policy.into(),
+            priority: spec.priority,
+            disruption_mode: spec.disruption_mode.into(),
+            preemption_policy: spec.preemption_policy.into(),
+            topology_key: spec.topology_key,
+            parent: spec.parent,
+        }
+    }
+}
+
+impl From<types::PodGroup> for plain::PodGroup {
+    fn from(group: types::PodGroup) -> Self {
+        Self {
+            id: group.id,
+            name: group.name,
+            spec: group.spec.map(Into::into),
+            pending: group.pending,
+            bound: group.bound,
+        }
+    }
+}
+
+impl From<types::CompositeSpec> for plain::CompositeSpec {
+    fn from(spec: types::CompositeSpec) -> Self {
+        Self {
+            policy: spec.policy.into(),
+            priority: spec.priority,
+            disruption_mode: spec.disruption_mode.into(),
+            preemption_policy: spec.preemption_policy.into(),
+            topology_key: spec.topology_key,
+            parent: spec.parent,
+        }
+    }
+}
+
+impl From<types::Composite> for plain::Composite {
+    fn from(composite: types::Composite) -> Self {
+        Self {
+            id: composite.id,
+            name: composite.name,
+            spec: composite.spec.into(),
+            child_groups: composite.child_groups,
+            child_composites: composite.child_composites,
+        }
+    }
+}
+
+impl From<cluster::PodInfo> for plain::PodInfo {
+    fn from(pod: cluster::PodInfo) -> Self {
+        Self {
+            namespace: pod.namespace,
+            priority: pod.priority,
+            preemption_policy: pod.preemption_policy.into(),
+            node: pod.node,
+            nominated_node: pod.nominated_node,
+            group: pod.group,
+            start_time: pod.start_time,
+            pending: pod.pending,
+        }
+    }
+}
+
+impl From<cluster::DisruptionBudget> for plain::DisruptionBudget {
+    fn from(budget: cluster::DisruptionBudget) -> Self {
+        Self {
+            name: budget.name,
+            pods: budget.pods,
+            disruptions_allowed: budget.disruptions_allowed,
+        }
+    }
+}
+
+impl From<types::Unit> for plain::Unit {
+    fn from(unit: types::Unit) -> Self {
+        match unit {
+            types::Unit::PodGroup(group) => Self::PodGroup(group),
+            types::Unit::Composite(composite) => Self::Composite(composite),
+        }
+    }
+}
+
+impl From<types::Placement> for plain::Placement {
+    fn from(placement: types::Placement) -> Self {
+        Self {
+            name: placement.name,
+            nodes: placement.nodes,
+            domain: placement.domain,
+        }
+    }
+}
+
+impl From<plain::Placement> for types::Placement {
+    fn from(placement: plain::Placement) -> Self {
+        Self {
+            name: placement.name,
+            nodes: placement.nodes,
+            domain: placement.domain,
+        }
+    }
+}
+
+impl From<plain::Placements> for types::Placements {
+    fn from(placements: plain::Placements) -> Self {
+        Self {
+            candidates: map(placements.candidates),
+            search_budget: placements.search_budget,
+        }
+    }
+}
+
+impl From<types::Assignment> for plain::Assignment {
+    fn from(assignment: types::Assignment) -> Self {
+        Self {
+            pod: assignment.pod,
+            node: assignment.node,
+        }
+    }
+}
+
+impl From<types::PlacementProgress> for plain::Progress {
+    fn from(progress: types::PlacementProgress) -> Self {
+        Self {
+            scheduled: progress.scheduled,
+            remaining: progress.remaining,
+        }
+    }
+}
+
+impl From<plain::NodeRejection> for types::NodeRejection {
+    fn from(rejection: plain::NodeRejection) -> Self {
+        Self {
+            node: rejection.node,
+            status: rejection.status.into(),
+        }
+    }
+}
+
+impl From<types::Preemptor> for plain::Preemptor {
+    fn from(preemptor: types::Preemptor) -> Self {
+        match preemptor {
+            types::Preemptor::Unit(unit) => Self::Unit(unit.into()),
+            types::Preemptor::Pod(pod) => Self::Pod(pod),
+        }
+    }
+}
+
+impl From<types::VictimUnit> for plain::VictimUnit {
+    fn from(unit: types::VictimUnit) -> Self {
+        Self {
+            index: unit.index,
+            pods: unit.pods,
+            group: unit.group,
+            priority: unit.priority,
+            start_time: unit.start_time,
+            violates_budget: unit.violates_budget,
+        }
+    }
+}
+
+impl From<types::PreemptionCandidate> for plain::PreemptionCandidate {
+    fn from(candidate: types::PreemptionCandidate) -> Self {
+        Self {
+            index: candidate.index,
+            domain: candidate.domain,
+            victims: map(candidate.victims),
+            assignments: map(candidate.assignments),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The exports: `Guest` impls forwarding to the plugin.
+
+/// Implements every export world's `Guest` trait for plugin `P`;
+/// [`register_plugin!`](crate::register_plugin) passes it to the `export!`
+/// macros of the points the plugin names.
+pub struct Exports<P>(PhantomData<P>);
+
+impl<P: Plugin> export_plugin::exports::wasched::scheduler::plugin::Guest for Exports<P> {
+    fn name() -> String {
+        P::NAME.into()
+    }
+
+    fn configure(args: String) -> Result<(), String> {
+        let plugin = crate::configure::<P>(&args)?;
+        swap_instance(Some(Box::new(plugin)));
+        Ok(())
+    }
+}
+
+impl<P: Plugin> export_pre_enqueue::exports::wasched::scheduler::pre_enqueue::Guest for Exports<P> {
+    fn pre_enqueue(snapshot: &Snapshot, unit: types::Unit) -> types::Status {
+        with_plugin(|p: &mut P| p.pre_enqueue(&HostCluster(snapshot), unit.into())).into()
+    }
+}
+
+impl<P: Plugin> export_filter::exports::wasched::scheduler::filter::Guest for Exports<P> {
+    fn filter(
+        snapshot: &Snapshot,
+        pod: plain::PodId,
+        nodes: Vec<plain::NodeId>,
+    ) -> Vec<types::NodeRejection> {
+        map(with_plugin(|p: &mut P| {
+            p.filter(&HostCluster(snapshot), pod, &nodes)
+        }))
+    }
+}
+
+impl<P: Plugin> export_score::exports::wasched::scheduler::score::Guest for Exports<P> {
+    fn score(
+        snapshot: &Snapshot,
+        pod: plain::PodId,
+        nodes: Vec<plain::NodeId>,
+    ) -> Result<Vec<i64>, types::Status> {
+        with_plugin(|p: &mut P| p.score(&HostCluster(snapshot), pod, &nodes)).map_err(Into::into)
+    }
+}
+
+impl<P: Plugin> export_permit::exports::wasched::scheduler::permit::Guest for Exports<P> {
+    fn permit(
+        snapshot: &Snapshot,
+        unit: types::Unit,
+        progress: types::PlacementProgress,
+    ) -> types::Status {
+        with_plugin(|p: &mut P| p.permit(&HostCluster(snapshot), unit.into(), progress.into()))
+            .into()
+    }
+}
+
+impl<P: Plugin> export_placement_generate::exports::wasched::scheduler::placement_generate::Guest
+    for Exports<P>
+{
+    fn generate_placements(
+        snapshot: &Snapshot,
+        unit: types::Unit,
+        parent: types::Placement,
+    ) -> Result<types::Placements, types::Status> {
+        let parent = parent.into();
+        with_plugin(|p: &mut P| p.generate_placements(&HostCluster(snapshot), unit.into(), &parent))
+            .map(Into::into)
+            .map_err(Into::into)
+    }
+}
+
+impl<P: Plugin> export_placement_score::exports::wasched::scheduler::placement_score::Guest
+    for Exports<P>
+{
+    fn score_placement(
+        snapshot: &Snapshot,
+        unit: types::Unit,
+        placement: types::Placement,
+        assignments: Vec<types::Assignment>,
+    ) -> Result<i64, types::Status> {
+        let placement = placement.into();
+        let assignments: Vec<plain::Assignment> = map(assignments);
+        with_plugin(|p: &mut P| {
+            p.score_placement(
+                &HostCluster(snapshot),
+                unit.into(),
+                &placement,
+                &assignments,
+            )
+        })
+        .map_err(Into::into)
+    }
+}
+
+impl<P: Plugin>
+    export_pod_group_post_filter::exports::wasched::scheduler::pod_group_post_filter::Guest
+    for Exports<P>
+{
+    fn order_victims(
+        snapshot: &Snapshot,
+        preemptor: types::Preemptor,
+        units: Vec<types::VictimUnit>,
+    ) -> Result<Vec<u32>, types::Status> {
+        let units: Vec<plain::VictimUnit> = map(units);
+        with_plugin(|p: &mut P| p.order_victims(&HostCluster(snapshot), preemptor.into(), &units))
+            .map_err(Into::into)
+    }
+
+    fn select_candidate(
+        snapshot: &Snapshot,
+        preemptor: types::Preemptor,
+        candidates: Vec<types::PreemptionCandidate>,
+    ) -> Result<u32, types::Status> {
+        let candidates: Vec<plain::PreemptionCandidate> = map(candidates);
+        with_plugin(|p: &mut P| {
+            p.select_candidate(&HostCluster(snapshot), preemptor.into(), &candidates)
+        })
+        .map_err(Into::into)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Runtime support for `no_std` components.
 
 #[global_allocator]
 static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
@@ -195,6 +657,6 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
         Some(at) => format!("panic: {} at {}:{}", info.message(), at.file(), at.line()),
         None => format!("panic: {}", info.message()),
     };
-    log::log(log::Level::Error, &message);
+    wit_log::log(wit_log::Level::Error, &message);
     core::arch::wasm32::unreachable()
 }

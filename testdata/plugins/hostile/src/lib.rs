@@ -1,106 +1,129 @@
 //! Test fixture `Hostile`: a plugin that implements every extension point
 //! and misbehaves on demand, to prove the host's sandbox bounds.
 //!
-//! Args (JSON, read with plain string matching to stay dependency-free):
-//! `{"point": "<extension point>", "misbehave": "<what>"}`. It misbehaves
-//! only at `point`, and only for pods and PodGroups whose PodGroup name
-//! contains `bad`, so that other entities in the same run show that the
-//! host carries on unaffected. `misbehave` is one of:
+//! Args: `{"point": "<extension point>", "misbehave": "<what>"}` (both
+//! default to `""`; other fields are refused). It misbehaves only at `point`
+//! (a WIT interface name: `pre-enqueue`, `filter`, `score`, `permit`,
+//! `placement-generate`, `placement-score`, `pod-group-post-filter`), and only
+//! for bad entities: pods and PodGroups whose PodGroup name contains `bad`,
+//! composites whose name contains `bad`, and at `pod-group-post-filter`
+//! preemptors whose PodGroup (or composite) name contains `bad`. Other
+//! entities in the same run show that the host carries on unaffected.
+//! `misbehave` is one of:
 //!
 //! - `loop`: spin forever (CPU bound);
 //! - `alloc`: allocate 1 MiB chunks forever (memory cap);
 //! - `recurse`: recurse without end (stack overflow);
 //! - `panic`: panic (trap);
-//! - `invalid`: answer outside the contract (unknown node, score 1000,
-//!   placement node outside its parent);
+//! - `invalid`: answer outside the contract: filter rejects an unknown node,
+//!   score 1000, a generated placement with a node outside its parent,
+//!   placement score 1000, `order-victims` lists the first index twice,
+//!   `select-candidate` returns an index past the end (pre-enqueue and
+//!   permit have no invalid answer and answer neutrally);
+//! - `huge-reason`: answer with a 4 MiB reason: `unschedulable` at
+//!   pre-enqueue and permit, every node rejected at filter (4 MiB per node),
+//!   an `err` status at score, the placement points and post-filter;
+//! - `flood-logs`: log 16 MiB per call in 64 KiB lines (the host must cap
+//!   it), then answer neutrally;
 //! - `work:<MiB>`: allocate and touch that many MiB and spin 1M iterations,
-//!   then answer normally (bounds obeyed by a plugin within them).
+//!   then answer neutrally (bounds obeyed by a plugin within them).
 //!
-//! Otherwise it answers neutrally: success, no rejections, zero scores, and
-//! `skip` for placements — except that with `point` = `placement-score` it
-//! splits the cluster in two placements so that scoring happens at all.
+//! Neutral answers: success, no rejections, zero scores, `skip` for
+//! placements — except that with `point` = `placement-score` it splits the
+//! parent placement in two, `left` and `right`, so that scoring happens at
+//! all — the identity reprieve order, and the first preemption candidate
+//! (`unschedulable` if there is none).
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
 extern crate alloc;
 
-#[cfg(target_arch = "wasm32")]
-mod component {
-    use alloc::string::{String, ToString};
-    use alloc::vec;
-    use alloc::vec::Vec;
-    use wasched_sdk::cluster::Snapshot;
-    use wasched_sdk::extension_host::exports::wasched::scheduler::{
-        filter, permit, placement_generate, placement_score, plugin, pod_group_post_filter,
-        pre_enqueue, score,
-    };
-    use wasched_sdk::types::{
-        Assignment, Code, NodeId, NodeRejection, Placement, PlacementProgress, PodGroup,
-        PodGroupId, PodId, PostFilterResult, Status,
-    };
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use serde::Deserialize;
+use wasched_sdk::{
+    Assignment, Cluster, Code, Level, NodeId, NodeRejection, Placement, Placements, PodGroupId,
+    PodId, PreemptionCandidate, Preemptor, Progress, Status, Unit, VictimUnit,
+};
 
-    struct Hostile;
+/// The reason of `huge-reason`: 4 MiB.
+const HUGE_REASON_BYTES: usize = 4 << 20;
+/// `flood-logs`: this many lines ...
+const FLOOD_LINES: usize = 256;
+/// ... of this many bytes (16 MiB in total).
+const FLOOD_LINE_BYTES: usize = 64 << 10;
 
-    struct Args {
-        point: String,
-        misbehave: String,
+/// Where and how to misbehave.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Args {
+    /// The extension point (WIT interface name) to misbehave at.
+    pub point: String,
+    /// What to do there (see the crate docs).
+    pub misbehave: String,
+}
+
+/// The plugin.
+#[derive(Debug)]
+pub struct Hostile {
+    args: Args,
+}
+
+/// What an extension point should answer after [`Hostile::act`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    Neutral,
+    Invalid,
+    HugeReason,
+}
+
+fn huge_reason() -> Status {
+    Status::new(Code::Unschedulable, "x".repeat(HUGE_REASON_BYTES))
+}
+
+fn group_is_bad(cluster: &impl Cluster, group: Option<PodGroupId>) -> bool {
+    group
+        .and_then(|g| cluster.pod_group(g))
+        .is_some_and(|g| g.name.contains("bad"))
+}
+
+fn pod_is_bad(cluster: &impl Cluster, pod: PodId) -> bool {
+    group_is_bad(cluster, cluster.pod(pod).and_then(|p| p.group))
+}
+
+fn unit_is_bad(cluster: &impl Cluster, unit: Unit) -> bool {
+    match unit {
+        Unit::PodGroup(group) => group_is_bad(cluster, Some(group)),
+        Unit::Composite(id) => cluster
+            .composite(id)
+            .is_some_and(|c| c.name.contains("bad")),
     }
+}
 
-    static mut ARGS: Option<Args> = None;
-
-    fn args() -> &'static Args {
-        // SAFETY: wasm32 components are single-threaded; ARGS is written
-        // once in `configure` before any extension point is called.
-        unsafe { (*core::ptr::addr_of!(ARGS)).as_ref().expect("configured") }
+fn preemptor_is_bad(cluster: &impl Cluster, preemptor: Preemptor) -> bool {
+    match preemptor {
+        Preemptor::Unit(unit) => unit_is_bad(cluster, unit),
+        Preemptor::Pod(pod) => pod_is_bad(cluster, pod),
     }
+}
 
-    fn field(json: &str, key: &str) -> String {
-        let pattern = alloc::format!("\"{key}\"");
-        let Some(at) = json.find(&pattern) else {
-            return String::new();
-        };
-        let rest = &json[at + pattern.len()..];
-        let rest = rest
-            .trim_start()
-            .trim_start_matches(':')
-            .trim_start()
-            .trim_start_matches('"');
-        rest.split('"').next().unwrap_or_default().to_string()
+#[inline(never)]
+fn recurse(depth: u64, keep: &mut [u64; 64]) -> u64 {
+    keep[(depth % 64) as usize] = depth;
+    if core::hint::black_box(depth) == u64::MAX {
+        return 0;
     }
+    recurse(depth + 1, keep) + keep[0]
+}
 
-    fn ok() -> Status {
-        Status {
-            code: Code::Success,
-            reason: String::new(),
+impl Hostile {
+    /// Misbehaves if this is the configured point and the entity is bad;
+    /// returns what the caller should answer.
+    fn act(&self, point: &str, bad: bool) -> Answer {
+        if self.args.point != point || !bad {
+            return Answer::Neutral;
         }
-    }
-
-    fn group_is_bad(snapshot: &Snapshot, group: Option<PodGroupId>) -> bool {
-        group
-            .and_then(|g| snapshot.pod_group(g))
-            .is_some_and(|g| g.name.contains("bad"))
-    }
-
-    fn pod_is_bad(snapshot: &Snapshot, pod: PodId) -> bool {
-        group_is_bad(snapshot, snapshot.pod(pod).and_then(|p| p.group))
-    }
-
-    #[inline(never)]
-    fn recurse(depth: u64, keep: &mut [u64; 64]) -> u64 {
-        keep[(depth % 64) as usize] = depth;
-        if core::hint::black_box(depth) == u64::MAX {
-            return 0;
-        }
-        recurse(depth + 1, keep) + keep[0]
-    }
-
-    /// Misbehaves if this is the configured point and the entity is bad.
-    /// Returns true if the caller should answer invalidly.
-    fn act(point: &str, bad: bool) -> bool {
-        let args = args();
-        if args.point != point || !bad {
-            return false;
-        }
-        match args.misbehave.as_str() {
+        match self.args.misbehave.as_str() {
             "loop" => loop {
                 core::hint::black_box(0u64);
             },
@@ -111,10 +134,18 @@ mod component {
             "recurse" => {
                 let mut keep = [0u64; 64];
                 core::hint::black_box(recurse(0, &mut keep));
-                false
+                Answer::Neutral
             }
             "panic" => panic!("hostile plugin panics at {point}"),
-            "invalid" => true,
+            "invalid" => Answer::Invalid,
+            "huge-reason" => Answer::HugeReason,
+            "flood-logs" => {
+                let line = "x".repeat(FLOOD_LINE_BYTES);
+                for _ in 0..FLOOD_LINES {
+                    wasched_sdk::log(Level::Info, &line);
+                }
+                Answer::Neutral
+            }
             work if work.starts_with("work:") => {
                 let mib: usize = work[5..].parse().unwrap_or(1);
                 let chunk = vec![7u8; mib << 20];
@@ -123,127 +154,173 @@ mod component {
                     sum = sum.wrapping_add(i ^ u64::from(chunk[(i as usize) % chunk.len()]));
                 }
                 core::hint::black_box(sum);
-                false
+                Answer::Neutral
             }
-            _ => false,
+            _ => Answer::Neutral,
         }
     }
 
-    impl plugin::Guest for Hostile {
-        fn name() -> String {
-            "Hostile".to_string()
-        }
-
-        fn configure(args: String) -> Result<(), String> {
-            let parsed = Args {
-                point: field(&args, "point"),
-                misbehave: field(&args, "misbehave"),
-            };
-            // SAFETY: see `args()`.
-            unsafe { *core::ptr::addr_of_mut!(ARGS) = Some(parsed) };
-            Ok(())
+    /// pre-enqueue and permit: no invalid answer exists.
+    fn verdict(&self, point: &str, bad: bool) -> Status {
+        match self.act(point, bad) {
+            Answer::HugeReason => huge_reason(),
+            Answer::Neutral | Answer::Invalid => Status::success(),
         }
     }
-
-    impl pre_enqueue::Guest for Hostile {
-        fn pre_enqueue(_snapshot: &Snapshot, group: PodGroup) -> Status {
-            act("pre-enqueue", group.name.contains("bad"));
-            ok()
-        }
-    }
-
-    impl filter::Guest for Hostile {
-        fn filter(snapshot: &Snapshot, pod: PodId, nodes: Vec<NodeId>) -> Vec<NodeRejection> {
-            if act("filter", pod_is_bad(snapshot, pod)) {
-                let status = Status {
-                    code: Code::Unschedulable,
-                    reason: "no".into(),
-                };
-                return vec![NodeRejection {
-                    node: u32::MAX,
-                    status,
-                }];
-            }
-            let _ = nodes;
-            Vec::new()
-        }
-    }
-
-    impl score::Guest for Hostile {
-        fn score(snapshot: &Snapshot, pod: PodId, nodes: Vec<NodeId>) -> Result<Vec<i64>, Status> {
-            if act("score", pod_is_bad(snapshot, pod)) {
-                return Ok(vec![1000; nodes.len()]);
-            }
-            Ok(vec![0; nodes.len()])
-        }
-    }
-
-    impl permit::Guest for Hostile {
-        fn permit(snapshot: &Snapshot, group: PodGroupId, _progress: PlacementProgress) -> Status {
-            act("permit", group_is_bad(snapshot, Some(group)));
-            ok()
-        }
-    }
-
-    impl placement_generate::Guest for Hostile {
-        fn generate_placements(
-            snapshot: &Snapshot,
-            group: PodGroup,
-            parent: Placement,
-        ) -> Result<Vec<Placement>, Status> {
-            let bad = group.name.contains("bad");
-            if act("placement-generate", bad) {
-                return Ok(vec![Placement {
-                    name: "outside".into(),
-                    nodes: vec![snapshot.node_count() + 7],
-                }]);
-            }
-            if args().point == "placement-score" {
-                let (left, right) = parent.nodes.split_at(parent.nodes.len() / 2);
-                return Ok(vec![
-                    Placement {
-                        name: "left".into(),
-                        nodes: left.to_vec(),
-                    },
-                    Placement {
-                        name: "right".into(),
-                        nodes: right.to_vec(),
-                    },
-                ]);
-            }
-            Err(Status {
-                code: Code::Skip,
-                reason: String::new(),
-            })
-        }
-    }
-
-    impl placement_score::Guest for Hostile {
-        fn score_placement(
-            snapshot: &Snapshot,
-            group: PodGroupId,
-            _placement: Placement,
-            _assignments: Vec<Assignment>,
-        ) -> Result<i64, Status> {
-            if act("placement-score", group_is_bad(snapshot, Some(group))) {
-                return Ok(1000);
-            }
-            Ok(0)
-        }
-    }
-
-    impl pod_group_post_filter::Guest for Hostile {
-        fn post_filter(
-            _snapshot: &Snapshot,
-            _trial: &wasched_sdk::cluster::GroupTrial,
-            _group: PodGroup,
-        ) -> Result<PostFilterResult, Status> {
-            Err(Status {
-                code: Code::Unschedulable,
-                reason: "Hostile does not preempt".into(),
-            })
-        }
-    }
-
-    wasched_sdk::extension_host::export!(Hostile);
 }
+
+impl wasched_sdk::Plugin for Hostile {
+    type Args = Args;
+    const NAME: &'static str = "Hostile";
+
+    fn new(args: Args) -> Result<Self, String> {
+        Ok(Self { args })
+    }
+
+    fn pre_enqueue(&mut self, cluster: &impl Cluster, unit: Unit) -> Status {
+        self.verdict("pre-enqueue", unit_is_bad(cluster, unit))
+    }
+
+    fn filter(
+        &mut self,
+        cluster: &impl Cluster,
+        pod: PodId,
+        nodes: &[NodeId],
+    ) -> Vec<NodeRejection> {
+        match self.act("filter", pod_is_bad(cluster, pod)) {
+            Answer::Neutral => Vec::new(),
+            Answer::Invalid => vec![NodeRejection {
+                node: u32::MAX,
+                status: Status::new(Code::Unschedulable, "no"),
+            }],
+            Answer::HugeReason => nodes
+                .iter()
+                .map(|&node| NodeRejection {
+                    node,
+                    status: huge_reason(),
+                })
+                .collect(),
+        }
+    }
+
+    fn score(
+        &mut self,
+        cluster: &impl Cluster,
+        pod: PodId,
+        nodes: &[NodeId],
+    ) -> Result<Vec<i64>, Status> {
+        match self.act("score", pod_is_bad(cluster, pod)) {
+            Answer::Neutral => Ok(vec![0; nodes.len()]),
+            Answer::Invalid => Ok(vec![1000; nodes.len()]),
+            Answer::HugeReason => Err(huge_reason()),
+        }
+    }
+
+    fn permit(&mut self, cluster: &impl Cluster, unit: Unit, _progress: Progress) -> Status {
+        self.verdict("permit", unit_is_bad(cluster, unit))
+    }
+
+    fn generate_placements(
+        &mut self,
+        cluster: &impl Cluster,
+        unit: Unit,
+        parent: &Placement,
+    ) -> Result<Placements, Status> {
+        match self.act("placement-generate", unit_is_bad(cluster, unit)) {
+            Answer::Invalid => {
+                return Ok(Placements {
+                    candidates: vec![Placement {
+                        name: "outside".into(),
+                        nodes: vec![cluster.node_count() + 7],
+                        domain: None,
+                    }],
+                    search_budget: None,
+                });
+            }
+            Answer::HugeReason => return Err(huge_reason()),
+            Answer::Neutral => {}
+        }
+        if self.args.point == "placement-score" {
+            let (left, right) = parent.nodes.split_at(parent.nodes.len() / 2);
+            let half = |name: &str, nodes: &[NodeId]| Placement {
+                name: name.into(),
+                nodes: nodes.to_vec(),
+                domain: None,
+            };
+            return Ok(Placements {
+                candidates: vec![half("left", left), half("right", right)],
+                search_budget: None,
+            });
+        }
+        Err(Status::new(Code::Skip, ""))
+    }
+
+    fn score_placement(
+        &mut self,
+        cluster: &impl Cluster,
+        unit: Unit,
+        _placement: &Placement,
+        _assignments: &[Assignment],
+    ) -> Result<i64, Status> {
+        match self.act("placement-score", unit_is_bad(cluster, unit)) {
+            Answer::Neutral => Ok(0),
+            Answer::Invalid => Ok(1000),
+            Answer::HugeReason => Err(huge_reason()),
+        }
+    }
+
+    fn order_victims(
+        &mut self,
+        cluster: &impl Cluster,
+        preemptor: Preemptor,
+        units: &[VictimUnit],
+    ) -> Result<Vec<u32>, Status> {
+        let mut order: Vec<u32> = units.iter().map(|unit| unit.index).collect();
+        match self.act(
+            "pod-group-post-filter",
+            preemptor_is_bad(cluster, preemptor),
+        ) {
+            Answer::Neutral => {}
+            Answer::Invalid => {
+                // The first index twice (in place of the second, if any).
+                if let Some(&first) = order.first() {
+                    match order.get_mut(1) {
+                        Some(second) => *second = first,
+                        None => order.push(first),
+                    }
+                }
+            }
+            Answer::HugeReason => return Err(huge_reason()),
+        }
+        Ok(order)
+    }
+
+    fn select_candidate(
+        &mut self,
+        cluster: &impl Cluster,
+        preemptor: Preemptor,
+        candidates: &[PreemptionCandidate],
+    ) -> Result<u32, Status> {
+        match self.act(
+            "pod-group-post-filter",
+            preemptor_is_bad(cluster, preemptor),
+        ) {
+            Answer::Neutral => candidates
+                .first()
+                .map(|candidate| candidate.index)
+                .ok_or_else(|| Status::new(Code::Unschedulable, "Hostile has no candidate")),
+            Answer::Invalid => Ok(u32::try_from(candidates.len()).unwrap_or(u32::MAX)),
+            Answer::HugeReason => Err(huge_reason()),
+        }
+    }
+}
+
+wasched_sdk::register_plugin!(
+    Hostile: pre_enqueue,
+    filter,
+    score,
+    permit,
+    placement_generate,
+    placement_score,
+    pod_group_post_filter,
+);

@@ -1,0 +1,78 @@
+//! The read-only cluster view every extension point is called with.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::types::{
+    BudgetId, Composite, CompositeId, DisruptionBudget, NodeId, PodGroup, PodGroupId, PodGroupSpec,
+    PodId, PodInfo, ResourceId, Symbol,
+};
+
+/// A consistent, read-only snapshot of nodes, pods and groups: one method
+/// per method of the WIT `cluster.snapshot` resource.
+///
+/// On wasm32 the SDK implements it over the host's snapshot (each call is
+/// one guest-to-host call; fetch columns once per call, not per node);
+/// natively [`NativeCluster`](crate::native::NativeCluster) implements it in
+/// memory, so that plugin logic can be unit-tested without wasm.
+///
+/// The view reflects the cycle in progress: pods assumed earlier in the
+/// cycle count in [`requested`](Cluster::requested) and
+/// [`pods_on_node`](Cluster::pods_on_node).
+pub trait Cluster {
+    /// Number of nodes; node ids are `0 .. node_count()`.
+    fn node_count(&self) -> u32;
+    /// Number of pods (running and pending); pod ids are `0 .. pod_count()`.
+    fn pod_count(&self) -> u32;
+    /// Number of PodGroups; ids are `0 .. pod_group_count()`.
+    fn pod_group_count(&self) -> u32;
+    /// Number of CompositePodGroups; ids are `0 .. composite_count()`.
+    fn composite_count(&self) -> u32;
+    /// Number of PodDisruptionBudgets.
+    fn disruption_budget_count(&self) -> u32;
+
+    /// Resource column names, indexed by [`ResourceId`]: `cpu` (millicores),
+    /// `memory` (bytes), `pods` (count), then extended resources by name.
+    fn resource_names(&self) -> Vec<String>;
+    /// Allocatable amount of one resource on every node, indexed by node id;
+    /// empty if `resource` is out of range.
+    fn allocatable(&self, resource: ResourceId) -> Vec<u64>;
+    /// Requests of the pods bound or assumed on every node for one resource,
+    /// indexed by node id; empty if `resource` is out of range.
+    fn requested(&self, resource: ResourceId) -> Vec<u64>;
+
+    /// The symbol of `text`, if it occurs in the snapshot (node names,
+    /// namespaces, label keys and values).
+    fn lookup(&self, text: &str) -> Option<Symbol>;
+    /// The text of a symbol; empty for an unknown id.
+    fn symbol_text(&self, id: Symbol) -> String;
+    /// `metadata.name` of a node; empty for an unknown id.
+    fn node_name(&self, node: NodeId) -> String;
+    /// The value of label `key` on every node, indexed by node id; `None`
+    /// where the node does not carry the label.
+    fn node_label_column(&self, key: Symbol) -> Vec<Option<Symbol>>;
+
+    /// One pod; `None` for an unknown id.
+    fn pod(&self, pod: PodId) -> Option<PodInfo>;
+    /// `namespace/name` of a pod; empty for an unknown id.
+    fn pod_name(&self, pod: PodId) -> String;
+    /// `metadata.labels` of a pod as (key, value) symbols, by key.
+    fn pod_labels(&self, pod: PodId) -> Vec<(Symbol, Symbol)>;
+    /// Requests of one pod, indexed by [`ResourceId`].
+    fn pod_requests(&self, pod: PodId) -> Vec<u64>;
+    /// Pods bound or assumed on a node, ascending.
+    fn pods_on_node(&self, node: NodeId) -> Vec<PodId>;
+
+    /// A PodGroup with its members; `None` for an unknown id.
+    fn pod_group(&self, group: PodGroupId) -> Option<PodGroup>;
+    /// Just the spec of a PodGroup (cheap: no member lists); `None` for an
+    /// unknown id or a PodGroup object that does not exist.
+    fn pod_group_spec(&self, group: PodGroupId) -> Option<PodGroupSpec>;
+    /// A CompositePodGroup with its children; `None` for an unknown id.
+    fn composite(&self, id: CompositeId) -> Option<Composite>;
+
+    /// A PodDisruptionBudget; `None` for an unknown id.
+    fn disruption_budget(&self, id: BudgetId) -> Option<DisruptionBudget>;
+    /// The budgets whose selector matches `pod`, ascending.
+    fn pod_disruption_budgets(&self, pod: PodId) -> Vec<BudgetId>;
+}
