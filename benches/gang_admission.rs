@@ -4,7 +4,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use wasched::runtime::ExtensionPoint;
+use wasched::framework::{ExtensionPoint, Progress, Unit};
 use wasched_benches::{bundled_plugins, default_snapshot, first_gang, has_permit, large_snapshot};
 
 fn permit(c: &mut Criterion) {
@@ -14,10 +14,14 @@ fn permit(c: &mut Criterion) {
     let (group, min_count) = first_gang(&snapshot);
     let mut bench = c.benchmark_group("permit_decision");
     bench.bench_function("component", |b| {
-        let plugin = plugins.at(ExtensionPoint::Permit).next().unwrap();
+        let mut plugin = plugins.at(ExtensionPoint::Permit).next().unwrap();
         b.iter(|| {
+            let progress = Progress {
+                scheduled: black_box(1),
+                remaining: black_box(2),
+            };
             let status = plugin
-                .permit(&mut snapshot, black_box(group), black_box(1), black_box(2))
+                .permit(&mut snapshot, Unit::Group(black_box(group)), progress)
                 .unwrap();
             black_box(status)
         })
@@ -42,7 +46,7 @@ fn simulate(c: &mut Criterion) {
     bench.bench_function("with_gang_component", |b| {
         b.iter_batched_ref(
             || snapshot.clone(),
-            |snapshot| black_box(wasched::cycle::run(snapshot, &mut plugins)),
+            |snapshot| black_box(wasched::scheduler::run(snapshot, &mut plugins)),
             criterion::BatchSize::SmallInput,
         )
     });
@@ -57,7 +61,7 @@ fn simulate_large(c: &mut Criterion) {
     bench.bench_function("5000_nodes_10000_pending_pods", |b| {
         b.iter_batched_ref(
             || snapshot.clone(),
-            |snapshot| black_box(wasched::cycle::run(snapshot, &mut plugins)),
+            |snapshot| black_box(wasched::scheduler::run(snapshot, &mut plugins)),
             criterion::BatchSize::LargeInput,
         )
     });

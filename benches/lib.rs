@@ -5,8 +5,8 @@
 //! baseline in the same run so that ratios survive a noisy machine.
 
 use anyhow::Result;
+use wasched::framework::ExtensionPoint;
 use wasched::generate::{Options, Shape};
-use wasched::runtime::ExtensionPoint;
 use wasched::{PluginSet, Runtime, Snapshot};
 
 /// The large generated cluster the benchmarks use: 5,000 nodes with 10,000
@@ -39,7 +39,7 @@ pub fn default_snapshot() -> Result<Snapshot> {
 /// The bundled plugins, loaded into a fresh runtime.
 pub fn bundled_plugins() -> Result<(Runtime, PluginSet)> {
     let runtime = Runtime::new()?;
-    let plugins = PluginSet::bundled(&runtime, &wasched::PluginConfig::default())?;
+    let plugins = runtime.bundled(&wasched::PluginConfig::default())?;
     Ok((runtime, plugins))
 }
 

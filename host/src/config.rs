@@ -7,6 +7,13 @@
 //!   fuel: 100000000          # wasm instructions (roughly) per call; deterministic
 //!   timeout: 1s              # wall-clock deadline per call
 //!   memoryLimit: 64Mi        # linear memory per instance
+//!   limits:                  # caps on what a plugin hands the host
+//!     logLinesPerCall: 64
+//!     logBytesPerCall: 16Ki
+//!     logBytesPerRun: 1Mi
+//!     reasonBytes: 1Ki       # longer reasons are cut
+//!     nameBytes: 253         # longer placement names are invalid answers
+//!     listLength: 100000     # longer lists in answers are invalid answers
 //! plugins:
 //!   - name: GangScheduling   # the name the plugin gives itself
 //!     failurePolicy: Ignore
@@ -19,18 +26,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 
+pub use crate::framework::FailurePolicy;
+use crate::framework::OutputLimits;
 use crate::manifest::quantity::Quantity;
-
-/// What happens to a pod or group when a plugin call fails (traps, exceeds a
-/// bound, or returns an invalid result).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-pub enum FailurePolicy {
-    /// The pod or group stays pending with the plugin's error as reason.
-    #[default]
-    Fail,
-    /// The plugin is skipped for that cycle and a warning is counted.
-    Ignore,
-}
 
 /// The bounds and policy one plugin runs under.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +43,8 @@ pub struct PluginSettings {
     pub memory_limit: u64,
     /// JSON text for `plugin.configure`.
     pub args: String,
+    /// Caps on what the plugin hands the host.
+    pub limits: OutputLimits,
 }
 
 impl Default for PluginSettings {
@@ -55,6 +55,7 @@ impl Default for PluginSettings {
             timeout: Duration::from_secs(1),
             memory_limit: 64 << 20,
             args: "{}".into(),
+            limits: OutputLimits::default(),
         }
     }
 }
@@ -66,6 +67,20 @@ struct Overrides {
     fuel: Option<u64>,
     timeout: Option<String>,
     memory_limit: Option<String>,
+    limits: Option<LimitOverrides>,
+}
+
+/// `limits:` of a defaults or plugin entry; byte counts are numbers or
+/// quantities (`16Ki`).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LimitOverrides {
+    log_lines_per_call: Option<u64>,
+    log_bytes_per_call: Option<serde_json::Value>,
+    log_bytes_per_run: Option<serde_json::Value>,
+    reason_bytes: Option<serde_json::Value>,
+    name_bytes: Option<serde_json::Value>,
+    list_length: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -76,6 +91,7 @@ struct Entry {
     fuel: Option<u64>,
     timeout: Option<String>,
     memory_limit: Option<String>,
+    limits: Option<LimitOverrides>,
     args: Option<serde_json::Value>,
 }
 
@@ -86,8 +102,56 @@ impl Entry {
             fuel: self.fuel,
             timeout: self.timeout.clone(),
             memory_limit: self.memory_limit.clone(),
+            limits: self.limits.clone(),
         }
     }
+}
+
+/// A byte count given as a number or a quantity, at least 1.
+fn bytes(value: &serde_json::Value, field: &str) -> Result<u64> {
+    let bytes = match value {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(text) => Quantity::parse(text)
+            .ok()
+            .filter(|q| !q.is_negative())
+            .map(|q| q.ceil_value()),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        anyhow!("field {field}: expected a byte count such as 1024 or 16Ki, got {value}")
+    })?;
+    if bytes == 0 {
+        bail!("field {field}: must be positive");
+    }
+    Ok(bytes)
+}
+
+fn apply_limits(limits: &mut OutputLimits, overrides: &LimitOverrides, at: &str) -> Result<()> {
+    let positive = |n: u64, field: &str| -> Result<u64> {
+        if n == 0 {
+            bail!("field {at}.limits.{field}: must be positive");
+        }
+        Ok(n)
+    };
+    if let Some(n) = overrides.log_lines_per_call {
+        limits.log_lines_per_call = positive(n, "logLinesPerCall")?;
+    }
+    if let Some(v) = &overrides.log_bytes_per_call {
+        limits.log_bytes_per_call = bytes(v, &format!("{at}.limits.logBytesPerCall"))?;
+    }
+    if let Some(v) = &overrides.log_bytes_per_run {
+        limits.log_bytes_per_run = bytes(v, &format!("{at}.limits.logBytesPerRun"))?;
+    }
+    if let Some(v) = &overrides.reason_bytes {
+        limits.reason_bytes = bytes(v, &format!("{at}.limits.reasonBytes"))? as usize;
+    }
+    if let Some(v) = &overrides.name_bytes {
+        limits.name_bytes = bytes(v, &format!("{at}.limits.nameBytes"))? as usize;
+    }
+    if let Some(n) = overrides.list_length {
+        limits.list_length = positive(n, "listLength")? as usize;
+    }
+    Ok(())
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -194,6 +258,9 @@ fn apply(mut settings: PluginSettings, overrides: &Overrides, at: &str) -> Resul
         }
         settings.memory_limit = bytes;
     }
+    if let Some(limits) = &overrides.limits {
+        apply_limits(&mut settings.limits, limits, at)?;
+    }
     Ok(settings)
 }
 
@@ -236,6 +303,20 @@ mod tests {
         );
         assert_eq!(gang.memory_limit, 32 << 20);
         assert_eq!(gang.args, r#"{"x":1}"#);
+        let limited = PluginConfig::parse(
+            "defaults: {limits: {logBytesPerCall: 4Ki, reasonBytes: 200}}\n\
+             plugins:\n- {name: A, limits: {listLength: 10}}\n",
+        )
+        .unwrap()
+        .settings("A")
+        .limits;
+        assert_eq!(limited.log_bytes_per_call, 4096);
+        assert_eq!(limited.reason_bytes, 200, "inherits defaults");
+        assert_eq!(limited.list_length, 10);
+        assert_eq!(
+            limited.log_lines_per_call,
+            OutputLimits::default().log_lines_per_call
+        );
         let other = config.settings("Other");
         assert_eq!(other.failure_policy, FailurePolicy::Fail);
         assert_eq!(other.fuel, PluginSettings::default().fuel);
@@ -266,6 +347,14 @@ mod tests {
                 "field plugins[1].name: plugin a is configured twice",
             ),
             ("plugin: []", "unknown field `plugin`"),
+            (
+                "defaults: {limits: {reasonBytes: lots}}",
+                "field defaults.limits.reasonBytes: expected a byte count",
+            ),
+            (
+                "plugins: [{name: a, limits: {logLinesPerCall: 0}}]",
+                "field plugins[0].limits.logLinesPerCall: must be positive",
+            ),
         ];
         for (text, expected) in cases {
             let err = format!("{:#}", PluginConfig::parse(text).unwrap_err());

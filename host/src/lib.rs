@@ -2,30 +2,41 @@
 //! placement, workload-aware preemption) as WebAssembly components, and the
 //! host that runs them over cluster snapshots.
 //!
-//! Data flow: [`manifest`] reads Kubernetes manifests into k8s-openapi types;
-//! [`snapshot`] indexes them; [`cycle`] runs the scheduling cycle, calling the
-//! plugin components loaded by [`runtime`] at their extension points and the
-//! native per-node checks of [`node_checks`]; [`outcome`] is what it decided.
+//! Layers, each knowing only those before it:
+//!
+//! 1. [`manifest`] reads Kubernetes manifests into k8s-openapi types;
+//! 2. [`model`] indexes them into a [`Snapshot`] with checkpoints;
+//! 3. [`filters`] are kube-scheduler's native per-node checks and scores;
+//! 4. [`framework`] is the plugin trait, statuses, failure policy and the
+//!    checks on every plugin answer — no wasm;
+//! 5. [`scheduler`] runs the cycle (queue, group algorithm, trials) through
+//!    the framework only;
+//! 6. [`runtime`] implements the framework's plugins with wasm components;
+//!
+//! and around them [`config`], [`outcome`], [`metrics`], [`builder`],
+//! [`generate`] and the pipeline [`simulate`] that the CLI runs.
 
 pub mod builder;
 pub mod config;
-pub mod cycle;
+pub mod filters;
+pub mod framework;
 pub mod generate;
 pub mod manifest;
 pub mod metrics;
-pub mod node_checks;
+pub mod model;
 pub mod outcome;
 pub mod runtime;
-pub mod snapshot;
+pub mod scheduler;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
 pub use config::PluginConfig;
+pub use framework::PluginSet;
+pub use model::Snapshot;
 pub use outcome::Outcome;
-pub use runtime::{PluginSet, Runtime};
-pub use snapshot::Snapshot;
+pub use runtime::Runtime;
 
 /// The bundled default snapshot: a small GPU cluster with competing gangs.
 pub const DEFAULT_SNAPSHOT: &str = include_str!("../../testdata/default/cluster.yaml");
@@ -66,16 +77,53 @@ pub fn load_plugins(
     config: &PluginConfig,
 ) -> Result<PluginSet> {
     match dir {
-        Some(dir) => PluginSet::from_dir(runtime, dir, config),
-        None => PluginSet::bundled(runtime, config),
+        Some(dir) => runtime.from_dir(dir, config),
+        None => runtime.bundled(config),
     }
 }
 
-/// Reads the snapshot, loads the plugins (bundled, or from `plugins`) with
-/// default settings and runs the scheduling cycle.
+/// One run of `wasched simulate`: what to read and which plugins to load.
+#[derive(Debug, Clone, Default)]
+pub struct Simulation {
+    /// Manifest files and directories; empty for the bundled default.
+    pub files: Vec<PathBuf>,
+    /// How to read them.
+    pub read: ReadOptions,
+    /// A directory of plugin components instead of the bundled ones.
+    pub plugins: Option<PathBuf>,
+    /// Plugin bounds, failure policy, caps and args.
+    pub config: PluginConfig,
+}
+
+/// What a run decided, and the plugins' log lines.
+#[derive(Debug)]
+pub struct Simulated {
+    /// The decisions.
+    pub outcome: Outcome,
+    /// `(plugin, line)` in the order the plugins are configured.
+    pub logs: Vec<(String, framework::LogLine)>,
+}
+
+impl Simulation {
+    /// Reads the snapshot, loads the plugins into `runtime` and runs the
+    /// scheduling cycle: the pipeline behind `wasched simulate`.
+    pub fn run(&self, runtime: &Runtime) -> Result<Simulated> {
+        let mut snapshot = read_snapshot_with(&self.files, &self.read)?;
+        let mut plugins = load_plugins(runtime, self.plugins.as_deref(), &self.config)?;
+        let outcome = scheduler::run(&mut snapshot, &mut plugins);
+        Ok(Simulated {
+            outcome,
+            logs: plugins.drain_logs(),
+        })
+    }
+}
+
+/// [`Simulation::run`] with default settings in a new runtime.
 pub fn simulate(files: &[PathBuf], plugins: Option<&Path>) -> Result<Outcome> {
-    let mut snapshot = read_snapshot(files)?;
-    let runtime = Runtime::new()?;
-    let mut plugins = load_plugins(&runtime, plugins, &PluginConfig::default())?;
-    Ok(cycle::run(&mut snapshot, &mut plugins))
+    let simulation = Simulation {
+        files: files.to_vec(),
+        plugins: plugins.map(Path::to_path_buf),
+        ..Simulation::default()
+    };
+    Ok(simulation.run(&Runtime::new()?)?.outcome)
 }

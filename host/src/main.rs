@@ -133,19 +133,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             topology_alias,
             verbose,
         } => {
-            let options = wasched::ReadOptions {
-                topology_aliases: topology_alias.into_iter().collect(),
+            let simulation = wasched::Simulation {
+                files,
+                read: wasched::ReadOptions {
+                    topology_aliases: topology_alias.into_iter().collect(),
+                },
+                plugins,
+                config: match config {
+                    Some(path) => wasched::PluginConfig::from_file(&path)?,
+                    None => wasched::PluginConfig::default(),
+                },
             };
-            let config = match config {
-                Some(path) => wasched::PluginConfig::from_file(&path)?,
-                None => wasched::PluginConfig::default(),
-            };
-            let mut snapshot = wasched::read_snapshot_with(&files, &options)?;
-            let runtime = wasched::Runtime::new()?;
-            let mut plugin_set = wasched::load_plugins(&runtime, plugins.as_deref(), &config)?;
-            let outcome = wasched::cycle::run(&mut snapshot, &mut plugin_set);
+            let simulated = simulation.run(&wasched::Runtime::new()?)?;
+            let outcome = simulated.outcome;
             if verbose {
-                for (plugin, line) in plugin_set.drain_logs() {
+                for (plugin, line) in simulated.logs {
                     eprintln!("[{plugin}] {:?}: {}", line.level, line.message);
                 }
             }

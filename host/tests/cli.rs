@@ -1,5 +1,7 @@
 //! The `wasched` binary as a user runs it: output formats and errors.
 
+mod common;
+
 use std::process::Command;
 
 fn wasched(args: &[&str]) -> (i32, String, String) {
@@ -14,10 +16,9 @@ fn wasched(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Writes `text` to a file named `name` in a directory of its own.
 fn write(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("wasched-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = common::tempdir("cli").join(name);
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
 }
@@ -144,8 +145,7 @@ fn config_and_metrics_files() {
         "config.yaml",
         "defaults: {fuel: 50000000}\nplugins:\n- {name: GangScheduling, failurePolicy: Ignore}\n",
     );
-    let metrics =
-        std::env::temp_dir().join(format!("wasched-cli-{}/metrics.txt", std::process::id()));
+    let metrics = common::tempdir("cli-metrics").join("metrics.txt");
     let metrics = metrics.display().to_string();
     let (code, _, stderr) = wasched(&[
         "simulate",

@@ -1,24 +1,26 @@
 //! Other dialects and Jobs read into the v1.37 model: each mapping, with its
 //! note, and each rejection, with a message naming file, object and field.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use wasched::{Outcome, ReadOptions};
+use std::path::PathBuf;
+
+use wasched::{Outcome, PluginConfig, ReadOptions, Simulation};
 
 fn dialect(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata/dialects")
-        .join(name)
+    common::testdata("dialects").join(name)
 }
 
 fn run_with(files: &[&str], options: &ReadOptions) -> Outcome {
-    let files: Vec<PathBuf> = files.iter().map(|f| dialect(f)).collect();
-    let mut snapshot =
-        wasched::read_snapshot_with(&files, options).unwrap_or_else(|e| panic!("{e:#}"));
-    let runtime = wasched::Runtime::new().unwrap();
-    let mut plugins =
-        wasched::load_plugins(&runtime, None, &wasched::PluginConfig::default()).unwrap();
-    wasched::cycle::run(&mut snapshot, &mut plugins)
+    let simulation = Simulation {
+        files: files.iter().map(|f| dialect(f)).collect(),
+        read: options.clone(),
+        ..Simulation::default()
+    };
+    simulation
+        .run(common::runtime())
+        .unwrap_or_else(|e| panic!("{e:#}"))
+        .outcome
 }
 
 fn run(file: &str) -> Outcome {
@@ -44,8 +46,7 @@ fn bound_nodes(outcome: &Outcome, prefix: &str) -> Vec<String> {
 
 /// Loads `text` as a file of its own and returns the one-line error.
 fn error(text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("wasched-dialects-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::tempdir("dialects");
     let file = dir.join(format!(
         "{:x}.yaml",
         text.len() * 31 + text.bytes().map(usize::from).sum::<usize>()
@@ -97,19 +98,14 @@ fn topology_spread_rejects_nodes_that_would_skew_the_group() {
     // the zone would be 2 ahead of zone-b, so the gang of 4 cannot form.
     let full_b = "apiVersion: v1\nkind: Pod\nmetadata: {name: hog, namespace: other}\nspec:\n  nodeName: gpu-b-0\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: '4'}}}]\n---\n\
                   apiVersion: v1\nkind: Pod\nmetadata: {name: hog2, namespace: other}\nspec:\n  nodeName: gpu-b-1\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: '4'}}}]\n";
-    let dir = std::env::temp_dir().join(format!("wasched-spread-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::tempdir("spread");
     std::fs::write(dir.join("hogs.yaml"), full_b).unwrap();
     let files = [
         dialect("nodes.yaml"),
         dialect("article.yaml"),
         dir.join("hogs.yaml"),
     ];
-    let mut snapshot = wasched::read_snapshot(&files).unwrap();
-    let runtime = wasched::Runtime::new().unwrap();
-    let mut plugins =
-        wasched::load_plugins(&runtime, None, &wasched::PluginConfig::default()).unwrap();
-    let out = wasched::cycle::run(&mut snapshot, &mut plugins);
+    let out = common::simulate_with(&files, None, PluginConfig::default());
     let group = out
         .pod_groups
         .iter()
@@ -218,11 +214,14 @@ fn early_composite_pod_group_links_children_with_level_keys() {
         .find(|n| n.starts_with("CompositePodGroup ml-training/lws-train-group"))
         .unwrap();
     assert!(n.contains("crossLevel constraint LowLatencyNetwork read as the CompositePodGroup's own topology key rack"), "{n}");
-    assert!(
-        snapshot
-            .other_objects
-            .contains(&"CompositePodGroup ml-training/lws-train-group (early dialect)".to_string())
-    );
+    let composite = snapshot
+        .composites
+        .iter()
+        .find(|c| c.key == "ml-training/lws-train-group")
+        .expect("the early-dialect CompositePodGroup is modelled");
+    assert_eq!(composite.spec.topology_key.as_deref(), Some("rack"));
+    assert_eq!(composite.child_groups.len(), 2);
+    assert!(composite.invalid.is_none());
 
     let err = format!("{:#}", wasched::read_snapshot(&files).unwrap_err());
     assert!(
@@ -288,8 +287,7 @@ fn jobs_without_pods_are_expanded_like_the_controller() {
 
 #[test]
 fn a_directory_loads_every_manifest_in_it() {
-    let dir = std::env::temp_dir().join(format!("wasched-dir-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::tempdir("dir");
     std::fs::copy(dialect("nodes.yaml"), dir.join("a-nodes.yaml")).unwrap();
     std::fs::copy(dialect("volcano.yaml"), dir.join("b-volcano.yml")).unwrap();
     std::fs::write(dir.join("README.md"), "not a manifest").unwrap();
@@ -346,7 +344,7 @@ fn fields_without_a_v137_meaning_are_rejected_by_name() {
 
 #[test]
 fn a_real_kubectl_json_dump_loads_as_is() {
-    let dump = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/dumps/kubectl-get-all.json");
+    let dump = common::testdata("dumps/kubectl-get-all.json");
     let snapshot = wasched::read_snapshot(std::slice::from_ref(&dump)).unwrap();
     // The Succeeded pod and the terminating pod hold nothing: only web-2's
     // 500m counts, so the pending 7-cpu pod fits the 8-cpu node.
@@ -358,12 +356,25 @@ fn a_real_kubectl_json_dump_loads_as_is() {
             .iter()
             .any(|w| w == "ignored 2 terminal or terminating pod(s): they hold no resources")
     );
-    assert!(
-        snapshot
-            .warnings
-            .iter()
-            .any(|w| w.contains("1 PodDisruptionBudget (policy/v1)"))
-    );
+    // The PodDisruptionBudget is modelled: its selector matches web-2, and
+    // the dump's status says no disruption is allowed.
+    assert_eq!(snapshot.budgets.len(), 1);
+    let budget = &snapshot.budgets[0];
+    assert_eq!(budget.key, "shop/web");
+    assert_eq!(budget.disruptions_allowed, 0);
+    let pods: Vec<&str> = budget
+        .pods
+        .iter()
+        .map(|&p| snapshot.pods[p as usize].key.as_str())
+        .collect();
+    assert_eq!(pods, ["shop/web-2"]);
+    // The terminating pod is visible as terminating, holding nothing.
+    let old = snapshot
+        .pods
+        .iter()
+        .find(|p| p.key == "shop/old-web-1")
+        .expect("terminating pods are in the model");
+    assert!(old.terminating && !old.pending && old.node.is_none());
     assert!(
         !snapshot
             .notes
@@ -372,7 +383,7 @@ fn a_real_kubectl_json_dump_loads_as_is() {
         "{:?}",
         snapshot.notes
     );
-    let out = wasched::simulate(&[dump], None).unwrap();
+    let out = common::simulate(&[dump], None);
     assert_eq!(out.placements.len(), 1);
     assert_eq!(
         (

@@ -8,8 +8,9 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use wasched::framework::Placement;
+use wasched::framework::answers::{self as validate, MAX_SCORE};
 use wasched::manifest::{Manifests, load_str};
-use wasched::runtime::validate::{self, MAX_SCORE, Placement};
 
 /// Loads `text` and, if it parses, builds a snapshot and schedules it with
 /// no plugins; only errors are allowed, never a panic.
@@ -22,7 +23,7 @@ fn load_and_schedule(text: &str) {
     }
     if let Ok(mut snapshot) = wasched::Snapshot::build(&manifests) {
         let mut plugins = wasched::PluginSet::default();
-        let _ = wasched::cycle::run(&mut snapshot, &mut plugins);
+        let _ = wasched::scheduler::run(&mut snapshot, &mut plugins);
     }
 }
 
@@ -152,8 +153,11 @@ proptest! {
         parent in proptest::collection::btree_set(0..32u32, 0..12),
         generated in proptest::collection::vec(("[ab]", proptest::collection::vec(0..40u32, 0..8)), 0..5),
     ) {
-        let parent = Placement { name: "cluster".into(), nodes: parent.into_iter().collect() };
-        if let Ok(placements) = validate::placements(&parent, generated.clone()) {
+        let parent = Placement { name: "cluster".into(), nodes: parent.into_iter().collect(), domain: None };
+        let generated = generated
+            .into_iter()
+            .map(|(name, nodes)| Placement { name, nodes, domain: None });
+        if let Ok(placements) = validate::placements(&parent, generated, 253) {
             let mut names = std::collections::HashSet::new();
             for p in &placements {
                 prop_assert!(names.insert(p.name.clone()));

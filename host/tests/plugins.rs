@@ -1,8 +1,12 @@
 //! The plugin components themselves: what the built artifacts import and
 //! export, how the host wires them, and what it refuses to load.
 
+mod common;
+
+use common::runtime;
 use wasched::PluginConfig;
-use wasched::runtime::{ExtensionPoint, PACKAGE, PluginSet, Runtime, bundled_plugins};
+use wasched::framework::ExtensionPoint;
+use wasched::runtime::{PACKAGE, bundled_plugins};
 
 #[test]
 fn bundled_gang_permit_is_a_component_importing_only_our_package() {
@@ -11,6 +15,7 @@ fn bundled_gang_permit_is_a_component_importing_only_our_package() {
         .find(|(name, _)| *name == "gang-permit")
         .expect("gang-permit is bundled");
     let engine = wasmtime::Engine::default();
+    // A fresh engine: the artifact itself, not the host's view of it.
     let component = wasmtime::component::Component::new(&engine, bytes).expect("a valid component");
     let ty = component.component_type();
     let imports: Vec<String> = ty
@@ -24,24 +29,24 @@ fn bundled_gang_permit_is_a_component_importing_only_our_package() {
             "unexpected import {import} (no WASI allowed)"
         );
     }
-    let exports: Vec<String> = ty
+    let mut exports: Vec<String> = ty
         .exports(&engine)
         .map(|(name, _)| name.to_string())
         .collect();
+    exports.sort();
     assert_eq!(
         exports,
         [
-            "wasched:scheduler/plugin@0.1.0",
-            "wasched:scheduler/pre-enqueue@0.1.0",
-            "wasched:scheduler/permit@0.1.0"
+            "wasched:scheduler/permit@0.2.0",
+            "wasched:scheduler/plugin@0.2.0",
+            "wasched:scheduler/pre-enqueue@0.2.0",
         ]
     );
 }
 
 #[test]
 fn host_wires_exactly_the_exported_extension_points() {
-    let runtime = Runtime::new().unwrap();
-    let set = PluginSet::bundled(&runtime, &PluginConfig::default()).unwrap();
+    let set = runtime().bundled(&PluginConfig::default()).unwrap();
     let gang = set
         .iter()
         .find(|p| p.name() == "GangScheduling")
@@ -55,23 +60,47 @@ fn host_wires_exactly_the_exported_extension_points() {
 
 #[test]
 fn plugin_directory_loads_every_component_in_it() {
-    let dir = tempdir();
-    let (_, bytes) = bundled_plugins()[0];
-    std::fs::write(dir.join("gang.wasm"), bytes).unwrap();
+    let dir = common::tempdir("plugin-dir");
+    std::fs::write(dir.join("gang.wasm"), gang_bytes()).unwrap();
     std::fs::write(dir.join("README.txt"), "not a plugin").unwrap();
-    let runtime = Runtime::new().unwrap();
-    let set = PluginSet::from_dir(&runtime, &dir, &PluginConfig::default()).unwrap();
+    let set = runtime().from_dir(&dir, &PluginConfig::default()).unwrap();
     assert_eq!(set.iter().count(), 1);
-    let outcome = wasched::simulate(&[], Some(&dir)).unwrap();
+    let outcome = common::simulate(&[], Some(&dir));
     assert!(!outcome.placements.is_empty());
 }
 
+/// A component built against 0.1.0 (kept as a fixture, never rebuilt)
+/// loads through the adapter, is wired into the same points, and decides
+/// exactly what the current component decides on every scenario and on
+/// the bundled default snapshot.
+#[test]
+fn a_component_built_against_0_1_0_keeps_loading_and_decides_the_same() {
+    let dir = common::tempdir("v0.1.0");
+    std::fs::copy(common::gang_v0_1_0(), dir.join("gang-permit.wasm")).unwrap();
+    let set = runtime().from_dir(&dir, &PluginConfig::default()).unwrap();
+    let old = set.iter().next().unwrap();
+    assert_eq!(old.name(), "GangScheduling");
+    assert_eq!(
+        old.points(),
+        [ExtensionPoint::PreEnqueue, ExtensionPoint::Permit]
+    );
+    let mut snapshots: Vec<Vec<std::path::PathBuf>> = vec![Vec::new()];
+    for entry in std::fs::read_dir(common::testdata("scenarios")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            snapshots.push(vec![path]);
+        }
+    }
+    assert!(snapshots.len() > 5);
+    for files in snapshots {
+        let current = common::simulate(&files, None).to_json();
+        let adapted = common::simulate(&files, Some(&dir)).to_json();
+        assert_eq!(current, adapted, "{files:?}");
+    }
+}
+
 fn gang_bytes() -> &'static [u8] {
-    bundled_plugins()
-        .iter()
-        .find(|(name, _)| *name == "gang-permit")
-        .unwrap()
-        .1
+    common::bundled("gang-permit")
 }
 
 /// The bundled component with every occurrence of each `from` replaced by
@@ -100,10 +129,9 @@ fn patched(from: &str, to: &str) -> Vec<u8> {
 }
 
 fn load_error(source: &str, bytes: &[u8]) -> String {
-    let runtime = Runtime::new().unwrap();
     format!(
         "{:#}",
-        runtime
+        runtime()
             .load(source, bytes, &PluginConfig::default())
             .unwrap_err()
     )
@@ -134,18 +162,18 @@ fn refuses_what_is_not_a_plugin_component() {
         ),
         (
             "future.wasm",
-            patched("@0.1.0", "@0.2.0"),
-            "future.wasm: built against wasched:scheduler@0.2.0",
+            patched("@0.2.0", "@0.9.0"),
+            "future.wasm: built against wasched:scheduler@0.9.0 (",
         ),
         (
             "wasi.wasm",
-            patched("wasched:scheduler/log@0.1.0", "wasi:logging/loggerss@0.1.0"),
-            "wasi.wasm: imports wasi:logging/loggerss@0.1.0, which this host does not provide",
+            patched("wasched:scheduler/log@0.2.0", "wasi:logging/loggerss@0.2.0"),
+            "wasi.wasm: imports wasi:logging/loggerss@0.2.0, which this host does not provide",
         ),
         (
             "pointless.wasm",
             patched("wasched:scheduler/p", "wasched:schedulerx/"),
-            "pointless.wasm: does not export wasched:scheduler/plugin@0.1.0",
+            "pointless.wasm: does not export wasched:scheduler/plugin@0.2.0",
         ),
         (
             "idle.wasm",
@@ -161,11 +189,19 @@ fn refuses_what_is_not_a_plugin_component() {
         assert!(err.starts_with(expected), "{source}: {err}");
         assert!(!err.contains('\n'), "one line: {err}");
     }
+    // An unknown version names both: the component's and the host's.
+    let err = load_error("future.wasm", &patched("@0.2.0", "@0.9.0"));
+    assert!(
+        err.contains(
+            "but this host implements wasched:scheduler@0.2.0 (and loads wasched:scheduler@0.1.0)"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
 fn refuses_bad_args_and_duplicate_names() {
-    let runtime = Runtime::new().unwrap();
+    let runtime = runtime();
     let config =
         PluginConfig::parse("plugins: [{name: GangScheduling, args: {minCount: 2}}]").unwrap();
     let err = format!(
@@ -179,10 +215,11 @@ fn refuses_bad_args_and_duplicate_names() {
         "{err}"
     );
 
-    let dir = tempdir();
+    let dir = common::tempdir("duplicates");
     std::fs::write(dir.join("a.wasm"), gang_bytes()).unwrap();
     std::fs::write(dir.join("b.wasm"), gang_bytes()).unwrap();
-    let err = PluginSet::from_dir(&runtime, &dir, &PluginConfig::default())
+    let err = runtime
+        .from_dir(&dir, &PluginConfig::default())
         .unwrap_err()
         .to_string();
     assert!(
@@ -192,19 +229,6 @@ fn refuses_bad_args_and_duplicate_names() {
 
     let typo =
         PluginConfig::parse("plugins: [{name: GangSchedulng, failurePolicy: Ignore}]").unwrap();
-    let err = PluginSet::bundled(&runtime, &typo).unwrap_err().to_string();
+    let err = runtime.bundled(&typo).unwrap_err().to_string();
     assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: GangScheduling)"), "{err}");
-}
-
-fn tempdir() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "wasched-test-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }

@@ -5,12 +5,13 @@
 //! (scheduled after it, through a re-created instance) are unaffected, and
 //! that each bound is obeyed by a plugin that stays within it.
 
-use std::path::Path;
+mod common;
+
 use std::time::Duration;
 
 use wasched::config::{FailurePolicy, PluginSettings};
-use wasched::runtime::{PluginSet, Runtime};
-use wasched::{Outcome, PluginConfig};
+use wasched::framework::{LogLine, OutputLimits};
+use wasched::{Outcome, PluginConfig, PluginSet};
 
 const POINTS: [&str; 6] = [
     "pre-enqueue",
@@ -28,30 +29,34 @@ fn settings(point: &str, misbehave: &str) -> PluginSettings {
         timeout: Duration::from_secs(10),
         memory_limit: 16 << 20,
         args: format!(r#"{{"point": "{point}", "misbehave": "{misbehave}"}}"#),
+        ..PluginSettings::default()
     }
 }
 
-fn run(settings: PluginSettings) -> Outcome {
-    let wasm = Path::new(env!("WASCHED_TEST_PLUGINS")).join("hostile.wasm");
-    let bytes = std::fs::read(&wasm).unwrap();
-    let runtime = Runtime::new().unwrap();
-    let mut plugins = PluginSet::default();
-    plugins
-        .add(
-            runtime
-                .load("hostile.wasm", &bytes, &PluginConfig::uniform(settings))
-                .unwrap(),
+/// Runs the sandbox snapshot with `Hostile` under `settings`; also returns
+/// the log lines the host kept.
+fn run_with_logs(settings: PluginSettings) -> (Outcome, Vec<(String, LogLine)>) {
+    let mut plugins = PluginSet::new();
+    let plugin = common::runtime()
+        .load(
+            "hostile.wasm",
+            &common::hostile(),
+            &PluginConfig::uniform(settings),
         )
         .unwrap();
-    let snapshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sandbox/snapshot.yaml");
-    let mut snapshot = wasched::read_snapshot(&[snapshot]).unwrap();
-    wasched::cycle::run(&mut snapshot, &mut plugins)
+    plugins.add(Box::new(plugin)).unwrap();
+    let mut snapshot =
+        wasched::read_snapshot(&[common::testdata("sandbox/snapshot.yaml")]).unwrap();
+    let outcome = wasched::scheduler::run(&mut snapshot, &mut plugins);
+    (outcome, plugins.drain_logs())
+}
+
+fn run(settings: PluginSettings) -> Outcome {
+    run_with_logs(settings).0
 }
 
 fn bound(outcome: &Outcome) -> Vec<&str> {
-    let mut pods: Vec<&str> = outcome.placements.iter().map(|b| b.pod.as_str()).collect();
-    pods.sort();
-    pods
+    common::bound(outcome).into_keys().collect()
 }
 
 /// team/bad stays pending with `message`; everything else binds.
@@ -269,4 +274,65 @@ fn metrics_name_plugin_point_and_cause() {
         text.contains(r#"scheduler_podgroup_schedule_attempts_total{result="error"} 1"#),
         "{text}"
     );
+}
+
+#[test]
+fn log_floods_are_capped_per_call_and_per_run_and_reported_once() {
+    for point in POINTS {
+        // 16 MiB of log lines per call of a bad entity.
+        let (outcome, logs) = run_with_logs(settings(point, "flood-logs"));
+        assert_eq!(bound(&outcome).len(), 5, "{point}: {outcome:#?}");
+        let limits = OutputLimits::default();
+        let kept: u64 = logs.iter().map(|(_, l)| l.message.len() as u64).sum();
+        assert!(
+            kept <= limits.log_bytes_per_run + 64,
+            "{point}: kept {kept} bytes of log"
+        );
+        assert!(!logs.is_empty(), "{point}: the first lines are kept");
+        let warnings: Vec<_> = outcome
+            .warnings
+            .iter()
+            .filter(|w| w.contains("log output over its caps was dropped"))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{point}: {:?}", outcome.warnings);
+        assert!(
+            warnings[0].starts_with("plugin Hostile: "),
+            "{}",
+            warnings[0]
+        );
+    }
+}
+
+#[test]
+fn huge_reasons_are_cut_and_reported_once() {
+    let limit = OutputLimits::default().reason_bytes;
+    for point in ["pre-enqueue", "permit", "filter"] {
+        let mut s = settings(point, "huge-reason");
+        s.memory_limit = 64 << 20;
+        let outcome = run(s);
+        for pod in ["team/bad-0", "team/bad-1"] {
+            let reason = common::reason(&outcome, pod);
+            assert!(
+                reason.len() < 2 * limit + 200,
+                "{point}: {pod} reason of {} bytes",
+                reason.len()
+            );
+            assert!(reason.contains("… (cut)"), "{point}: {reason}");
+        }
+        assert!(
+            outcome
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("plugin Hostile: ")
+                    && w.contains(&format!("longer than {limit} bytes were cut"))),
+            "{point}: {:?}",
+            outcome.warnings
+        );
+        let json = outcome.to_json();
+        assert!(
+            json.len() < 64 << 10,
+            "{point}: {} bytes of JSON",
+            json.len()
+        );
+    }
 }

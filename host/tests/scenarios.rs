@@ -3,45 +3,20 @@
 //! against `<scenario>.expected.json` (regenerate with `WASCHED_BLESS=1` and
 //! review the diff).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use common::{bound, group, reason};
 use wasched::Outcome;
 
 fn scenario(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata/scenarios")
-        .join(format!("{name}.yaml"))
+    common::testdata("scenarios").join(format!("{name}.yaml"))
 }
 
 fn run(name: &str) -> Outcome {
-    wasched::simulate(&[scenario(name)], None).unwrap_or_else(|e| panic!("{name}: {e:#}"))
-}
-
-/// pod → node for every binding.
-fn bound(outcome: &Outcome) -> BTreeMap<&str, &str> {
-    outcome
-        .placements
-        .iter()
-        .map(|b| (b.pod.as_str(), b.node.as_str()))
-        .collect()
-}
-
-fn reason<'a>(outcome: &'a Outcome, pod: &str) -> &'a str {
-    outcome
-        .unschedulable
-        .iter()
-        .find(|u| u.pod == pod)
-        .map(|u| u.reason.as_str())
-        .unwrap_or_else(|| panic!("{pod} is not pending"))
-}
-
-fn group<'a>(outcome: &'a Outcome, key: &str) -> &'a wasched::outcome::PodGroupDecision {
-    outcome
-        .pod_groups
-        .iter()
-        .find(|g| g.pod_group == key)
-        .unwrap_or_else(|| panic!("no decision for {key}"))
+    common::simulate(&[scenario(name)], None)
 }
 
 #[test]
@@ -180,8 +155,8 @@ fn taints_selectors_affinity_and_gpu_counts_are_honoured() {
 
 #[test]
 fn same_input_gives_byte_identical_output() {
-    let first = wasched::simulate(&[], None).unwrap().to_json();
-    let second = wasched::simulate(&[], None).unwrap().to_json();
+    let first = common::simulate(&[], None).to_json();
+    let second = common::simulate(&[], None).to_json();
     assert_eq!(first, second);
     let a = run("node-checks").to_json();
     let b = run("node-checks").to_json();
@@ -190,7 +165,7 @@ fn same_input_gives_byte_identical_output() {
 
 #[test]
 fn outputs_match_expected_files() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/scenarios");
+    let dir = common::testdata("scenarios");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| {
@@ -202,11 +177,11 @@ fn outputs_match_expected_files() {
     assert!(names.len() >= 8, "scenarios missing: {names:?}");
     let bless = std::env::var_os("WASCHED_BLESS").is_some();
     let mut mismatched = Vec::new();
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/default/expected.json");
+    let default = common::testdata("default/expected.json");
     let runs = names
         .into_iter()
         .map(|name| (dir.join(format!("{name}.expected.json")), run(&name)))
-        .chain([(default, wasched::simulate(&[], None).unwrap())]);
+        .chain([(default, common::simulate(&[], None))]);
     for (expected_path, outcome) in runs {
         let name = expected_path.display().to_string();
         let actual = outcome.to_json() + "\n";

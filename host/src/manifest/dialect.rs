@@ -66,6 +66,17 @@ pub struct CompositeLink {
     pub topology_key: Option<String>,
 }
 
+/// An early-dialect CompositePodGroup, read as a `basic` composite.
+#[derive(Debug, Clone)]
+pub struct DialectComposite {
+    /// Where it was read.
+    pub origin: ObjectRef,
+    /// `namespace/name`.
+    pub key: String,
+    /// Its own topology key (from a `crossLevel` constraint).
+    pub topology_key: Option<String>,
+}
+
 /// What dialects contributed besides rewritten objects.
 #[derive(Debug, Clone, Default)]
 pub struct DialectState {
@@ -76,8 +87,8 @@ pub struct DialectState {
     pub groups: BTreeMap<String, GroupExtras>,
     /// Early-dialect CompositePodGroup children.
     pub composite_links: Vec<CompositeLink>,
-    /// Early-dialect CompositePodGroups read (`namespace/name`).
-    pub composites: Vec<String>,
+    /// Early-dialect CompositePodGroups read.
+    pub composites: Vec<DialectComposite>,
     /// Pods joined to groups by a dialect's label or annotation: marker → (count, first pod).
     pub pod_markers: BTreeMap<&'static str, (usize, String)>,
 }
@@ -381,6 +392,7 @@ fn composite(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Result<
         .and_then(Value::as_array)
         .ok_or_else(|| anyhow!("{origin}: field spec.children: required in the early CompositePodGroup dialect (v1.37 uses scheduling.k8s.io/v1alpha3 with parentCompositePodGroupName on the children)"))?;
     let mut levels: BTreeMap<String, String> = BTreeMap::new();
+    let mut own_key = None;
     let mut mapped = Vec::new();
     for (i, policy) in value
         .pointer("/spec/topologyPolicies")
@@ -412,6 +424,7 @@ fn composite(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Result<
                 constraint,
             )?;
             mapped.push(format!("crossLevel constraint {constraint} read as the CompositePodGroup's own topology key {key}"));
+            own_key = Some(key);
         } else {
             bail!("{origin}: field {field}: expected level or crossLevel");
         }
@@ -443,7 +456,11 @@ fn composite(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Result<
             topology_key: levels.get(child_name).cloned(),
         });
     }
-    into.dialects.composites.push(format!("{ns}/{name}"));
+    into.dialects.composites.push(DialectComposite {
+        origin: origin.clone(),
+        key: format!("{ns}/{name}"),
+        topology_key: own_key,
+    });
     into.notes.push(format!(
         "CompositePodGroup {ns}/{name} (early scheduling.k8s.io/v1beta1 dialect): {}",
         mapped.join("; ")

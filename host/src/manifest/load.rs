@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result, anyhow, bail};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup;
 use k8s_openapi::api::scheduling::v1beta1::{PodGroup, Workload};
@@ -28,6 +29,8 @@ pub enum Object {
     CompositePodGroup(Box<CompositePodGroup>),
     /// `scheduling.k8s.io/v1 PriorityClass`.
     PriorityClass(Box<PriorityClass>),
+    /// `policy/v1 PodDisruptionBudget`.
+    PodDisruptionBudget(Box<PodDisruptionBudget>),
     /// `batch/v1 Job`; expanded into a Workload, a PodGroup and pods when
     /// its pods are not in the snapshot (see [`super::jobs`]).
     Job(Box<Job>),
@@ -203,6 +206,7 @@ fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
             Object::CompositePodGroup(parse(&origin, value)?)
         }
         ("scheduling.k8s.io/v1", "PriorityClass") => Object::PriorityClass(parse(&origin, value)?),
+        ("policy/v1", "PodDisruptionBudget") => Object::PodDisruptionBudget(parse(&origin, value)?),
         (_, "Node" | "Pod" | "PodGroup" | "Workload" | "CompositePodGroup" | "PriorityClass")
             if api_version.starts_with("scheduling.k8s.io/") || api_version == "v1" =>
         {

@@ -132,6 +132,11 @@ impl Quantity {
         u64::try_from(numerator.div_ceil(denominator)).unwrap_or(u64::MAX)
     }
 
+    /// Whether the value is below zero (`-1`, `-500m`; `-0` is not).
+    pub fn is_negative(&self) -> bool {
+        self.negative && self.mantissa != 0
+    }
+
     /// Whole units, rounded up (bytes for memory, devices for extended resources).
     pub fn ceil_value(&self) -> u64 {
         self.ceil_scaled(0)

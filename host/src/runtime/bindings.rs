@@ -1,9 +1,10 @@
-//! Host bindings generated from `wit/` (world `extension-host`).
+//! Host bindings generated from `wit/` (world `extension-host`), the
+//! current contract `wasched:scheduler@0.2.0`.
 //!
-//! The two resources of the `cluster` interface are backed by
-//! [`SnapshotHandle`] and [`GroupTrialHandle`]: marker values in the store's
-//! resource table; the data they stand for lives in the store's state for the
-//! duration of one call (see [`super::state`]).
+//! The `snapshot` resource of the `cluster` interface is backed by
+//! [`SnapshotHandle`](super::state::SnapshotHandle): a marker value in the
+//! store's resource table; the data it stands for lives in the store's state
+//! for the duration of one call (see [`super::state`]).
 
 #![allow(missing_docs)]
 
@@ -12,7 +13,6 @@ wasmtime::component::bindgen!({
     path: "../wit",
     with: {
         "wasched:scheduler/cluster.snapshot": super::state::SnapshotHandle,
-        "wasched:scheduler/cluster.group-trial": super::state::GroupTrialHandle,
     },
 });
 
@@ -20,6 +20,6 @@ pub use self::wasched::scheduler::{cluster, log, types};
 pub use exports::wasched::scheduler as guest;
 
 /// The WIT package version this host implements.
-pub const PACKAGE_VERSION: &str = "0.1.0";
+pub const PACKAGE_VERSION: &str = "0.2.0";
 /// The WIT package name.
 pub const PACKAGE: &str = "wasched:scheduler";

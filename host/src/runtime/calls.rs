@@ -1,173 +1,298 @@
-//! Typed calls at each extension point, with the guest's answers checked
-//! before the host uses them: node ids must be among the candidates, lists
-//! must have the promised length, scores must be in range. A violation is
-//! that plugin's error, never a host panic.
+//! [`WasmPlugin`] as a [`Plugin`]: each extension point converted to the
+//! WIT records of the component's contract version and called through the
+//! sandbox. Answers are checked by the framework's `Checked` before use.
 
-use super::bindings::types;
-use super::plugin::{ExtensionPoint, FailureCause, Plugin, PluginError};
-use super::state::pod_group_record;
-use super::validate::{self, NodeRejection, Placement};
-use crate::snapshot::{GroupId, NodeId, PodId, Snapshot};
+use super::bindings::guest;
+use super::exports::version_exports;
+use super::host_v0_2 as wit;
+use super::plugin::{VersionExports, WasmPlugin};
+use super::since_v0_1_0 as v0_1;
+use crate::framework::{
+    Answer, Code, ExtensionPoint, FailurePolicy, LogDrops, LogLine, NodeRejection, OutputLimits,
+    Placement, Placements, Plugin, PreemptionCandidate, Preemptor, Progress, Status, Unit,
+    VictimUnit,
+};
+use crate::model::{NodeId, PodId, Snapshot};
 
-fn to_wit(placement: &Placement) -> types::Placement {
-    types::Placement {
-        name: placement.name.clone(),
-        nodes: placement.nodes.clone(),
-    }
+version_exports!(guest;
+    pre_enqueue: PreEnqueue => pre_enqueue,
+    filter: Filter => filter,
+    score: Score => score,
+    permit: Permit => permit,
+    placement_generate: PlacementGenerate => placement_generate,
+    placement_score: PlacementScore => placement_score,
+    pod_group_post_filter: PodGroupPostFilter => pod_group_post_filter,
+);
+
+/// An export the plugin was wired into because it has it.
+fn wired<T>(export: &Option<T>) -> &T {
+    export
+        .as_ref()
+        .expect("a plugin is only called at points it exports")
 }
 
-impl Plugin {
-    fn invalid(&self, point: ExtensionPoint, what: String) -> PluginError {
-        self.error(
-            point,
-            FailureCause::InvalidResult,
-            format!("returned an invalid result ({what})"),
-        )
+/// What a 0.1.0 component answers for a unit it cannot know about (a
+/// CompositePodGroup): nothing to say.
+fn skip() -> Status {
+    Status::new(Code::Skip, "")
+}
+
+impl Plugin for WasmPlugin {
+    fn name(&self) -> &str {
+        self.name_str()
     }
 
-    /// `pre-enqueue` for group `group`.
-    pub fn pre_enqueue(
-        &mut self,
-        snapshot: &mut Snapshot,
-        group: GroupId,
-    ) -> Result<types::Status, PluginError> {
-        let record = pod_group_record(snapshot, group, &snapshot.groups[group as usize]);
+    fn source(&self) -> &str {
+        self.source_str()
+    }
+
+    fn points(&self) -> &[ExtensionPoint] {
+        self.point_list()
+    }
+
+    fn failure_policy(&self) -> FailurePolicy {
+        self.settings().failure_policy
+    }
+
+    fn limits(&self) -> &OutputLimits {
+        &self.settings().limits
+    }
+
+    fn start_run(&mut self) {
+        self.restart_run();
+    }
+
+    fn pre_enqueue(&mut self, snapshot: &mut Snapshot, unit: Unit) -> Answer<Status> {
+        let old = v0_1::group_record(snapshot, unit);
         self.call(
             snapshot,
             ExtensionPoint::PreEnqueue,
-            |exports, store, snap| {
-                exports
-                    .pre_enqueue
-                    .as_ref()
-                    .expect("wired only if exported")
-                    .call_pre_enqueue(store, snap, &record)
+            |exports, store, snap| match exports {
+                VersionExports::Current(e) => wired(&e.pre_enqueue)
+                    .call_pre_enqueue(store, snap, wit::unit(unit))
+                    .map(wit::status),
+                VersionExports::V0_1(e) => match &old {
+                    Some(group) => wired(&e.pre_enqueue)
+                        .call_pre_enqueue(store, snap, group)
+                        .map(v0_1::status),
+                    None => Ok(skip()),
+                },
             },
         )
     }
 
-    /// `permit` for `group` after a pod was tried.
-    pub fn permit(
+    fn filter(
         &mut self,
         snapshot: &mut Snapshot,
-        group: GroupId,
-        scheduled: u32,
-        remaining: u32,
-    ) -> Result<types::Status, PluginError> {
-        let progress = types::PlacementProgress {
-            scheduled,
-            remaining,
-        };
-        self.call(snapshot, ExtensionPoint::Permit, |exports, store, snap| {
-            exports
-                .permit
-                .as_ref()
-                .expect("wired only if exported")
-                .call_permit(store, snap, group, progress)
+        pod: PodId,
+        nodes: &[NodeId],
+    ) -> Answer<Vec<NodeRejection>> {
+        self.call(snapshot, ExtensionPoint::Filter, |exports, store, snap| {
+            Ok(match exports {
+                VersionExports::Current(e) => wired(&e.filter)
+                    .call_filter(store, snap, pod, nodes)?
+                    .into_iter()
+                    .map(|r| NodeRejection {
+                        node: r.node,
+                        reason: r.status.reason,
+                    })
+                    .collect(),
+                VersionExports::V0_1(e) => wired(&e.filter)
+                    .call_filter(store, snap, pod, nodes)?
+                    .into_iter()
+                    .map(|r| NodeRejection {
+                        node: r.node,
+                        reason: r.status.reason,
+                    })
+                    .collect(),
+            })
         })
     }
 
-    /// `filter` of `pod` over `nodes` (ascending): the rejected nodes.
-    pub fn filter(
+    fn score(
         &mut self,
         snapshot: &mut Snapshot,
         pod: PodId,
         nodes: &[NodeId],
-    ) -> Result<Vec<NodeRejection>, PluginError> {
-        let rejected = self.call(snapshot, ExtensionPoint::Filter, |exports, store, snap| {
-            exports
-                .filter
-                .as_ref()
-                .expect("wired only if exported")
-                .call_filter(store, snap, pod, nodes)
-        })?;
-        validate::rejections(
-            nodes,
-            rejected.into_iter().map(|r| (r.node, r.status.reason)),
+    ) -> Answer<Result<Vec<i64>, Status>> {
+        self.call(snapshot, ExtensionPoint::Score, |exports, store, snap| {
+            Ok(match exports {
+                VersionExports::Current(e) => wired(&e.score)
+                    .call_score(store, snap, pod, nodes)?
+                    .map_err(wit::status),
+                VersionExports::V0_1(e) => wired(&e.score)
+                    .call_score(store, snap, pod, nodes)?
+                    .map_err(v0_1::status),
+            })
+        })
+    }
+
+    fn permit(
+        &mut self,
+        snapshot: &mut Snapshot,
+        unit: Unit,
+        progress: Progress,
+    ) -> Answer<Status> {
+        self.call(
+            snapshot,
+            ExtensionPoint::Permit,
+            |exports, store, snap| match exports {
+                VersionExports::Current(e) => {
+                    let progress = super::bindings::types::PlacementProgress {
+                        scheduled: progress.scheduled,
+                        remaining: progress.remaining,
+                    };
+                    wired(&e.permit)
+                        .call_permit(store, snap, wit::unit(unit), progress)
+                        .map(wit::status)
+                }
+                VersionExports::V0_1(e) => match unit {
+                    Unit::Group(group) => wired(&e.permit)
+                        .call_permit(store, snap, group, v0_1::progress(progress))
+                        .map(v0_1::status),
+                    Unit::Composite(_) => Ok(skip()),
+                },
+            },
         )
-        .map_err(|e| self.invalid(ExtensionPoint::Filter, e))
     }
 
-    /// `score` of `pod` on `nodes`: one score in `0..=100` per node, or the
-    /// plugin's non-success status.
-    pub fn score(
+    fn generate_placements(
         &mut self,
         snapshot: &mut Snapshot,
-        pod: PodId,
-        nodes: &[NodeId],
-    ) -> Result<Result<Vec<i64>, types::Status>, PluginError> {
-        let scores = self.call(snapshot, ExtensionPoint::Score, |exports, store, snap| {
-            exports
-                .score
-                .as_ref()
-                .expect("wired only if exported")
-                .call_score(store, snap, pod, nodes)
-        })?;
-        if let Ok(scores) = &scores {
-            validate::scores(nodes.len(), scores)
-                .map_err(|e| self.invalid(ExtensionPoint::Score, e))?;
-        }
-        Ok(scores)
-    }
-
-    /// `placement-generate` for `group` within `parent`. `Ok(Ok(None))`
-    /// means the plugin skipped (keep `parent`).
-    pub fn generate_placements(
-        &mut self,
-        snapshot: &mut Snapshot,
-        group: GroupId,
+        unit: Unit,
         parent: &Placement,
-    ) -> Result<Result<Option<Vec<Placement>>, types::Status>, PluginError> {
-        let record = pod_group_record(snapshot, group, &snapshot.groups[group as usize]);
-        let parent_wit = to_wit(parent);
-        let result = self.call(
+    ) -> Answer<Result<Placements, Status>> {
+        let parent_wit = wit::placement(snapshot, parent);
+        let old = v0_1::group_record(snapshot, unit);
+        let answer = self.call(
             snapshot,
             ExtensionPoint::PlacementGenerate,
-            |exports, store, snap| {
-                exports
-                    .placement_generate
-                    .as_ref()
-                    .expect("wired only if exported")
-                    .call_generate_placements(store, snap, &record, &parent_wit)
+            |exports, store, snap| match exports {
+                VersionExports::Current(e) => Ok(wired(&e.placement_generate)
+                    .call_generate_placements(store, snap, wit::unit(unit), &parent_wit)?
+                    .map_err(wit::status)
+                    .map(Generated::Current)),
+                VersionExports::V0_1(e) => match &old {
+                    Some(group) => Ok(wired(&e.placement_generate)
+                        .call_generate_placements(store, snap, group, &v0_1::placement(parent))?
+                        .map_err(v0_1::status)
+                        .map(Generated::V0_1)),
+                    None => Ok(Err(skip())),
+                },
             },
         )?;
-        match result {
-            Ok(generated) => {
-                validate::placements(parent, generated.into_iter().map(|p| (p.name, p.nodes)))
-                    .map(|placements| Ok(Some(placements)))
-                    .map_err(|e| self.invalid(ExtensionPoint::PlacementGenerate, e))
-            }
-            Err(status) if status.code == types::Code::Skip => Ok(Ok(None)),
-            Err(status) => Ok(Err(status)),
-        }
+        Ok(answer.map(|generated| match generated {
+            Generated::Current(p) => Placements {
+                candidates: p
+                    .candidates
+                    .into_iter()
+                    .map(|p| wit::placement_from(snapshot, p))
+                    .collect(),
+                search_budget: p.search_budget,
+            },
+            Generated::V0_1(list) => Placements {
+                candidates: list.into_iter().map(v0_1::placement_from).collect(),
+                search_budget: None,
+            },
+        }))
     }
 
-    /// `placement-score` of a feasible placement with its assignments.
-    pub fn score_placement(
+    fn score_placement(
         &mut self,
         snapshot: &mut Snapshot,
-        group: GroupId,
+        unit: Unit,
         placement: &Placement,
         assignments: &[(PodId, NodeId)],
-    ) -> Result<Result<i64, types::Status>, PluginError> {
-        let placement_wit = to_wit(placement);
-        let assignments: Vec<types::Assignment> = assignments
-            .iter()
-            .map(|&(pod, node)| types::Assignment { pod, node })
-            .collect();
-        let score = self.call(
+    ) -> Answer<Result<i64, Status>> {
+        let placement_wit = wit::placement(snapshot, placement);
+        self.call(
             snapshot,
             ExtensionPoint::PlacementScore,
-            |exports, store, snap| {
-                exports
-                    .placement_score
-                    .as_ref()
-                    .expect("wired only if exported")
-                    .call_score_placement(store, snap, group, &placement_wit, &assignments)
+            |exports, store, snap| match exports {
+                VersionExports::Current(e) => {
+                    let assignments: Vec<_> = assignments
+                        .iter()
+                        .map(|&(pod, node)| super::bindings::types::Assignment { pod, node })
+                        .collect();
+                    Ok(wired(&e.placement_score)
+                        .call_score_placement(
+                            store,
+                            snap,
+                            wit::unit(unit),
+                            &placement_wit,
+                            &assignments,
+                        )?
+                        .map_err(wit::status))
+                }
+                VersionExports::V0_1(e) => match unit {
+                    Unit::Group(group) => Ok(wired(&e.placement_score)
+                        .call_score_placement(
+                            store,
+                            snap,
+                            group,
+                            &v0_1::placement(placement),
+                            &v0_1::assignments(assignments),
+                        )?
+                        .map_err(v0_1::status)),
+                    Unit::Composite(_) => Ok(Ok(0)),
+                },
             },
-        )?;
-        if let Ok(s) = score {
-            validate::score(s).map_err(|e| self.invalid(ExtensionPoint::PlacementScore, e))?;
-        }
-        Ok(score)
+        )
     }
+
+    fn order_victims(
+        &mut self,
+        snapshot: &mut Snapshot,
+        preemptor: Preemptor,
+        units: &[VictimUnit],
+    ) -> Answer<Result<Vec<u32>, Status>> {
+        let units: Vec<_> = units.iter().map(wit::victim).collect();
+        self.call(
+            snapshot,
+            ExtensionPoint::PodGroupPostFilter,
+            |exports, store, snap| match exports {
+                VersionExports::Current(e) => Ok(wired(&e.pod_group_post_filter)
+                    .call_order_victims(store, snap, wit::preemptor(preemptor), &units)?
+                    .map_err(wit::status)),
+                VersionExports::V0_1(_) => Err(wasmtime::format_err!(
+                    "0.1.0 components are not wired into pod-group-post-filter"
+                )),
+            },
+        )
+    }
+
+    fn select_candidate(
+        &mut self,
+        snapshot: &mut Snapshot,
+        preemptor: Preemptor,
+        candidates: &[PreemptionCandidate],
+    ) -> Answer<Result<u32, Status>> {
+        let candidates: Vec<_> = candidates.iter().map(wit::candidate).collect();
+        self.call(
+            snapshot,
+            ExtensionPoint::PodGroupPostFilter,
+            |exports, store, snap| match exports {
+                VersionExports::Current(e) => Ok(wired(&e.pod_group_post_filter)
+                    .call_select_candidate(store, snap, wit::preemptor(preemptor), &candidates)?
+                    .map_err(wit::status)),
+                VersionExports::V0_1(_) => Err(wasmtime::format_err!(
+                    "0.1.0 components are not wired into pod-group-post-filter"
+                )),
+            },
+        )
+    }
+
+    fn take_logs(&mut self) -> Vec<LogLine> {
+        self.take_log_lines()
+    }
+
+    fn log_drops(&self) -> LogDrops {
+        self.dropped()
+    }
+}
+
+/// Placements as the component's contract version returned them.
+enum Generated {
+    Current(super::bindings::types::Placements),
+    V0_1(Vec<v0_1::types::Placement>),
 }

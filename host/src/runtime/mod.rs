@@ -1,27 +1,38 @@
-//! The wasm side of the host: one [`Runtime`] (engine + linker) loads plugin
-//! components; a [`PluginSet`] holds them in configuration order and calls
-//! them at their extension points.
+//! The wasm side of the host: one [`Runtime`] (engine + linker for every
+//! supported contract version) compiles and loads plugin components into a
+//! [`PluginSet`] of [`WasmPlugin`]s, which implement the framework's
+//! [`Plugin`](crate::framework::Plugin) trait.
+//!
+//! - `bindings` / `host_v0_2`: the current contract, `wasched:scheduler@0.2.0`;
+//! - `since_v0_1_0`: components built against 0.1.0, adapted;
+//! - `plugin`: loading, the sandbox (fuel, epochs, memory, log caps), traps;
+//! - `calls`: each extension point through the component's contract;
+//! - [`validate`]: checks on the file at load.
 
 mod bindings;
 mod calls;
+mod exports;
+mod host_v0_2;
 mod plugin;
+mod since_v0_1_0;
 mod state;
 pub mod validate;
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use wasmtime::component::{HasSelf, Linker};
+use anyhow::{Context, Result, anyhow, bail};
+use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
-pub use bindings::types::{Code, Status};
 pub use bindings::{PACKAGE, PACKAGE_VERSION};
-pub use plugin::{ExtensionPoint, FailureCause, Plugin, PluginError};
-pub use state::{HostState, LogLine};
-pub use validate::{NodeRejection, Placement};
+pub use plugin::{SUPPORTED_VERSIONS, WasmPlugin};
+pub use state::HostState;
 
 use crate::config::PluginConfig;
+use crate::framework::PluginSet;
 
 /// How often the epoch advances; per-call wall-clock deadlines are counted
 /// in these ticks.
@@ -37,11 +48,13 @@ pub fn bundled_plugins() -> &'static [(&'static str, &'static [u8])] {
     bundled::BUNDLED
 }
 
-/// The wasmtime engine and the linker that provides the `wasched:scheduler`
-/// imports; one per process.
+/// The wasmtime engine, the linker that provides the `wasched:scheduler`
+/// imports of every supported version, and the components compiled so far
+/// (by content), so that loading the same bytes twice compiles once.
 pub struct Runtime {
     engine: Engine,
     linker: Linker<HostState>,
+    compiled: Mutex<HashMap<Vec<u8>, Component>>,
 }
 
 impl Runtime {
@@ -67,13 +80,90 @@ impl Runtime {
             &mut linker,
             |state| state,
         )?;
-        Ok(Self { engine, linker })
+        since_v0_1_0::add_to_linker(&mut linker)?;
+        Ok(Self {
+            engine,
+            linker,
+            compiled: Mutex::new(HashMap::new()),
+        })
     }
 
-    /// Loads one component under `config`; `source` names it in messages.
-    pub fn load(&self, source: &str, bytes: &[u8], config: &PluginConfig) -> Result<Plugin> {
-        Plugin::load(&self.engine, &self.linker, source, bytes, config)
+    /// Compiles (or reuses) and loads one component under `config`;
+    /// `source` names it in messages.
+    pub fn load(&self, source: &str, bytes: &[u8], config: &PluginConfig) -> Result<WasmPlugin> {
+        validate::binary_kind(bytes).map_err(|e| anyhow!("{source}: {e}"))?;
+        let component = {
+            let mut compiled = self.compiled.lock().unwrap_or_else(|e| e.into_inner());
+            match compiled.get(bytes) {
+                Some(component) => component.clone(),
+                None => {
+                    let component = Component::new(&self.engine, bytes)
+                        .map_err(|e| anyhow!("{source}: corrupt or truncated component: {e}"))?;
+                    compiled.insert(bytes.to_vec(), component.clone());
+                    component
+                }
+            }
+        };
+        WasmPlugin::load(&self.engine, &self.linker, source, &component, config)
     }
+
+    /// The plugins embedded in this binary.
+    pub fn bundled(&self, config: &PluginConfig) -> Result<PluginSet> {
+        let mut set = PluginSet::new();
+        for (name, bytes) in bundled_plugins() {
+            set.add(Box::new(self.load(
+                &format!("bundled:{name}"),
+                bytes,
+                config,
+            )?))?;
+        }
+        check_config(&set, config)?;
+        Ok(set)
+    }
+
+    /// Every `*.wasm` file in `dir`, in file-name order.
+    pub fn from_dir(&self, dir: &Path, config: &PluginConfig) -> Result<PluginSet> {
+        let entries = std::fs::read_dir(dir)
+            .with_context(|| format!("{}: cannot read plugin directory", dir.display()))?;
+        let mut files: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            bail!(
+                "{}: no *.wasm plugin components in this directory",
+                dir.display()
+            );
+        }
+        let mut set = PluginSet::new();
+        for file in files {
+            let bytes =
+                std::fs::read(&file).with_context(|| format!("{}: cannot read", file.display()))?;
+            set.add(Box::new(self.load(
+                &file.display().to_string(),
+                &bytes,
+                config,
+            )?))?;
+        }
+        check_config(&set, config)?;
+        Ok(set)
+    }
+}
+
+/// Every plugin the configuration names must be loaded: a typo must not
+/// silently leave a plugin under default settings.
+fn check_config(set: &PluginSet, config: &PluginConfig) -> Result<()> {
+    let loaded = set.names();
+    for name in config.configured_names() {
+        if !loaded.contains(&name) {
+            bail!(
+                "the configuration names plugin {name}, but no loaded plugin has that name (loaded: {})",
+                loaded.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Advances the engine's epoch every [`EPOCH_TICK`] until the engine is dropped.
@@ -89,101 +179,4 @@ fn spawn_epoch_ticker(engine: &Engine) {
             }
         })
         .expect("spawning the epoch ticker thread");
-}
-
-/// Loaded plugins in configuration order.
-#[derive(Debug, Default)]
-pub struct PluginSet {
-    plugins: Vec<Plugin>,
-}
-
-impl PluginSet {
-    /// The plugins embedded in this binary.
-    pub fn bundled(runtime: &Runtime, config: &PluginConfig) -> Result<Self> {
-        let mut set = Self::default();
-        for (name, bytes) in bundled_plugins() {
-            set.add(runtime.load(&format!("bundled:{name}"), bytes, config)?)?;
-        }
-        set.check_config(config)?;
-        Ok(set)
-    }
-
-    /// Every `*.wasm` file in `dir`, in file-name order.
-    pub fn from_dir(runtime: &Runtime, dir: &Path, config: &PluginConfig) -> Result<Self> {
-        let entries = std::fs::read_dir(dir)
-            .with_context(|| format!("{}: cannot read plugin directory", dir.display()))?;
-        let mut files: Vec<_> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
-            .collect();
-        files.sort();
-        if files.is_empty() {
-            bail!(
-                "{}: no *.wasm plugin components in this directory",
-                dir.display()
-            );
-        }
-        let mut set = Self::default();
-        for file in files {
-            let bytes =
-                std::fs::read(&file).with_context(|| format!("{}: cannot read", file.display()))?;
-            set.add(runtime.load(&file.display().to_string(), &bytes, config)?)?;
-        }
-        set.check_config(config)?;
-        Ok(set)
-    }
-
-    /// Every plugin the configuration names must be loaded: a typo must not
-    /// silently leave a plugin under default settings.
-    fn check_config(&self, config: &PluginConfig) -> Result<()> {
-        for name in config.configured_names() {
-            if !self.plugins.iter().any(|p| p.name() == name) {
-                let loaded: Vec<&str> = self.plugins.iter().map(Plugin::name).collect();
-                bail!(
-                    "the configuration names plugin {name}, but no loaded plugin has that name (loaded: {})",
-                    loaded.join(", ")
-                );
-            }
-        }
-        Ok(())
-    }
-
-    /// Appends a plugin; names must be unique.
-    pub fn add(&mut self, plugin: Plugin) -> Result<()> {
-        if let Some(other) = self.plugins.iter().find(|p| p.name() == plugin.name()) {
-            bail!(
-                "{}: plugin name {} is already used by {}",
-                plugin.source(),
-                plugin.name(),
-                other.source()
-            );
-        }
-        self.plugins.push(plugin);
-        Ok(())
-    }
-
-    /// All plugins, in order.
-    pub fn iter(&self) -> impl Iterator<Item = &Plugin> {
-        self.plugins.iter()
-    }
-
-    /// Mutable access to the plugins implementing `point`, in order.
-    pub fn at(&mut self, point: ExtensionPoint) -> impl Iterator<Item = &mut Plugin> {
-        self.plugins.iter_mut().filter(move |p| p.implements(point))
-    }
-
-    /// Whether any plugin implements `point`.
-    pub fn any_at(&self, point: ExtensionPoint) -> bool {
-        self.plugins.iter().any(|p| p.implements(point))
-    }
-
-    /// Takes every plugin's log lines, prefixed with the plugin's name.
-    pub fn drain_logs(&mut self) -> Vec<(String, LogLine)> {
-        let mut lines = Vec::new();
-        for plugin in &mut self.plugins {
-            let name = plugin.name().to_string();
-            lines.extend(plugin.drain_logs().into_iter().map(|l| (name.clone(), l)));
-        }
-        lines
-    }
 }

@@ -1,5 +1,5 @@
 //! One loaded plugin component: validated at load, instantiated once and
-//! reused, re-instantiated after a trap.
+//! reused, re-instantiated after a trap; every call bounded.
 
 use std::fmt;
 
@@ -7,289 +7,167 @@ use anyhow::{Context, Result, anyhow, bail};
 use wasmtime::component::{Component, Instance, InstancePre, Linker, Resource};
 use wasmtime::{Engine, Store};
 
-use super::bindings::{PACKAGE, PACKAGE_VERSION, guest};
-use super::state::{HostState, SnapshotHandle};
-use super::{EPOCH_TICK, validate};
-use crate::config::{FailurePolicy, PluginConfig, PluginSettings};
-use crate::snapshot::Snapshot;
+use super::bindings::{PACKAGE, PACKAGE_VERSION};
+use super::state::{HostState, LogBudget, SnapshotHandle};
+use super::{EPOCH_TICK, calls, since_v0_1_0};
+use crate::config::{PluginConfig, PluginSettings};
+use crate::framework::{ExtensionPoint, FailureCause, LogDrops, LogLine, PluginError};
+use crate::model::Snapshot;
 
-/// A kube-scheduler extension point a component can implement, named after
-/// the WIT interface that carries it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ExtensionPoint {
-    /// `pre-enqueue`.
-    PreEnqueue,
-    /// `filter`.
-    Filter,
-    /// `score`.
-    Score,
-    /// `permit`.
-    Permit,
-    /// `placement-generate`.
-    PlacementGenerate,
-    /// `placement-score`.
-    PlacementScore,
-    /// `pod-group-post-filter`.
-    PodGroupPostFilter,
+/// The contract versions this host loads: the current one, and older ones
+/// through an adapter.
+pub const SUPPORTED_VERSIONS: [&str; 2] = [PACKAGE_VERSION, since_v0_1_0::VERSION];
+
+/// Export lookups of a component, by the contract version it was built against.
+pub(super) enum VersionIndices {
+    /// `wasched:scheduler@0.2.0`.
+    Current(calls::Indices),
+    /// `wasched:scheduler@0.1.0`, adapted.
+    V0_1(since_v0_1_0::Indices),
 }
 
-impl ExtensionPoint {
-    /// Every extension point, in cycle order.
-    pub const ALL: [ExtensionPoint; 7] = [
-        Self::PreEnqueue,
-        Self::PlacementGenerate,
-        Self::Filter,
-        Self::Score,
-        Self::Permit,
-        Self::PlacementScore,
-        Self::PodGroupPostFilter,
-    ];
-
-    /// The WIT interface name.
-    pub fn interface(self) -> &'static str {
-        match self {
-            Self::PreEnqueue => "pre-enqueue",
-            Self::Filter => "filter",
-            Self::Score => "score",
-            Self::Permit => "permit",
-            Self::PlacementGenerate => "placement-generate",
-            Self::PlacementScore => "placement-score",
-            Self::PodGroupPostFilter => "pod-group-post-filter",
-        }
-    }
-}
-
-impl fmt::Display for ExtensionPoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.interface())
-    }
-}
-
-/// Why a plugin call did not return a usable answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FailureCause {
-    /// Ran out of fuel (the deterministic CPU budget).
-    Cpu,
-    /// Passed its wall-clock deadline.
-    Timeout,
-    /// Tried to grow its memory past the limit.
-    Memory,
-    /// Overflowed the wasm call stack.
-    Stack,
-    /// Panicked or hit another trap.
-    Trap,
-    /// Returned an answer that breaks the contract (unknown node, bad score, ...).
-    InvalidResult,
-    /// Could not be re-instantiated after an earlier failure.
-    Instantiation,
-}
-
-impl FailureCause {
-    /// The `cause` label of `wasched_plugin_errors_total`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Cpu => "cpu",
-            Self::Timeout => "timeout",
-            Self::Memory => "memory",
-            Self::Stack => "stack",
-            Self::Trap => "trap",
-            Self::InvalidResult => "invalid-result",
-            Self::Instantiation => "instantiation",
-        }
-    }
-}
-
-/// A plugin call that did not return a usable answer. A trapped instance is
-/// discarded; the next call re-creates it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PluginError {
-    /// The plugin's name.
-    pub plugin: String,
-    /// Where it failed.
-    pub point: ExtensionPoint,
-    /// The kind of failure.
-    pub cause: FailureCause,
-    /// What happened, for people (`exceeded its CPU budget of 1000 fuel`).
-    pub message: String,
-    /// The plugin's failure policy.
-    pub policy: FailurePolicy,
-}
-
-impl fmt::Display for PluginError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "plugin {}: {} in {}",
-            self.plugin, self.message, self.point
-        )
-    }
-}
-
-/// Export lookups resolved once per component.
-struct Indices {
-    plugin: guest::plugin::GuestIndices,
-    pre_enqueue: Option<guest::pre_enqueue::GuestIndices>,
-    filter: Option<guest::filter::GuestIndices>,
-    score: Option<guest::score::GuestIndices>,
-    permit: Option<guest::permit::GuestIndices>,
-    placement_generate: Option<guest::placement_generate::GuestIndices>,
-    placement_score: Option<guest::placement_score::GuestIndices>,
-    pod_group_post_filter: Option<guest::pod_group_post_filter::GuestIndices>,
-}
-
-/// The typed exports of one live instance.
-pub struct Exports {
-    /// `plugin`.
-    pub plugin: guest::plugin::Guest,
-    /// `pre-enqueue`, if exported.
-    pub pre_enqueue: Option<guest::pre_enqueue::Guest>,
-    /// `filter`, if exported.
-    pub filter: Option<guest::filter::Guest>,
-    /// `score`, if exported.
-    pub score: Option<guest::score::Guest>,
-    /// `permit`, if exported.
-    pub permit: Option<guest::permit::Guest>,
-    /// `placement-generate`, if exported.
-    pub placement_generate: Option<guest::placement_generate::Guest>,
-    /// `placement-score`, if exported.
-    pub placement_score: Option<guest::placement_score::Guest>,
-    /// `pod-group-post-filter`, if exported.
-    pub pod_group_post_filter: Option<guest::pod_group_post_filter::Guest>,
+/// The typed exports of a live instance, by contract version.
+pub(super) enum VersionExports {
+    /// `wasched:scheduler@0.2.0`.
+    Current(calls::Exports),
+    /// `wasched:scheduler@0.1.0`, adapted.
+    V0_1(since_v0_1_0::Exports),
 }
 
 struct Live {
     store: Store<HostState>,
-    exports: Exports,
+    exports: VersionExports,
 }
 
 /// A plugin component ready to be called.
-pub struct Plugin {
+pub struct WasmPlugin {
     name: String,
     source: String,
+    version: &'static str,
     points: Vec<ExtensionPoint>,
     settings: PluginSettings,
     pre: InstancePre<HostState>,
-    indices: Indices,
+    indices: VersionIndices,
     live: Option<Live>,
-    logs: Vec<super::state::LogLine>,
+    logs: Vec<LogLine>,
+    drops: LogDrops,
+    /// Log bytes the plugin may still write in this run.
+    run_log_bytes: u64,
 }
 
-impl fmt::Debug for Plugin {
+impl fmt::Debug for WasmPlugin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Plugin")
+        f.debug_struct("WasmPlugin")
             .field("name", &self.name)
             .field("source", &self.source)
+            .field("version", &self.version)
             .field("points", &self.points)
             .finish()
     }
 }
 
-/// Names of the interfaces of this package a component exports, checking
-/// their version; plus anything else it exports or imports that the host
-/// does not provide.
-fn package_interfaces(component: &Component, engine: &Engine, source: &str) -> Result<Vec<String>> {
+/// The contract version a component was built against, and the interfaces
+/// of the package it exports. Every import and export of the package must
+/// name one supported version; anything outside the package is refused.
+fn package_interfaces(
+    component: &Component,
+    engine: &Engine,
+    source: &str,
+) -> Result<(&'static str, Vec<String>)> {
     let ty = component.component_type();
+    let mut version: Option<&'static str> = None;
+    let mut check = |interface: &str, found: &str| -> Result<()> {
+        let Some(supported) = SUPPORTED_VERSIONS.iter().find(|v| **v == found) else {
+            bail!(
+                "{source}: built against {PACKAGE}@{found} ({interface}), but this host implements {PACKAGE}@{PACKAGE_VERSION} (and loads {})",
+                SUPPORTED_VERSIONS[1..]
+                    .iter()
+                    .map(|v| format!("{PACKAGE}@{v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        };
+        match version {
+            Some(v) if v != *supported => bail!(
+                "{source}: mixes {PACKAGE}@{v} and @{supported} ({interface}); a component is built against one version"
+            ),
+            _ => version = Some(supported),
+        }
+        Ok(())
+    };
     for (name, _) in ty.imports(engine) {
-        let (interface, version) = split_interface(name)
+        let (interface, found) = split_interface(name)
             .ok_or_else(|| anyhow!("{source}: imports {name}, which this host does not provide (plugins may import only {PACKAGE} interfaces)"))?;
-        check_version(source, &interface, &version)?;
+        check(&interface, &found)?;
     }
     let mut interfaces = Vec::new();
     for (name, _) in ty.exports(engine) {
-        let Some((interface, version)) = split_interface(name) else {
+        let Some((interface, found)) = split_interface(name) else {
             continue;
         };
-        check_version(source, &interface, &version)?;
+        check(&interface, &found)?;
         interfaces.push(interface);
     }
-    Ok(interfaces)
+    Ok((version.unwrap_or(PACKAGE_VERSION), interfaces))
 }
 
-fn check_version(source: &str, interface: &str, version: &str) -> Result<()> {
-    if version != PACKAGE_VERSION {
-        bail!(
-            "{source}: built against {PACKAGE}@{version} ({interface}), but this host implements {PACKAGE}@{PACKAGE_VERSION}"
-        );
-    }
-    Ok(())
-}
-
-/// `wasched:scheduler/permit@0.1.0` → (`permit`, `0.1.0`).
+/// `wasched:scheduler/permit@0.2.0` → (`permit`, `0.2.0`).
 fn split_interface(name: &str) -> Option<(String, String)> {
     let rest = name.strip_prefix(PACKAGE)?.strip_prefix('/')?;
     let (interface, version) = rest.split_once('@').unwrap_or((rest, ""));
     Some((interface.to_string(), version.to_string()))
 }
 
-impl Plugin {
-    /// Compiles, validates, instantiates and configures a component.
+impl WasmPlugin {
+    /// Validates, instantiates and configures a compiled component.
     /// `source` names it in messages (a file path or `bundled:<name>`); its
-    /// bounds, failure policy and args come from `config` under the name the
-    /// plugin gives itself.
+    /// bounds, failure policy, caps and args come from `config` under the
+    /// name the plugin gives itself.
     pub fn load(
         engine: &Engine,
         linker: &Linker<HostState>,
         source: &str,
-        bytes: &[u8],
+        component: &Component,
         config: &PluginConfig,
-    ) -> Result<Plugin> {
-        validate::binary_kind(bytes).map_err(|e| anyhow!("{source}: {e}"))?;
-        let component = Component::new(engine, bytes)
-            .map_err(|e| anyhow!("{source}: corrupt or truncated component: {e}"))?;
-        let interfaces = package_interfaces(&component, engine, source)?;
+    ) -> Result<WasmPlugin> {
+        let (version, interfaces) = package_interfaces(component, engine, source)?;
         if !interfaces.iter().any(|i| i == "plugin") {
-            bail!(
-                "{source}: does not export {PACKAGE}/plugin@{PACKAGE_VERSION}; is it a wasched plugin?"
-            );
+            bail!("{source}: does not export {PACKAGE}/plugin@{version}; is it a wasched plugin?");
         }
-        let points: Vec<ExtensionPoint> = ExtensionPoint::ALL
+        let mut points: Vec<ExtensionPoint> = ExtensionPoint::ALL
             .into_iter()
             .filter(|p| interfaces.iter().any(|i| i == p.interface()))
             .collect();
+        if version == since_v0_1_0::VERSION {
+            points.retain(|p| since_v0_1_0::ADAPTED.contains(p));
+        }
         if points.is_empty() {
             bail!(
-                "{source}: exports no extension point ({})",
+                "{source}: exports no extension point this host calls ({})",
                 ExtensionPoint::ALL.map(|p| p.interface()).join(", ")
             );
         }
         let pre = linker
-            .instantiate_pre(&component)
+            .instantiate_pre(component)
             .map_err(anyhow::Error::from)
             .with_context(|| format!("{source}: cannot link"))?;
-        let has = |p: ExtensionPoint| points.contains(&p);
-        let indices = Indices {
-            plugin: guest::plugin::GuestIndices::new(&pre)?,
-            pre_enqueue: has(ExtensionPoint::PreEnqueue)
-                .then(|| guest::pre_enqueue::GuestIndices::new(&pre))
-                .transpose()?,
-            filter: has(ExtensionPoint::Filter)
-                .then(|| guest::filter::GuestIndices::new(&pre))
-                .transpose()?,
-            score: has(ExtensionPoint::Score)
-                .then(|| guest::score::GuestIndices::new(&pre))
-                .transpose()?,
-            permit: has(ExtensionPoint::Permit)
-                .then(|| guest::permit::GuestIndices::new(&pre))
-                .transpose()?,
-            placement_generate: has(ExtensionPoint::PlacementGenerate)
-                .then(|| guest::placement_generate::GuestIndices::new(&pre))
-                .transpose()?,
-            placement_score: has(ExtensionPoint::PlacementScore)
-                .then(|| guest::placement_score::GuestIndices::new(&pre))
-                .transpose()?,
-            pod_group_post_filter: has(ExtensionPoint::PodGroupPostFilter)
-                .then(|| guest::pod_group_post_filter::GuestIndices::new(&pre))
-                .transpose()?,
+        let indices = if version == since_v0_1_0::VERSION {
+            VersionIndices::V0_1(since_v0_1_0::Indices::new(&pre, &points)?)
+        } else {
+            VersionIndices::Current(calls::Indices::new(&pre, &points)?)
         };
-        let mut plugin = Plugin {
+        let mut plugin = WasmPlugin {
             name: String::new(),
             source: source.to_string(),
+            version,
             points,
             settings: config.settings(""),
             pre,
             indices,
             live: None,
             logs: Vec::new(),
+            drops: LogDrops::default(),
+            run_log_bytes: 0,
         };
         // The first instance tells the plugin's name, which selects its
         // settings; the instance that serves calls is made under them.
@@ -297,6 +175,7 @@ impl Plugin {
             .instantiate()
             .map_err(|e| anyhow!("{source}: {e:#}"))?;
         plugin.settings = config.settings(&plugin.name);
+        plugin.run_log_bytes = plugin.settings.limits.log_bytes_per_run;
         let live = plugin
             .instantiate()
             .map_err(|e| anyhow!("{source}: {e:#}"))?;
@@ -304,24 +183,9 @@ impl Plugin {
         Ok(plugin)
     }
 
-    /// The name the plugin gave itself (`plugin.name`).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Where it was loaded from.
-    pub fn source(&self) -> &str {
-        &self.source
-    }
-
-    /// The extension points it implements, in cycle order.
-    pub fn points(&self) -> &[ExtensionPoint] {
-        &self.points
-    }
-
-    /// Whether it implements `point`.
-    pub fn implements(&self, point: ExtensionPoint) -> bool {
-        self.points.contains(&point)
+    /// The contract version the component was built against.
+    pub fn version(&self) -> &'static str {
+        self.version
     }
 
     /// The bounds and policy it runs under.
@@ -329,12 +193,33 @@ impl Plugin {
         &self.settings
     }
 
-    /// Takes the lines the plugin logged since the last call.
-    pub fn drain_logs(&mut self) -> Vec<super::state::LogLine> {
+    pub(super) fn name_str(&self) -> &str {
+        &self.name
+    }
+
+    pub(super) fn source_str(&self) -> &str {
+        &self.source
+    }
+
+    pub(super) fn point_list(&self) -> &[ExtensionPoint] {
+        &self.points
+    }
+
+    pub(super) fn take_log_lines(&mut self) -> Vec<LogLine> {
         std::mem::take(&mut self.logs)
     }
 
-    /// Arms the per-call bounds: a fresh fuel budget and wall-clock deadline.
+    pub(super) fn dropped(&self) -> LogDrops {
+        self.drops
+    }
+
+    pub(super) fn restart_run(&mut self) {
+        self.run_log_bytes = self.settings.limits.log_bytes_per_run;
+        self.drops = LogDrops::default();
+    }
+
+    /// Arms the per-call bounds: a fresh fuel budget, wall-clock deadline
+    /// and log budget.
     fn arm(&self, store: &mut Store<HostState>) -> Result<()> {
         store.set_fuel(self.settings.fuel)?;
         let ticks = self
@@ -343,6 +228,14 @@ impl Plugin {
             .as_micros()
             .div_ceil(EPOCH_TICK.as_micros());
         store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
+        let limits = &self.settings.limits;
+        let state = store.data_mut();
+        state.budget = LogBudget {
+            lines: limits.log_lines_per_call,
+            bytes: limits.log_bytes_per_call.min(self.run_log_bytes),
+        };
+        state.dropped = LogDrops::default();
+        state.panic = None;
         Ok(())
     }
 
@@ -359,51 +252,22 @@ impl Plugin {
             .instantiate(&mut store)
             .map_err(anyhow::Error::from)
             .context("instantiation failed")?;
-        let i = &self.indices;
-        let exports = Exports {
-            plugin: i.plugin.load(&mut store, &instance)?,
-            pre_enqueue: i
-                .pre_enqueue
-                .as_ref()
-                .map(|x| x.load(&mut store, &instance))
-                .transpose()?,
-            filter: i
-                .filter
-                .as_ref()
-                .map(|x| x.load(&mut store, &instance))
-                .transpose()?,
-            score: i
-                .score
-                .as_ref()
-                .map(|x| x.load(&mut store, &instance))
-                .transpose()?,
-            permit: i
-                .permit
-                .as_ref()
-                .map(|x| x.load(&mut store, &instance))
-                .transpose()?,
-            placement_generate: i
-                .placement_generate
-                .as_ref()
-                .map(|x| x.load(&mut store, &instance))
-                .transpose()?,
-            placement_score: i
-                .placement_score
-                .as_ref()
-                .map(|x| x.load(&mut store, &instance))
-                .transpose()?,
-            pod_group_post_filter: i
-                .pod_group_post_filter
-                .as_ref()
-                .map(|x| x.load(&mut store, &instance))
-                .transpose()?,
+        let exports = match &self.indices {
+            VersionIndices::Current(i) => VersionExports::Current(i.load(&mut store, &instance)?),
+            VersionIndices::V0_1(i) => VersionExports::V0_1(i.load(&mut store, &instance)?),
         };
-        let name = exports.plugin.call_name(&mut store).map_err(|e| {
+        let name = match &exports {
+            VersionExports::Current(e) => e.plugin.call_name(&mut store),
+            VersionExports::V0_1(e) => e.plugin.call_name(&mut store),
+        }
+        .map_err(|e| {
             anyhow!(
                 "plugin.name failed: {}",
                 describe_failure(&e, store.data(), &self.settings).1
             )
         })?;
+        let mut name = name;
+        crate::framework::answers::cut_text(&mut name, self.settings.limits.name_bytes);
         if self.name.is_empty() {
             self.name = name;
         } else if self.name != name {
@@ -412,28 +276,33 @@ impl Plugin {
                 self.name
             );
         }
-        exports
-            .plugin
-            .call_configure(&mut store, &self.settings.args)
+        let configured = match &exports {
+            VersionExports::Current(e) => e.plugin.call_configure(&mut store, &self.settings.args),
+            VersionExports::V0_1(e) => e.plugin.call_configure(&mut store, &self.settings.args),
+        };
+        configured
             .map_err(|e| {
                 anyhow!(
                     "plugin.configure failed: {}",
                     describe_failure(&e, store.data(), &self.settings).1
                 )
             })?
-            .map_err(|e| anyhow!("plugin {} refused its args: {e}", self.name))?;
+            .map_err(|mut e| {
+                crate::framework::answers::cut_text(&mut e, self.settings.limits.reason_bytes);
+                anyhow!("plugin {} refused its args: {e}", self.name)
+            })?;
         Ok(Live { store, exports })
     }
 
     /// Calls the guest at `point` with the snapshot lent to it. `call` gets
     /// the exports, the store and a borrow handle for the snapshot. A trap
     /// discards the instance and is returned as a [`PluginError`].
-    pub fn call<R>(
+    pub(super) fn call<R>(
         &mut self,
         snapshot: &mut Snapshot,
         point: ExtensionPoint,
         call: impl FnOnce(
-            &Exports,
+            &VersionExports,
             &mut Store<HostState>,
             Resource<SnapshotHandle>,
         ) -> wasmtime::Result<R>,
@@ -461,10 +330,13 @@ impl Plugin {
         });
         let data = live.store.data_mut();
         *snapshot = data.snapshot.take().expect("snapshot lent for the call");
-        self.logs.append(&mut data.logs.clone());
+        let used: u64 = data.logs.iter().map(|l| l.message.len() as u64).sum();
+        self.run_log_bytes = self.run_log_bytes.saturating_sub(used);
+        self.logs.append(&mut data.logs);
+        self.drops.lines += data.dropped.lines;
+        self.drops.bytes += data.dropped.bytes;
         match result {
             Ok(value) => {
-                live.store.data_mut().logs.clear();
                 self.live = Some(live);
                 Ok(value)
             }
@@ -476,7 +348,7 @@ impl Plugin {
     }
 
     /// A [`PluginError`] of this plugin.
-    pub fn error(
+    pub(super) fn error(
         &self,
         point: ExtensionPoint,
         cause: FailureCause,
@@ -520,17 +392,10 @@ fn describe_failure(
             ),
         ),
         Some(wasmtime::Trap::StackOverflow) => (FailureCause::Stack, "overflowed its stack".into()),
-        Some(trap) => {
-            let panic = state
-                .logs
-                .iter()
-                .rev()
-                .find_map(|l| l.message.strip_prefix("panic: "));
-            match panic {
-                Some(message) => (FailureCause::Trap, format!("panicked ({message})")),
-                None => (FailureCause::Trap, format!("trapped ({trap})")),
-            }
-        }
+        Some(trap) => match &state.panic {
+            Some(message) => (FailureCause::Trap, format!("panicked ({message})")),
+            None => (FailureCause::Trap, format!("trapped ({trap})")),
+        },
         None => (FailureCause::Trap, format!("failed ({error:#})")),
     }
 }
@@ -560,22 +425,10 @@ mod tests {
     #[test]
     fn interface_names_split_into_name_and_version() {
         assert_eq!(
-            split_interface("wasched:scheduler/permit@0.1.0"),
-            Some(("permit".into(), "0.1.0".into()))
+            split_interface("wasched:scheduler/permit@0.2.0"),
+            Some(("permit".into(), "0.2.0".into()))
         );
         assert_eq!(split_interface("wasi:cli/environment@0.2.6"), None);
         assert_eq!(split_interface("wasched:schedulerx/permit@0.1.0"), None);
-    }
-
-    #[test]
-    fn other_package_versions_are_refused_by_name() {
-        assert!(check_version("p.wasm", "permit", PACKAGE_VERSION).is_ok());
-        let err = check_version("p.wasm", "permit", "0.2.0")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            err,
-            "p.wasm: built against wasched:scheduler@0.2.0 (permit), but this host implements wasched:scheduler@0.1.0"
-        );
     }
 }

@@ -1,34 +1,31 @@
-//! What a plugin's store holds, and the host side of the `cluster` and `log`
-//! imports.
+//! What a plugin's store holds: the snapshot lent for one call, the log
+//! lines of the call (within the plugin's caps), and the memory limiter.
 //!
 //! The snapshot is moved into the store for the duration of one call
 //! ([`HostState::snapshot`]) and moved back afterwards, so host functions read
 //! it without copying or locking; the guest sees it through a
 //! `borrow<snapshot>` handle that is removed from the table after the call.
+//! The host side of the imports is in `host_v0_2` (and `since_v0_1_0` for
+//! old components).
 
-use wasmtime::component::{Resource, ResourceTable};
+use wasmtime::component::ResourceTable;
 
-use super::bindings::{cluster, log, types};
-use crate::snapshot::{GroupInfo, Snapshot};
+use crate::framework::{LogDrops, LogLevel, LogLine, answers};
+use crate::model::Snapshot;
 
 /// Table entry behind a guest's `borrow<snapshot>`; the data is
 /// [`HostState::snapshot`].
 #[derive(Debug)]
 pub struct SnapshotHandle;
 
-/// Table entry behind a guest's `borrow<group-trial>`. The host hands one out
-/// only to `pod-group-post-filter`, which it does not invoke yet, so no guest
-/// can hold one today.
-#[derive(Debug)]
-pub struct GroupTrialHandle;
-
-/// One line a plugin logged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogLine {
-    /// Severity.
-    pub level: log::Level,
-    /// The text.
-    pub message: String,
+/// What one call may still log.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogBudget {
+    /// Lines left in this call.
+    pub lines: u64,
+    /// Bytes left in this call (the per-call cap, or less when the run's
+    /// budget is nearly spent).
+    pub bytes: u64,
 }
 
 /// A plugin store's state.
@@ -38,8 +35,15 @@ pub struct HostState {
     pub table: ResourceTable,
     /// The snapshot, present only while a call runs.
     pub snapshot: Option<Snapshot>,
-    /// Lines the plugin logged, drained by the host after each call.
+    /// Lines the plugin logged in this call, within `budget`.
     pub logs: Vec<LogLine>,
+    /// What the call may still log.
+    pub budget: LogBudget,
+    /// What the call logged beyond its budget.
+    pub dropped: LogDrops,
+    /// The last panic message the SDK logged (kept even when the log is
+    /// over its caps, cut to a reason's length), to explain a trap.
+    pub panic: Option<String>,
     /// Cap on the instance's linear memory, in bytes (0: no instance may
     /// have memory).
     pub memory_limit: u64,
@@ -94,195 +98,33 @@ impl wasmtime::ResourceLimiter for HostState {
 }
 
 impl HostState {
-    fn snap(&self) -> &Snapshot {
+    /// The snapshot lent for the call in progress.
+    pub fn snap(&self) -> &Snapshot {
         self.snapshot
             .as_ref()
             .expect("the snapshot is lent to the store during every call")
     }
-}
 
-/// Converts a host group into its WIT record.
-pub fn pod_group_record(snapshot: &Snapshot, id: u32, group: &GroupInfo) -> types::PodGroup {
-    let pods = &snapshot.pods;
-    let pending: Vec<u32> = group
-        .members
-        .iter()
-        .copied()
-        .filter(|&p| pods[p as usize].pending && pods[p as usize].node.is_none())
-        .collect();
-    let bound = group
-        .members
-        .iter()
-        .filter(|&&p| !pods[p as usize].pending)
-        .count() as u32;
-    types::PodGroup {
-        id,
-        name: group.key.clone(),
-        spec: group
-            .spec
-            .as_ref()
-            .map(|spec| pod_group_spec_record(snapshot, spec)),
-        pending,
-        bound,
-    }
-}
-
-fn pod_group_spec_record(
-    snapshot: &Snapshot,
-    spec: &crate::snapshot::GroupSpec,
-) -> types::PodGroupSpec {
-    use crate::snapshot::Policy;
-    types::PodGroupSpec {
-        policy: match spec.policy {
-            Policy::Basic => types::SchedulingPolicy::Basic,
-            Policy::Gang { min_count } => types::SchedulingPolicy::Gang(min_count),
-        },
-        priority: spec.priority,
-        disruption_mode: if spec.disrupt_all {
-            types::DisruptionMode::All
-        } else {
-            types::DisruptionMode::Single
-        },
-        preemption_policy: if spec.never_preempt {
-            types::PreemptionPolicy::Never
-        } else {
-            types::PreemptionPolicy::PreemptLowerPriority
-        },
-        topology_key: spec
-            .topology_key
-            .as_deref()
-            .and_then(|k| snapshot.symbols.lookup(k)),
-    }
-}
-
-fn count(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-impl types::Host for HostState {}
-impl cluster::Host for HostState {}
-
-impl cluster::HostSnapshot for HostState {
-    fn node_count(&mut self, _: Resource<SnapshotHandle>) -> u32 {
-        count(self.snap().nodes.len())
-    }
-
-    fn pod_count(&mut self, _: Resource<SnapshotHandle>) -> u32 {
-        count(self.snap().pods.len())
-    }
-
-    fn pod_group_count(&mut self, _: Resource<SnapshotHandle>) -> u32 {
-        count(self.snap().groups.len())
-    }
-
-    fn resource_names(&mut self, _: Resource<SnapshotHandle>) -> Vec<String> {
-        self.snap().resource_names.clone()
-    }
-
-    fn allocatable(&mut self, _: Resource<SnapshotHandle>, resource: u32) -> Vec<u64> {
-        self.snap().allocatable(resource as usize).to_vec()
-    }
-
-    fn requested(&mut self, _: Resource<SnapshotHandle>, resource: u32) -> Vec<u64> {
-        self.snap().requested(resource as usize).to_vec()
-    }
-
-    fn lookup(&mut self, _: Resource<SnapshotHandle>, text: String) -> Option<u32> {
-        self.snap().symbols.lookup(&text)
-    }
-
-    fn symbol_text(&mut self, _: Resource<SnapshotHandle>, id: u32) -> String {
-        self.snap().symbols.text(id).unwrap_or_default().to_string()
-    }
-
-    fn node_name(&mut self, _: Resource<SnapshotHandle>, node: u32) -> String {
-        self.snap()
-            .nodes
-            .get(node as usize)
-            .map(|n| n.name.clone())
-            .unwrap_or_default()
-    }
-
-    fn node_label_column(&mut self, _: Resource<SnapshotHandle>, key: u32) -> Vec<Option<u32>> {
-        let snap = self.snap();
-        let Some(key) = snap.symbols.text(key) else {
-            return vec![None; snap.nodes.len()];
-        };
-        snap.nodes
-            .iter()
-            .map(|n| n.labels.get(key).and_then(|v| snap.symbols.lookup(v)))
-            .collect()
-    }
-
-    fn pod(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> Option<cluster::PodInfo> {
-        self.snap()
-            .pods
-            .get(pod as usize)
-            .map(|p| cluster::PodInfo {
-                priority: p.priority,
-                node: p.node,
-                group: p.group,
-                start_time: p.started,
-            })
-    }
-
-    fn pod_requests(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> Vec<u64> {
-        self.snap()
-            .pods
-            .get(pod as usize)
-            .map(|p| p.requests.clone())
-            .unwrap_or_default()
-    }
-
-    fn pods_on_node(&mut self, _: Resource<SnapshotHandle>, node: u32) -> Vec<u32> {
-        self.snap().pods_on_node(node).to_vec()
-    }
-
-    fn pod_group(&mut self, _: Resource<SnapshotHandle>, group: u32) -> Option<types::PodGroup> {
-        let snap = self.snap();
-        snap.groups
-            .get(group as usize)
-            .map(|g| pod_group_record(snap, group, g))
-    }
-
-    fn pod_group_spec(
-        &mut self,
-        _: Resource<SnapshotHandle>,
-        group: u32,
-    ) -> Option<types::PodGroupSpec> {
-        let snap = self.snap();
-        snap.groups
-            .get(group as usize)?
-            .spec
-            .as_ref()
-            .map(|s| pod_group_spec_record(snap, s))
-    }
-
-    fn drop(&mut self, handle: Resource<SnapshotHandle>) -> wasmtime::Result<()> {
-        self.table.delete(handle)?;
-        Ok(())
-    }
-}
-
-impl cluster::HostGroupTrial for HostState {
-    fn schedule_without(
-        &mut self,
-        _: Resource<GroupTrialHandle>,
-        _removed: Vec<u32>,
-    ) -> Option<Vec<types::Assignment>> {
-        // Unreachable until the host invokes `pod-group-post-filter` (see
-        // `GroupTrialHandle`): no guest can obtain a handle to call this on.
-        None
-    }
-
-    fn drop(&mut self, handle: Resource<GroupTrialHandle>) -> wasmtime::Result<()> {
-        self.table.delete(handle)?;
-        Ok(())
-    }
-}
-
-impl log::Host for HostState {
-    fn log(&mut self, level: log::Level, message: String) {
+    /// Keeps one log line within the call's budget; counts what is dropped.
+    /// Never stores more than the budget, whatever the guest sends.
+    pub fn log(&mut self, level: LogLevel, mut message: String) {
+        if let Some(panic) = message.strip_prefix("panic: ") {
+            let mut panic = panic.to_string();
+            answers::cut_text(&mut panic, answers::DEFAULT_LIMITS.reason_bytes);
+            self.panic = Some(panic);
+        }
+        let len = message.len() as u64;
+        if self.budget.lines == 0 || self.budget.bytes == 0 {
+            self.dropped.lines += 1;
+            self.dropped.bytes += len;
+            return;
+        }
+        if len > self.budget.bytes {
+            answers::cut_text(&mut message, self.budget.bytes as usize);
+            self.dropped.bytes += len.saturating_sub(message.len() as u64);
+        }
+        self.budget.lines -= 1;
+        self.budget.bytes = self.budget.bytes.saturating_sub(message.len() as u64);
         self.logs.push(LogLine { level, message });
     }
 }

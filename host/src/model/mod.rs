@@ -2,11 +2,19 @@
 //! dense indices, node resources as columns, names and labels interned.
 //!
 //! Built once from the manifests ([`Snapshot::build`]); during a run the
-//! cycle assumes pods onto nodes ([`Snapshot::assume`]) and forgets them again
-//! if their group is not admitted ([`Snapshot::forget`]), as kube-scheduler's
-//! cache does.
+//! cycle assumes pods onto nodes ([`Snapshot::assume`]) and takes them off
+//! again ([`Snapshot::remove`]) as kube-scheduler's cache does. Every such
+//! change is recorded, so that any attempt can be undone exactly:
+//! [`Snapshot::checkpoint`] marks a point, [`Snapshot::rollback`] returns to
+//! it, at any depth (placements inside placements, victims removed for a
+//! preemption trial), and [`Snapshot::commit`] makes everything so far final.
+//!
+//! This module knows nothing of filters, scheduling or wasm.
 
 mod build;
+pub mod composite;
+pub mod disruption;
+mod labels;
 pub mod resources;
 mod symbols;
 
@@ -14,6 +22,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{NodeSelectorTerm, Taint, Toleration, TopologySpreadConstraint};
 
+pub use composite::{CompositeId, CompositeInfo, CompositePolicy, CompositeSpec};
+pub use disruption::{BudgetId, DisruptionBudget};
+pub use labels::{label_selector_matches, taint_text};
 pub use symbols::Symbols;
 
 /// Index of a node; nodes are sorted by name.
@@ -50,8 +61,16 @@ pub struct PodInfo {
     pub node: Option<NodeId>,
     /// Whether it waits to be scheduled (no `spec.nodeName` in the snapshot).
     pub pending: bool,
+    /// Being deleted (`metadata.deletionTimestamp`): not pending, holds no
+    /// resources in this simulation, belongs to no group's members.
+    pub terminating: bool,
+    /// `status.nominatedNodeName`, when that node is in the snapshot.
+    pub nominated_node: Option<NodeId>,
     /// Effective priority (the PodGroup's for members).
     pub priority: i32,
+    /// Effective `preemptionPolicy` is `Never` (the pod's, else its
+    /// PriorityClass's; for members, the PodGroup's).
+    pub never_preempt: bool,
     /// The PodGroup it belongs to.
     pub group: Option<GroupId>,
     /// Requests, indexed like [`Snapshot::resource_names`].
@@ -100,6 +119,8 @@ pub struct GroupSpec {
     pub topology_key: Option<String>,
     /// `spec.parentCompositePodGroupName`.
     pub parent: Option<String>,
+    /// `spec.workloadRef.name`.
+    pub workload: Option<String>,
 }
 
 /// A PodGroup and its member pods.
@@ -117,6 +138,10 @@ pub struct GroupInfo {
     /// Coscheduling/Volcano `minResources` as (resource column, amount): the
     /// group waits unless the cluster's free capacity covers them.
     pub min_resources: Vec<(usize, u64)>,
+    /// The parent CompositePodGroup, when it exists.
+    pub parent: Option<CompositeId>,
+    /// Why its CompositePodGroup tree is invalid, if it is in one.
+    pub invalid: Option<String>,
 }
 
 impl GroupInfo {
@@ -140,14 +165,15 @@ pub struct Snapshot {
     pub pods: Vec<PodInfo>,
     /// PodGroups (including ones only named by pods), sorted by key.
     pub groups: Vec<GroupInfo>,
-    /// Interned node names and label keys/values.
+    /// CompositePodGroups, sorted by key.
+    pub composites: Vec<CompositeInfo>,
+    /// PodDisruptionBudgets, sorted by key.
+    pub budgets: Vec<DisruptionBudget>,
+    /// Interned node names, namespaces and label keys/values.
     pub symbols: Symbols,
     /// Interned rejection texts of node taints
     /// (`node(s) had untolerated taint {key: value}`).
     pub taint_texts: Symbols,
-    /// Workloads and CompositePodGroups read (`kind namespace/name`); kept for
-    /// reporting until multi-level placement uses them.
-    pub other_objects: Vec<String>,
     /// Things the user should know about how the snapshot was read.
     pub warnings: Vec<String>,
     /// How objects in other dialects were read, one line each.
@@ -155,7 +181,25 @@ pub struct Snapshot {
     allocatable: Vec<Vec<u64>>,
     requested: Vec<Vec<u64>>,
     pods_on_node: Vec<Vec<PodId>>,
+    /// Budgets matching each pod, ascending.
+    pod_budgets: Vec<Vec<BudgetId>>,
+    /// Changes since the last [`Snapshot::commit`], oldest first.
+    undo: Vec<Change>,
 }
+
+/// One recorded change of the snapshot's placements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// A pod was assumed onto a node.
+    Assumed(PodId),
+    /// A pod was taken off a node.
+    Removed(PodId, NodeId),
+}
+
+/// A point to roll the snapshot back to ([`Snapshot::checkpoint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a checkpoint is only useful to roll back to"]
+pub struct Checkpoint(usize);
 
 impl Snapshot {
     /// Number of nodes.
@@ -185,8 +229,68 @@ impl Snapshot {
         self.resource_names.iter().position(|r| r == name)
     }
 
+    /// The budgets whose selector matches `pod`, ascending.
+    pub fn pod_budgets(&self, pod: PodId) -> &[BudgetId] {
+        self.pod_budgets
+            .get(pod as usize)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The root of the CompositePodGroup tree `group` belongs to, if any.
+    pub fn root_of(&self, group: GroupId) -> Option<CompositeId> {
+        let mut current = self.groups.get(group as usize)?.parent?;
+        // Valid trees have no cycles; the bound guards invalid ones.
+        for _ in 0..=self.composites.len() {
+            match self.composites[current as usize].parent {
+                Some(parent) => current = parent,
+                None => return Some(current),
+            }
+        }
+        None
+    }
+
     /// Places `pod` on `node`: its requests count against the node.
     pub fn assume(&mut self, pod: PodId, node: NodeId) {
+        self.place(pod, node);
+        self.undo.push(Change::Assumed(pod));
+    }
+
+    /// Takes `pod` off its node (an assumption undone, or a victim evicted);
+    /// nothing if it is on none.
+    pub fn remove(&mut self, pod: PodId) {
+        if let Some(node) = self.unplace(pod) {
+            self.undo.push(Change::Removed(pod, node));
+        }
+    }
+
+    /// Marks the current state; [`Snapshot::rollback`] returns to it.
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint(self.undo.len())
+    }
+
+    /// Undoes every assumption and removal since `checkpoint`, newest
+    /// first, restoring requested columns and pods on nodes exactly.
+    pub fn rollback(&mut self, checkpoint: Checkpoint) {
+        assert!(
+            checkpoint.0 <= self.undo.len(),
+            "rollback to a checkpoint taken before the last commit"
+        );
+        while self.undo.len() > checkpoint.0 {
+            match self.undo.pop().expect("checked above") {
+                Change::Assumed(pod) => {
+                    self.unplace(pod);
+                }
+                Change::Removed(pod, node) => self.place(pod, node),
+            }
+        }
+    }
+
+    /// Makes every change so far final; earlier checkpoints become invalid.
+    pub fn commit(&mut self) {
+        self.undo.clear();
+    }
+
+    fn place(&mut self, pod: PodId, node: NodeId) {
         let info = &mut self.pods[pod as usize];
         debug_assert!(info.node.is_none(), "{} assumed twice", info.key);
         info.node = Some(node);
@@ -198,13 +302,16 @@ impl Snapshot {
         on_node.insert(at, pod);
     }
 
-    /// Undoes [`Snapshot::assume`] (also used to evict a bound pod).
-    pub fn forget(&mut self, pod: PodId) {
+    fn unplace(&mut self, pod: PodId) -> Option<NodeId> {
         let info = &mut self.pods[pod as usize];
-        let Some(node) = info.node.take() else { return };
+        let node = info.node.take()?;
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
             column[node as usize] = column[node as usize].saturating_sub(*request);
         }
-        self.pods_on_node[node as usize].retain(|&p| p != pod);
+        let on_node = &mut self.pods_on_node[node as usize];
+        if let Ok(at) = on_node.binary_search(&pod) {
+            on_node.remove(at);
+        }
+        Some(node)
     }
 }

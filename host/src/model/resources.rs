@@ -20,6 +20,13 @@ pub const DEFAULT_MAX_PODS: u64 = 110;
 /// One quantity in scheduler units for `resource`.
 pub fn amount(resource: &str, quantity: &K8sQuantity) -> Result<u64, String> {
     let q = Quantity::parse(&quantity.0).map_err(|e| e.to_string())?;
+    if q.is_negative() {
+        // The API server refuses these (`ValidateResourceQuantityValue`).
+        return Err(format!(
+            "{:?} must be greater than or equal to 0",
+            quantity.0
+        ));
+    }
     Ok(if resource == "cpu" {
         q.ceil_milli()
     } else {
@@ -140,6 +147,27 @@ mod tests {
         assert_eq!(r["memory"], 2 << 30, "limit-as-request + sidecar");
         assert_eq!(r["nvidia.com/gpu"], 2);
         assert_eq!(r[PODS], 1);
+    }
+
+    #[test]
+    fn negative_quantities_are_refused_as_the_api_server_does() {
+        let spec =
+            spec(json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "-1"}}}]}));
+        let err = pod_requests(&spec).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "field spec.containers[0].resources.requests.cpu: \"-1\" must be greater than or equal to 0"
+        );
+        let zero = spec_zero();
+        assert_eq!(
+            pod_requests(&zero).unwrap()["cpu"],
+            0,
+            "-0 is zero, not negative"
+        );
+    }
+
+    fn spec_zero() -> PodSpec {
+        spec(json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "-0"}}}]}))
     }
 
     #[test]

@@ -10,9 +10,8 @@ use std::collections::BTreeMap;
 use std::collections::HashMap;
 
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, Taint, Toleration};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-use crate::snapshot::{NodeId, NodeInfo, PodId, PodInfo, Snapshot};
+use crate::model::{NodeId, NodeInfo, PodId, PodInfo, Snapshot, label_selector_matches};
 
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
@@ -122,15 +121,6 @@ impl Diagnosis {
     }
 }
 
-/// The text kube-scheduler gives for an untolerated taint.
-pub fn taint_text(taint: &Taint) -> String {
-    format!(
-        "node(s) had untolerated taint {{{}: {}}}",
-        taint.key,
-        taint.value.as_deref().unwrap_or_default()
-    )
-}
-
 /// Per-domain counts of the pods a pod's hard topology spread constraints
 /// select, taken once per placement of that pod (`PodTopologySpread`'s
 /// PreFilter state).
@@ -149,6 +139,20 @@ struct SpreadCounts {
 }
 
 impl SpreadState {
+    /// Per constraint, the matching pods per domain, sorted by domain
+    /// (what the constraint checks against; for tests and diagnostics).
+    pub fn domain_counts(&self) -> Vec<Vec<(String, i64)>> {
+        self.constraints
+            .iter()
+            .map(|c| {
+                let mut counts: Vec<(String, i64)> =
+                    c.counts.iter().map(|(d, n)| (d.clone(), *n)).collect();
+                counts.sort();
+                counts
+            })
+            .collect()
+    }
+
     /// Counts, for each constraint of `pod`, the matching pods (same
     /// namespace, selected by the constraint's label selector) in every domain
     /// of its topology key over the nodes the pod's node affinity allows.
@@ -209,28 +213,6 @@ impl SpreadState {
         }
         Ok(())
     }
-}
-
-/// `metav1.LabelSelector` semantics: every `matchLabels` pair and every
-/// `matchExpressions` requirement must hold; an empty selector matches all.
-pub fn label_selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    let pairs = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let expressions = selector.match_expressions.iter().flatten().all(|e| {
-        let value = labels.get(&e.key);
-        let values = e.values.as_deref().unwrap_or_default();
-        match e.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            _ => false,
-        }
-    });
-    pairs && expressions
 }
 
 /// Runs all checks of `pod` against `node`; `Err` holds the reasons of the
@@ -386,6 +368,7 @@ pub fn least_allocated_score(snapshot: &Snapshot, pod: PodId, node: NodeId) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::taint_text;
     use serde_json::json;
 
     fn toleration(value: serde_json::Value) -> Toleration {

@@ -5,13 +5,19 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::{Result, anyhow, bail};
 use k8s_openapi::api::core::v1::{Node, TopologySpreadConstraint};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup;
 use k8s_openapi::api::scheduling::v1beta1::PodGroup;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
+use super::composite::{self, CompositeInfo, CompositePolicy, CompositeSpec, Member};
+use super::disruption::{self, DisruptionBudget};
 use super::resources::{self, Amounts, PODS};
-use super::{GroupId, GroupInfo, GroupSpec, NodeInfo, PodInfo, Policy, Snapshot};
+use super::{
+    CompositeId, GroupId, GroupInfo, GroupSpec, NodeInfo, PodInfo, Policy, Snapshot,
+    label_selector_matches, taint_text,
+};
 use crate::manifest::{Manifests, Object, ObjectRef};
-use crate::node_checks::taint_text;
 
 fn seconds(time: Option<&Time>) -> i64 {
     time.map_or(0, |t| t.0.as_second())
@@ -28,9 +34,41 @@ fn key(meta: &ObjectMeta) -> String {
 struct PriorityClasses {
     values: HashMap<String, i32>,
     global_default: Option<i32>,
+    /// Classes with `preemptionPolicy: Never`.
+    never: BTreeSet<String>,
+    global_default_never: bool,
+}
+
+/// `preemptionPolicy`: `Never` → true; `PreemptLowerPriority` or unset → false.
+fn never_preempts(origin: &ObjectRef, field: &str, policy: Option<&str>) -> Result<bool> {
+    match policy {
+        None | Some("PreemptLowerPriority") => Ok(false),
+        Some("Never") => Ok(true),
+        Some(other) => {
+            bail!("{origin}: field {field}: {other:?} is not one of PreemptLowerPriority, Never")
+        }
+    }
+}
+
+/// `spec.disruptionMode`: `all` → true.
+fn disrupts_all(origin: &ObjectRef, single: bool, all: bool) -> Result<bool> {
+    match (single, all) {
+        (true, false) => Ok(false),
+        (false, true) => Ok(true),
+        _ => bail!("{origin}: field spec.disruptionMode: exactly one of single or all must be set"),
+    }
 }
 
 impl PriorityClasses {
+    /// A pod's effective `preemptionPolicy: Never`: its own field, else its
+    /// class's (the global default class when it names none).
+    fn never(&self, own: bool, class: Option<&str>) -> bool {
+        own || match class.filter(|c| !c.is_empty()) {
+            Some(class) => self.never.contains(class),
+            None => self.global_default_never,
+        }
+    }
+
     /// `priority`, else the value of `class`, else the global default, else 0.
     fn resolve(
         &self,
@@ -59,17 +97,15 @@ impl Snapshot {
         let mut priorities = PriorityClasses {
             values: HashMap::new(),
             global_default: None,
+            never: BTreeSet::new(),
+            global_default_never: false,
         };
         let (mut nodes, mut pods, mut groups) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut composites, mut budgets) = (Vec::new(), Vec::new());
         let mut snapshot = Snapshot::default();
         snapshot.warnings.extend(manifests.skipped_warning());
         snapshot.notes = manifests.notes.clone();
         snapshot.notes.extend(manifests.pod_marker_notes());
-        for composite in &manifests.dialects.composites {
-            snapshot
-                .other_objects
-                .push(format!("CompositePodGroup {composite} (early dialect)"));
-        }
         for (origin, object) in &manifests.objects {
             if let Some(first) = seen.insert((origin.kind.clone(), origin.name.clone()), origin) {
                 bail!("{origin}: defined twice (first in {})", first.file);
@@ -78,22 +114,31 @@ impl Snapshot {
                 Object::Node(node) => nodes.push((origin, node.as_ref())),
                 Object::Pod(pod) => pods.push((origin, pod.as_ref())),
                 Object::PodGroup(group) => groups.push((origin, group.as_ref())),
+                Object::CompositePodGroup(c) => composites.push((origin, c.as_ref())),
+                Object::PodDisruptionBudget(b) => budgets.push((origin, b.as_ref())),
                 Object::PriorityClass(class) => {
                     let value = class
                         .value
                         .ok_or_else(|| anyhow!("{origin}: field value: required"))?;
+                    let name = class.metadata.name.clone().unwrap_or_default();
+                    let never = never_preempts(
+                        origin,
+                        "preemptionPolicy",
+                        class.preemption_policy.as_deref(),
+                    )?;
                     if class.global_default == Some(true) {
                         priorities.global_default = Some(value);
+                        priorities.global_default_never = never;
                     }
-                    priorities
-                        .values
-                        .insert(class.metadata.name.clone().unwrap_or_default(), value);
+                    if never {
+                        priorities.never.insert(name.clone());
+                    }
+                    priorities.values.insert(name, value);
                 }
-                Object::Workload(_) | Object::CompositePodGroup(_) | Object::Job(_) => {
-                    snapshot
-                        .other_objects
-                        .push(format!("{} {}", origin.kind, origin.name));
-                }
+                // Workloads are the objects PodGroups point to; what the
+                // scheduler needs of them is on the PodGroups. Jobs were
+                // expanded before.
+                Object::Workload(_) | Object::Job(_) => {}
             }
         }
 
@@ -128,7 +173,8 @@ impl Snapshot {
             );
         }
 
-        // Pods, by key; terminal and terminating pods hold no resources.
+        // Pods, by key; terminal pods are gone, terminating pods are kept
+        // (marked) but hold no resources.
         let mut pod_amounts = Vec::new();
         let mut ignored = 0;
         let mut on_unknown_nodes = BTreeSet::new();
@@ -136,12 +182,12 @@ impl Snapshot {
         let mut member_of: Vec<Option<String>> = Vec::new();
         for (origin, pod) in &pods {
             let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-            if matches!(phase, Some("Succeeded" | "Failed"))
-                || pod.metadata.deletion_timestamp.is_some()
-            {
+            if matches!(phase, Some("Succeeded" | "Failed")) {
                 ignored += 1;
                 continue;
             }
+            let terminating = pod.metadata.deletion_timestamp.is_some();
+            ignored += usize::from(terminating);
             let spec = pod
                 .spec
                 .as_ref()
@@ -164,11 +210,24 @@ impl Snapshot {
                 spec.priority,
                 spec.priority_class_name.as_deref(),
             )?;
+            let never_preempt = priorities.never(
+                never_preempts(
+                    origin,
+                    "spec.preemptionPolicy",
+                    spec.preemption_policy.as_deref(),
+                )?,
+                spec.priority_class_name.as_deref(),
+            );
             let node_name = spec.node_name.as_deref().filter(|n| !n.is_empty());
             let node = node_name.and_then(|n| node_index.get(n).copied());
-            if let (Some(name), None) = (node_name, node) {
+            if let (Some(name), None, false) = (node_name, node, terminating) {
                 on_unknown_nodes.insert(name.to_string());
             }
+            let nominated_node = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.as_deref())
+                .and_then(|n| node_index.get(n).copied());
             let created = seconds(pod.metadata.creation_timestamp.as_ref());
             let affinity = spec
                 .affinity
@@ -181,9 +240,12 @@ impl Snapshot {
                     .namespace
                     .clone()
                     .unwrap_or_else(|| "default".into()),
-                node,
-                pending: node_name.is_none(),
+                node: node.filter(|_| !terminating),
+                pending: node_name.is_none() && !terminating,
+                terminating,
+                nominated_node,
                 priority,
+                never_preempt,
                 group: None,
                 requests: Vec::new(),
                 tolerations: spec.tolerations.clone().unwrap_or_default(),
@@ -211,7 +273,7 @@ impl Snapshot {
                     )
                     .collect(),
             });
-            member_of.push(group);
+            member_of.push(group.filter(|_| !terminating));
         }
         if ignored > 0 {
             snapshot.warnings.push(format!(
@@ -252,6 +314,8 @@ impl Snapshot {
                 members: Vec::new(),
                 created,
                 min_resources: Vec::new(),
+                parent: None,
+                invalid: None,
             });
         }
         for (pod_id, group) in member_of.iter().enumerate() {
@@ -259,6 +323,7 @@ impl Snapshot {
             let g = &mut snapshot.groups[group_index[group] as usize];
             if let Some(spec) = &g.spec {
                 snapshot.pods[pod_id].priority = spec.priority;
+                snapshot.pods[pod_id].never_preempt = spec.never_preempt;
             }
             snapshot.pods[pod_id].group = Some(group_index[group]);
             g.members.push(pod_id as u32);
@@ -272,14 +337,8 @@ impl Snapshot {
         }
 
         snapshot.link_composites(manifests);
-        for group in &snapshot.groups {
-            if let Some(parent) = group.spec.as_ref().and_then(|s| s.parent.as_ref()) {
-                snapshot.warnings.push(format!(
-                    "PodGroup {}: parentCompositePodGroupName {parent} is not modelled yet; the group is scheduled on its own",
-                    group.key
-                ));
-            }
-        }
+        snapshot.index_composites(manifests, &composites, &priorities)?;
+        snapshot.index_budgets(&budgets)?;
         let mut group_minimums = Vec::new();
         for (key, extras) in &manifests.dialects.groups {
             if extras.min_resources.is_empty() {
@@ -302,7 +361,185 @@ impl Snapshot {
             );
         }
         snapshot.index_symbols();
+        snapshot.commit();
         Ok(snapshot)
+    }
+
+    /// CompositePodGroups (v1alpha3 objects and early-dialect ones), linked
+    /// to their children and validated per tree: an invalid tree is marked
+    /// on its composites and PodGroups, the rest is untouched.
+    fn index_composites(
+        &mut self,
+        manifests: &Manifests,
+        objects: &[(&ObjectRef, &CompositePodGroup)],
+        priorities: &PriorityClasses,
+    ) -> Result<()> {
+        let mut infos: BTreeMap<String, CompositeInfo> = BTreeMap::new();
+        for (origin, object) in objects {
+            let info = composite_info(origin, object, priorities)?;
+            infos.insert(info.key.clone(), info);
+        }
+        for dialect in &manifests.dialects.composites {
+            if infos.contains_key(&dialect.key) {
+                bail!("{}: defined twice", dialect.origin);
+            }
+            infos.insert(
+                dialect.key.clone(),
+                CompositeInfo {
+                    key: dialect.key.clone(),
+                    spec: CompositeSpec {
+                        policy: CompositePolicy::Basic,
+                        priority: 0,
+                        disrupt_all: false,
+                        never_preempt: false,
+                        topology_key: dialect.topology_key.clone(),
+                    },
+                    parent_name: None,
+                    parent: None,
+                    child_groups: Vec::new(),
+                    child_composites: Vec::new(),
+                    workload: None,
+                    created: 0,
+                    invalid: None,
+                },
+            );
+        }
+        self.composites = infos.into_values().collect();
+        let index: HashMap<String, CompositeId> = self
+            .composites
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.key.clone(), i as CompositeId))
+            .collect();
+        let namespace = |key: &str| key.split_once('/').map_or("", |(ns, _)| ns).to_string();
+        for c in 0..self.composites.len() {
+            let parent = self.composites[c]
+                .parent_name
+                .as_ref()
+                .and_then(|p| index.get(&format!("{}/{p}", namespace(&self.composites[c].key))))
+                .copied();
+            self.composites[c].parent = parent;
+            if let Some(parent) = parent {
+                self.composites[parent as usize]
+                    .child_composites
+                    .push(c as CompositeId);
+            }
+        }
+        for g in 0..self.groups.len() {
+            let group = &self.groups[g];
+            let parent = group
+                .spec
+                .as_ref()
+                .and_then(|s| s.parent.as_ref())
+                .and_then(|p| index.get(&format!("{}/{p}", namespace(&group.key))))
+                .copied();
+            self.groups[g].parent = parent;
+            if let Some(parent) = parent {
+                self.composites[parent as usize]
+                    .child_groups
+                    .push(g as GroupId);
+            }
+        }
+        // Validate: members are every composite and every PodGroup that has
+        // a parent (PodGroups without one are trees of their own).
+        let mut members: Vec<Member> = self
+            .composites
+            .iter()
+            .map(|c| Member {
+                kind: "CompositePodGroup",
+                key: c.key.clone(),
+                parent: c.parent_name.clone(),
+                workload: c.workload.clone(),
+            })
+            .collect();
+        let grouped: Vec<GroupId> = (0..self.groups.len() as GroupId)
+            .filter(|&g| {
+                self.groups[g as usize]
+                    .spec
+                    .as_ref()
+                    .is_some_and(|s| s.parent.is_some())
+            })
+            .collect();
+        members.extend(grouped.iter().map(|&g| {
+            let group = &self.groups[g as usize];
+            let spec = group.spec.as_ref().expect("filtered above");
+            Member {
+                kind: "PodGroup",
+                key: group.key.clone(),
+                parent: spec.parent.clone(),
+                workload: spec.workload.clone(),
+            }
+        }));
+        let problems = composite::validate(&members);
+        let composites = self.composites.len();
+        for (i, problem) in problems {
+            let text = Some(format!("Invalid: {problem}"));
+            if i < composites {
+                self.composites[i].invalid = text;
+            } else {
+                self.groups[grouped[i - composites] as usize].invalid = text;
+            }
+        }
+        Ok(())
+    }
+
+    /// PodDisruptionBudgets with the pods they match and the disruptions
+    /// they allow now.
+    fn index_budgets(&mut self, objects: &[(&ObjectRef, &PodDisruptionBudget)]) -> Result<()> {
+        let mut budgets: Vec<(String, &ObjectRef, &PodDisruptionBudget)> = objects
+            .iter()
+            .map(|(origin, b)| (key(&b.metadata), *origin, *b))
+            .collect();
+        budgets.sort_by(|a, b| a.0.cmp(&b.0));
+        self.pod_budgets = vec![Vec::new(); self.pods.len()];
+        for (id, (key, origin, budget)) in budgets.into_iter().enumerate() {
+            let namespace = budget.metadata.namespace.as_deref().unwrap_or("default");
+            let spec = budget.spec.as_ref();
+            // policy/v1: a missing selector matches no pods, an empty one all.
+            let pods: Vec<u32> = match spec.and_then(|s| s.selector.as_ref()) {
+                None => Vec::new(),
+                Some(selector) => (0..self.pods.len() as u32)
+                    .filter(|&p| {
+                        let pod = &self.pods[p as usize];
+                        pod.namespace == namespace
+                            && !pod.terminating
+                            && label_selector_matches(selector, &pod.labels)
+                    })
+                    .collect(),
+            };
+            let healthy = pods
+                .iter()
+                .filter(|&&p| self.pods[p as usize].node.is_some())
+                .count();
+            let computed = disruption::disruptions_allowed(
+                spec.and_then(|s| s.min_available.as_ref()),
+                spec.and_then(|s| s.max_unavailable.as_ref()),
+                pods.len() as u32,
+                healthy as u32,
+            )
+            .map_err(|e| anyhow!("{origin}: {e}"))?;
+            let disruptions_allowed = match budget
+                .status
+                .as_ref()
+                .and_then(|s| s.disruptions_allowed)
+            {
+                Some(n) => u32::try_from(n).map_err(|_| {
+                    anyhow!(
+                        "{origin}: field status.disruptionsAllowed: must be non-negative, got {n}"
+                    )
+                })?,
+                None => computed,
+            };
+            for &p in &pods {
+                self.pod_budgets[p as usize].push(id as u32);
+            }
+            self.budgets.push(DisruptionBudget {
+                key,
+                pods,
+                disruptions_allowed,
+            });
+        }
+        Ok(())
     }
 
     /// Early-dialect CompositePodGroup children: the parent and level topology
@@ -394,6 +631,18 @@ impl Snapshot {
                 self.symbols.intern(key);
             }
         }
+        for composite in &self.composites {
+            if let Some(key) = &composite.spec.topology_key {
+                self.symbols.intern(key);
+            }
+        }
+        for pod in &self.pods {
+            self.symbols.intern(&pod.namespace);
+            for (k, v) in &pod.labels {
+                self.symbols.intern(k);
+                self.symbols.intern(v);
+            }
+        }
     }
 }
 
@@ -439,21 +688,13 @@ fn group_spec(
     };
     let disrupt_all = match &spec.disruption_mode {
         None => false,
-        Some(mode) => match (&mode.single, &mode.all) {
-            (Some(_), None) => false,
-            (None, Some(_)) => true,
-            _ => bail!(
-                "{origin}: field spec.disruptionMode: exactly one of single or all must be set"
-            ),
-        },
+        Some(mode) => disrupts_all(origin, mode.single.is_some(), mode.all.is_some())?,
     };
-    let never_preempt = match spec.preemption_policy.as_deref() {
-        None | Some("PreemptLowerPriority") => false,
-        Some("Never") => true,
-        Some(other) => bail!(
-            "{origin}: field spec.preemptionPolicy: {other:?} is not one of PreemptLowerPriority, Never"
-        ),
-    };
+    let never_preempt = never_preempts(
+        origin,
+        "spec.preemptionPolicy",
+        spec.preemption_policy.as_deref(),
+    )?;
     let topology = spec
         .scheduling_constraints
         .as_ref()
@@ -472,6 +713,70 @@ fn group_spec(
         disrupt_all,
         never_preempt,
         topology_key: topology.and_then(|t| t.first()).map(|t| t.key.clone()),
-        parent: spec.parent_composite_pod_group_name.clone(),
+        parent: spec
+            .parent_composite_pod_group_name
+            .clone()
+            .filter(|p| !p.is_empty()),
+        workload: spec.workload_ref.as_ref().map(|w| w.workload_name.clone()),
+    })
+}
+
+fn composite_info(
+    origin: &ObjectRef,
+    object: &CompositePodGroup,
+    priorities: &PriorityClasses,
+) -> Result<CompositeInfo> {
+    let spec = &object.spec;
+    let policy = match (&spec.scheduling_policy.basic, &spec.scheduling_policy.gang) {
+        (Some(_), None) => CompositePolicy::Basic,
+        (None, Some(gang)) => match u32::try_from(gang.min_group_count) {
+            Ok(n) if n >= 1 => CompositePolicy::Gang { min_group_count: n },
+            _ => bail!(
+                "{origin}: field spec.schedulingPolicy.gang.minGroupCount: must be at least 1, got {}",
+                gang.min_group_count
+            ),
+        },
+        _ => {
+            bail!("{origin}: field spec.schedulingPolicy: exactly one of basic or gang must be set")
+        }
+    };
+    let topology = spec
+        .scheduling_constraints
+        .as_ref()
+        .and_then(|c| c.topology.as_ref());
+    if topology.is_some_and(|t| t.len() > 1) {
+        bail!("{origin}: field spec.schedulingConstraints.topology: at most one entry is allowed");
+    }
+    Ok(CompositeInfo {
+        key: key(&object.metadata),
+        spec: CompositeSpec {
+            policy,
+            priority: priorities.resolve(
+                origin,
+                "spec.priorityClassName",
+                spec.priority,
+                spec.priority_class_name.as_deref(),
+            )?,
+            disrupt_all: match &spec.disruption_mode {
+                None => false,
+                Some(mode) => disrupts_all(origin, mode.single.is_some(), mode.all.is_some())?,
+            },
+            never_preempt: never_preempts(
+                origin,
+                "spec.preemptionPolicy",
+                spec.preemption_policy.as_deref(),
+            )?,
+            topology_key: topology.and_then(|t| t.first()).map(|t| t.key.clone()),
+        },
+        parent_name: spec
+            .parent_composite_pod_group_name
+            .clone()
+            .filter(|p| !p.is_empty()),
+        parent: None,
+        child_groups: Vec::new(),
+        child_composites: Vec::new(),
+        workload: Some(spec.workload_ref.workload_name.clone()),
+        created: seconds(object.metadata.creation_timestamp.as_ref()),
+        invalid: None,
     })
 }

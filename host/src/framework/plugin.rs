@@ -1,0 +1,451 @@
+//! The [`Plugin`] trait the scheduler calls, and the [`PluginSet`] that
+//! holds plugins in configuration order and checks every answer.
+
+use anyhow::{Result, bail};
+
+use super::answers::{self, OutputLimits};
+use super::{
+    Code, ExtensionPoint, FailureCause, FailurePolicy, NodeRejection, Placement, Placements,
+    PluginError, PreemptionCandidate, Preemptor, Progress, Status, Unit, VictimUnit,
+};
+use crate::model::{NodeId, PodId, Snapshot};
+
+/// A plugin call's result: the answer, or why there is none.
+pub type Answer<T> = Result<T, PluginError>;
+
+/// Severity of a plugin's log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// Verbose detail.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Something looks wrong.
+    Warn,
+    /// Something failed.
+    Error,
+}
+
+/// One line a plugin logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLine {
+    /// Severity.
+    pub level: LogLevel,
+    /// The text (cut to the plugin's limits).
+    pub message: String,
+}
+
+/// Log output a plugin produced beyond its caps, dropped and counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogDrops {
+    /// Lines dropped.
+    pub lines: u64,
+    /// Bytes dropped (whole dropped lines plus the cut tails of kept ones).
+    pub bytes: u64,
+}
+
+/// One plugin as the scheduler sees it: one method per extension point.
+///
+/// Implemented by wasm components ([`crate::runtime::WasmPlugin`]) and by
+/// native fakes in tests. The scheduler only calls a method if
+/// [`Plugin::points`] lists its extension point; the default bodies are
+/// neutral answers, so a fake implements just what it needs. Every answer
+/// is checked by [`Checked`] before the scheduler uses it, whoever gave it.
+///
+/// The snapshot is `&mut` so that an implementation may lend it for the
+/// duration of the call (the wasm runtime moves it into the plugin's store);
+/// a plugin must hand it back unchanged.
+pub trait Plugin {
+    /// The plugin's name (unique in a set).
+    fn name(&self) -> &str;
+    /// Where it came from, for messages (a file, `bundled:<crate>`).
+    fn source(&self) -> &str {
+        self.name()
+    }
+    /// The extension points it implements, in cycle order.
+    fn points(&self) -> &[ExtensionPoint];
+    /// What a failure of this plugin does to the pod or group.
+    fn failure_policy(&self) -> FailurePolicy {
+        FailurePolicy::Fail
+    }
+    /// Caps on what it may hand the host.
+    fn limits(&self) -> &OutputLimits {
+        &answers::DEFAULT_LIMITS
+    }
+    /// A new run starts: per-run budgets (log bytes) start over.
+    fn start_run(&mut self) {}
+
+    /// `pre-enqueue`: may `unit` be queued?
+    fn pre_enqueue(&mut self, _snapshot: &mut Snapshot, _unit: Unit) -> Answer<Status> {
+        Ok(Status::success())
+    }
+    /// `filter`: the nodes among `nodes` that cannot host `pod`.
+    fn filter(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _pod: PodId,
+        _nodes: &[NodeId],
+    ) -> Answer<Vec<NodeRejection>> {
+        Ok(Vec::new())
+    }
+    /// `score`: one score per node of `nodes`, or a non-success status.
+    fn score(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _pod: PodId,
+        nodes: &[NodeId],
+    ) -> Answer<Result<Vec<i64>, Status>> {
+        Ok(Ok(vec![0; nodes.len()]))
+    }
+    /// `permit`: is `unit`'s placement admissible so far?
+    fn permit(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _unit: Unit,
+        _progress: Progress,
+    ) -> Answer<Status> {
+        Ok(Status::success())
+    }
+    /// `placement-generate`: candidate placements for `unit` within
+    /// `parent`; a status with [`Code::Skip`] keeps `parent`.
+    fn generate_placements(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _unit: Unit,
+        _parent: &Placement,
+    ) -> Answer<Result<Placements, Status>> {
+        Ok(Err(Status::new(Code::Skip, "")))
+    }
+    /// `placement-score`: a feasible placement's score in `0..=100`.
+    fn score_placement(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _unit: Unit,
+        _placement: &Placement,
+        _assignments: &[(PodId, NodeId)],
+    ) -> Answer<Result<i64, Status>> {
+        Ok(Ok(0))
+    }
+    /// `pod-group-post-filter.order-victims`: the reprieve order of `units`.
+    fn order_victims(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _preemptor: Preemptor,
+        units: &[VictimUnit],
+    ) -> Answer<Result<Vec<u32>, Status>> {
+        Ok(Ok(units.iter().map(|u| u.index).collect()))
+    }
+    /// `pod-group-post-filter.select-candidate`: which candidate to carry out.
+    fn select_candidate(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _preemptor: Preemptor,
+        _candidates: &[PreemptionCandidate],
+    ) -> Answer<Result<u32, Status>> {
+        Ok(Ok(0))
+    }
+
+    /// Takes the lines logged since the last call.
+    fn take_logs(&mut self) -> Vec<LogLine> {
+        Vec::new()
+    }
+    /// Log output dropped over the caps since the run started.
+    fn log_drops(&self) -> LogDrops {
+        LogDrops::default()
+    }
+}
+
+struct Entry {
+    plugin: Box<dyn Plugin>,
+    /// Reasons cut to the plugin's `reason_bytes` since the run started.
+    reasons_cut: u64,
+}
+
+/// Plugins in configuration order; the scheduler's only way to them.
+#[derive(Default)]
+pub struct PluginSet {
+    entries: Vec<Entry>,
+}
+
+impl std::fmt::Debug for PluginSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl PluginSet {
+    /// An empty set: the scheduler then runs only its native checks.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a plugin; names must be unique.
+    pub fn add(&mut self, plugin: Box<dyn Plugin>) -> Result<()> {
+        if let Some(other) = self.iter().find(|p| p.name() == plugin.name()) {
+            bail!(
+                "{}: plugin name {} is already used by {}",
+                plugin.source(),
+                plugin.name(),
+                other.source()
+            );
+        }
+        self.entries.push(Entry {
+            plugin,
+            reasons_cut: 0,
+        });
+        Ok(())
+    }
+
+    /// All plugins, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &dyn Plugin> {
+        self.entries.iter().map(|e| e.plugin.as_ref())
+    }
+
+    /// The plugins' names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.iter().map(|p| p.name()).collect()
+    }
+
+    /// The plugins implementing `point`, in order, behind answer checks.
+    pub fn at(&mut self, point: ExtensionPoint) -> impl Iterator<Item = Checked<'_>> {
+        self.entries
+            .iter_mut()
+            .filter(move |e| e.plugin.points().contains(&point))
+            .map(|e| Checked {
+                plugin: e.plugin.as_mut(),
+                reasons_cut: &mut e.reasons_cut,
+            })
+    }
+
+    /// Whether any plugin implements `point`.
+    pub fn any_at(&self, point: ExtensionPoint) -> bool {
+        self.iter().any(|p| p.points().contains(&point))
+    }
+
+    /// A run starts: per-run counters and budgets start over.
+    pub fn start_run(&mut self) {
+        for entry in &mut self.entries {
+            entry.reasons_cut = 0;
+            entry.plugin.start_run();
+        }
+    }
+
+    /// Takes every plugin's log lines, with the plugin's name.
+    pub fn drain_logs(&mut self) -> Vec<(String, LogLine)> {
+        let mut lines = Vec::new();
+        for entry in &mut self.entries {
+            let name = entry.plugin.name().to_string();
+            let logs = entry.plugin.take_logs();
+            lines.extend(logs.into_iter().map(|l| (name.clone(), l)));
+        }
+        lines
+    }
+
+    /// One warning per plugin that handed the host more than its caps
+    /// allow in this run: reasons cut, log output dropped.
+    pub fn output_warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for entry in &self.entries {
+            let (plugin, limits) = (&entry.plugin, entry.plugin.limits());
+            if entry.reasons_cut > 0 {
+                warnings.push(format!(
+                    "plugin {}: {} reason(s) longer than {} bytes were cut (reasonBytes)",
+                    plugin.name(),
+                    entry.reasons_cut,
+                    limits.reason_bytes
+                ));
+            }
+            let drops = plugin.log_drops();
+            if drops.lines > 0 || drops.bytes > 0 {
+                warnings.push(format!(
+                    "plugin {}: log output over its caps was dropped: {} line(s), {} byte(s) (logLinesPerCall {}, logBytesPerCall {}, logBytesPerRun {})",
+                    plugin.name(),
+                    drops.lines,
+                    drops.bytes,
+                    limits.log_lines_per_call,
+                    limits.log_bytes_per_call,
+                    limits.log_bytes_per_run
+                ));
+            }
+        }
+        warnings
+    }
+}
+
+/// One plugin behind the answer checks: the same calls as [`Plugin`], but
+/// an answer outside the contract becomes that plugin's
+/// [`FailureCause::InvalidResult`] error and reasons are cut to its limit.
+pub struct Checked<'a> {
+    plugin: &'a mut dyn Plugin,
+    reasons_cut: &'a mut u64,
+}
+
+impl Checked<'_> {
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        self.plugin.name()
+    }
+
+    fn invalid(&self, point: ExtensionPoint, what: String) -> PluginError {
+        PluginError {
+            plugin: self.plugin.name().to_string(),
+            point,
+            cause: FailureCause::InvalidResult,
+            message: format!("returned an invalid result ({what})"),
+            policy: self.plugin.failure_policy(),
+        }
+    }
+
+    fn cut(&mut self, text: &mut String) {
+        if answers::cut_text(text, self.plugin.limits().reason_bytes) {
+            *self.reasons_cut += 1;
+        }
+    }
+
+    fn cut_status(&mut self, mut status: Status) -> Status {
+        self.cut(&mut status.reason);
+        status
+    }
+
+    fn cut_result<T>(&mut self, answer: Result<T, Status>) -> Result<T, Status> {
+        answer.map_err(|status| self.cut_status(status))
+    }
+
+    fn check_length(&self, point: ExtensionPoint, what: &str, len: usize) -> Answer<()> {
+        let max = self.plugin.limits().list_length;
+        if len > max {
+            return Err(self.invalid(
+                point,
+                format!("{len} {what}, more than the limit of {max} (listLength)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `pre-enqueue`.
+    pub fn pre_enqueue(&mut self, snapshot: &mut Snapshot, unit: Unit) -> Answer<Status> {
+        let status = self.plugin.pre_enqueue(snapshot, unit)?;
+        Ok(self.cut_status(status))
+    }
+
+    /// `filter`: rejections of candidates only, each node at most once.
+    pub fn filter(
+        &mut self,
+        snapshot: &mut Snapshot,
+        pod: PodId,
+        nodes: &[NodeId],
+    ) -> Answer<Vec<NodeRejection>> {
+        let point = ExtensionPoint::Filter;
+        let rejected = self.plugin.filter(snapshot, pod, nodes)?;
+        self.check_length(point, "rejections", rejected.len())?;
+        let mut rejected =
+            answers::rejections(nodes, rejected.into_iter().map(|r| (r.node, r.reason)))
+                .map_err(|e| self.invalid(point, e))?;
+        for rejection in &mut rejected {
+            self.cut(&mut rejection.reason);
+        }
+        Ok(rejected)
+    }
+
+    /// `score`: one score in `0..=100` per node.
+    pub fn score(
+        &mut self,
+        snapshot: &mut Snapshot,
+        pod: PodId,
+        nodes: &[NodeId],
+    ) -> Answer<Result<Vec<i64>, Status>> {
+        let scores = self.plugin.score(snapshot, pod, nodes)?;
+        if let Ok(scores) = &scores {
+            answers::scores(nodes.len(), scores)
+                .map_err(|e| self.invalid(ExtensionPoint::Score, e))?;
+        }
+        Ok(self.cut_result(scores))
+    }
+
+    /// `permit`.
+    pub fn permit(
+        &mut self,
+        snapshot: &mut Snapshot,
+        unit: Unit,
+        progress: Progress,
+    ) -> Answer<Status> {
+        let status = self.plugin.permit(snapshot, unit, progress)?;
+        Ok(self.cut_status(status))
+    }
+
+    /// `placement-generate`: `Ok(Ok(None))` when the plugin skipped (keep
+    /// `parent`); placements lie within `parent`, with unique names of at
+    /// most `name_bytes`.
+    pub fn generate_placements(
+        &mut self,
+        snapshot: &mut Snapshot,
+        unit: Unit,
+        parent: &Placement,
+    ) -> Answer<Result<Option<Placements>, Status>> {
+        let point = ExtensionPoint::PlacementGenerate;
+        match self.plugin.generate_placements(snapshot, unit, parent)? {
+            Ok(generated) => {
+                self.check_length(point, "placements", generated.candidates.len())?;
+                let max_name = self.plugin.limits().name_bytes;
+                let candidates = answers::placements(parent, generated.candidates, max_name)
+                    .map_err(|e| self.invalid(point, e))?;
+                Ok(Ok(Some(Placements {
+                    candidates,
+                    search_budget: generated.search_budget,
+                })))
+            }
+            Err(status) if status.code == Code::Skip => Ok(Ok(None)),
+            Err(status) => Ok(Err(self.cut_status(status))),
+        }
+    }
+
+    /// `placement-score`: a score in `0..=100`.
+    pub fn score_placement(
+        &mut self,
+        snapshot: &mut Snapshot,
+        unit: Unit,
+        placement: &Placement,
+        assignments: &[(PodId, NodeId)],
+    ) -> Answer<Result<i64, Status>> {
+        let score = self
+            .plugin
+            .score_placement(snapshot, unit, placement, assignments)?;
+        if let Ok(s) = score {
+            answers::score(s).map_err(|e| self.invalid(ExtensionPoint::PlacementScore, e))?;
+        }
+        Ok(self.cut_result(score))
+    }
+
+    /// `order-victims`: a permutation of the units' indices.
+    pub fn order_victims(
+        &mut self,
+        snapshot: &mut Snapshot,
+        preemptor: Preemptor,
+        units: &[VictimUnit],
+    ) -> Answer<Result<Vec<u32>, Status>> {
+        let point = ExtensionPoint::PodGroupPostFilter;
+        let order = self.plugin.order_victims(snapshot, preemptor, units)?;
+        if let Ok(order) = &order {
+            self.check_length(point, "victims", order.len())?;
+            answers::permutation(units.len(), order).map_err(|e| self.invalid(point, e))?;
+        }
+        Ok(self.cut_result(order))
+    }
+
+    /// `select-candidate`: the index of one of `candidates`.
+    pub fn select_candidate(
+        &mut self,
+        snapshot: &mut Snapshot,
+        preemptor: Preemptor,
+        candidates: &[PreemptionCandidate],
+    ) -> Answer<Result<u32, Status>> {
+        let choice = self
+            .plugin
+            .select_candidate(snapshot, preemptor, candidates)?;
+        if let Ok(i) = choice {
+            answers::choice(candidates.len(), i)
+                .map_err(|e| self.invalid(ExtensionPoint::PodGroupPostFilter, e))?;
+        }
+        Ok(self.cut_result(choice))
+    }
+}

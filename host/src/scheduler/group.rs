@@ -1,0 +1,291 @@
+//! The group algorithm: a PodGroup's pending pods placed one by one inside
+//! each candidate placement, with `permit` after every pod (early abort),
+//! feasible placements scored, the best one kept.
+//!
+//! Assumptions follow one rule: every attempt starts at a checkpoint of the
+//! snapshot and rolls back to it unless it is the one kept, so attempts nest
+//! at any depth (a preemption trial runs this algorithm with victims
+//! removed, inside its own checkpoint).
+
+use super::Cycle;
+use crate::framework::{Code, ExtensionPoint, Placement, Progress, Status, Unit};
+use crate::model::{GroupId, NodeId, PodId};
+
+/// The result of trying one placement for a group.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    /// Where.
+    pub placement: Placement,
+    /// Pods assumed, in order.
+    pub assigned: Vec<(PodId, NodeId)>,
+    /// Pods that fit nowhere in the placement, with the diagnosis.
+    pub unfit: Vec<(PodId, String)>,
+    /// Whether the group may bind `assigned`.
+    pub admitted: bool,
+    /// Why not (the last permit verdict or a plugin error).
+    pub reason: String,
+}
+
+/// What the group algorithm decided.
+#[derive(Debug, Clone)]
+pub enum GroupResult {
+    /// Admitted; the attempt's pods are assumed in the snapshot.
+    Admitted(Attempt),
+    /// Not admitted; nothing stays assumed. The attempt that got furthest.
+    Rejected(Attempt),
+}
+
+impl Cycle<'_> {
+    /// Places `pending` (members of `group`) in the best of `placements`.
+    pub fn place_group(
+        &mut self,
+        group: GroupId,
+        pending: &[PodId],
+        placements: Vec<Placement>,
+    ) -> GroupResult {
+        let single = placements.len() == 1;
+        let mut best: Option<(i64, Attempt)> = None;
+        let mut closest_failure: Option<Attempt> = None;
+        for placement in placements {
+            let checkpoint = self.snapshot.checkpoint();
+            let mut attempt = self.try_placement(group, pending, placement);
+            if attempt.admitted && single {
+                best = Some((0, attempt));
+                break;
+            }
+            // Several placements: score each admitted one with its pods
+            // assumed, then roll back; the winner is assumed again below.
+            let score = if attempt.admitted {
+                let score = self.score_placement(Unit::Group(group), &attempt);
+                self.snapshot.rollback(checkpoint);
+                score.map_err(|reason| {
+                    attempt.admitted = false;
+                    attempt.reason = reason;
+                })
+            } else {
+                Err(())
+            };
+            match score {
+                Ok(score) if best.as_ref().is_none_or(|(s, _)| score > *s) => {
+                    best = Some((score, attempt))
+                }
+                Ok(_) => {}
+                Err(())
+                    if closest_failure
+                        .as_ref()
+                        .is_none_or(|f| attempt.assigned.len() > f.assigned.len()) =>
+                {
+                    closest_failure = Some(attempt)
+                }
+                Err(()) => {}
+            }
+        }
+        match best {
+            Some((_, attempt)) => {
+                if !single {
+                    for &(pod, node) in &attempt.assigned {
+                        self.snapshot.assume(pod, node);
+                    }
+                }
+                GroupResult::Admitted(attempt)
+            }
+            None => {
+                GroupResult::Rejected(closest_failure.expect("at least one placement was tried"))
+            }
+        }
+    }
+
+    /// Places the pods one by one inside `placement`, asking the permit
+    /// plugins after each pod. Leaves the pods assumed only if admitted.
+    fn try_placement(
+        &mut self,
+        group: GroupId,
+        pending: &[PodId],
+        placement: Placement,
+    ) -> Attempt {
+        let checkpoint = self.snapshot.checkpoint();
+        let bound = self.snapshot.groups[group as usize].members.len() - pending.len();
+        let mut attempt = Attempt {
+            placement,
+            assigned: Vec::new(),
+            unfit: Vec::new(),
+            admitted: false,
+            reason: String::new(),
+        };
+        let has_permit = self.plugins.any_at(ExtensionPoint::Permit);
+        let mut verdict: Option<Status> = None;
+        for (i, &pod) in pending.iter().enumerate() {
+            match self.place_pod(pod, &attempt.placement.nodes) {
+                Ok(node) => {
+                    self.snapshot.assume(pod, node);
+                    attempt.assigned.push((pod, node));
+                }
+                Err(reason) => attempt.unfit.push((pod, reason)),
+            }
+            if !has_permit {
+                continue;
+            }
+            let progress = Progress {
+                scheduled: (bound + attempt.assigned.len()) as u32,
+                remaining: (pending.len() - i - 1) as u32,
+            };
+            match self.permit(Unit::Group(group), progress) {
+                Ok(status) if matches!(status.code, Code::Success | Code::Wait | Code::Skip) => {
+                    verdict = Some(status)
+                }
+                Ok(status) => {
+                    verdict = Some(status);
+                    break;
+                }
+                Err(reason) => {
+                    verdict = Some(Status::new(Code::Error, reason));
+                    break;
+                }
+            }
+        }
+        let (admitted, reason) = match verdict {
+            None => (
+                !attempt.assigned.is_empty(),
+                "no pod of the group fits".to_string(),
+            ),
+            Some(status) => (
+                status.passes() && !attempt.assigned.is_empty(),
+                status.reason,
+            ),
+        };
+        attempt.admitted = admitted;
+        attempt.reason = if admitted {
+            String::new()
+        } else if reason.is_empty() {
+            "no pod of the group fits".into()
+        } else {
+            reason
+        };
+        if !admitted {
+            self.snapshot.rollback(checkpoint);
+        }
+        attempt
+    }
+
+    /// PreEnqueue: every plugin must answer success (or skip).
+    pub fn pre_enqueue(&mut self, unit: Unit) -> Result<(), String> {
+        for mut plugin in self.plugins.at(ExtensionPoint::PreEnqueue) {
+            let answer = plugin.pre_enqueue(self.snapshot, unit);
+            let Some(status) = self.failures.settle(answer)? else {
+                continue;
+            };
+            if !status.passes() {
+                return Err(status.reason);
+            }
+        }
+        Ok(())
+    }
+
+    /// Permit: the strictest verdict of all plugins wins (a rejection over
+    /// wait over success).
+    fn permit(&mut self, unit: Unit, progress: Progress) -> Result<Status, String> {
+        let mut verdict = Status::success();
+        for mut plugin in self.plugins.at(ExtensionPoint::Permit) {
+            let answer = plugin.permit(self.snapshot, unit, progress);
+            let Some(status) = self.failures.settle(answer)? else {
+                continue;
+            };
+            match status.code {
+                Code::Success | Code::Skip => {}
+                Code::Wait => {
+                    if verdict.code == Code::Success {
+                        verdict = status;
+                    }
+                }
+                _ => return Ok(status),
+            }
+        }
+        Ok(verdict)
+    }
+
+    /// PlacementGenerate: the first plugin that does not skip splits
+    /// `parent`; `None` when every plugin skipped (or there is none).
+    pub fn generate_placements(
+        &mut self,
+        unit: Unit,
+        parent: &Placement,
+    ) -> Result<Option<Vec<Placement>>, String> {
+        for mut plugin in self.plugins.at(ExtensionPoint::PlacementGenerate) {
+            let answer = plugin.generate_placements(self.snapshot, unit, parent);
+            let Some(generated) = self.failures.settle(answer)? else {
+                continue;
+            };
+            match generated {
+                Ok(Some(placements)) if placements.candidates.is_empty() => {
+                    return Err(format!(
+                        "plugin {}: no placement can hold the group",
+                        plugin.name()
+                    ));
+                }
+                Ok(Some(placements)) => return Ok(Some(placements.candidates)),
+                Ok(None) => continue,
+                Err(status) => return Err(format!("plugin {}: {}", plugin.name(), status.reason)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// PlacementScore: the sum over plugins; 0 when there are none.
+    fn score_placement(&mut self, unit: Unit, attempt: &Attempt) -> Result<i64, String> {
+        let mut total = 0;
+        for mut plugin in self.plugins.at(ExtensionPoint::PlacementScore) {
+            let answer =
+                plugin.score_placement(self.snapshot, unit, &attempt.placement, &attempt.assigned);
+            match self.failures.settle(answer)? {
+                None => {}
+                Some(Ok(score)) => total += score,
+                Some(Err(status)) => {
+                    return Err(format!("plugin {}: {}", plugin.name(), status.reason));
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// Coscheduling's `minResources` (read from the Coscheduling and Volcano
+    /// dialects): the cluster's free capacity must cover them.
+    pub fn check_min_resources(&self, group: GroupId) -> Result<(), String> {
+        let snapshot = &*self.snapshot;
+        let short: Vec<String> = snapshot.groups[group as usize]
+            .min_resources
+            .iter()
+            .filter_map(|&(r, wanted)| {
+                let free: u64 = snapshot
+                    .allocatable(r)
+                    .iter()
+                    .zip(snapshot.requested(r))
+                    .map(|(a, used)| a.saturating_sub(*used))
+                    .fold(0u64, u64::saturating_add);
+                let name = &snapshot.resource_names[r];
+                let unit = if name == "cpu" { "m" } else { "" };
+                (free < wanted).then(|| format!("{name} {wanted}{unit} wanted, {free}{unit} free"))
+            })
+            .collect();
+        if short.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "minResources exceed the cluster's free capacity: {}",
+                short.join(", ")
+            ))
+        }
+    }
+}
+
+/// The group-level reason: the permit verdict plus the first pod that did
+/// not fit, so the user sees both the gang rule and the node-level cause.
+pub fn failure_reason(failure: &Attempt, pod_key: impl Fn(PodId) -> String) -> String {
+    let mut reason = failure.reason.clone();
+    if let Some((pod, why)) = failure.unfit.first() {
+        reason.push_str(&format!("; {} does not fit: {why}", pod_key(*pod)));
+    }
+    if failure.placement.name != "cluster" {
+        reason = format!("placement {}: {reason}", failure.placement.name);
+    }
+    reason
+}

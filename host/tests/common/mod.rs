@@ -1,0 +1,110 @@
+//! Helpers shared by the integration tests: one runtime per test binary
+//! (components compile once and are reused), the fixture plugins, unique
+//! temporary directories, and lookups into an [`Outcome`].
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use wasched::outcome::PodGroupDecision;
+use wasched::{Outcome, PluginConfig, Runtime, Simulation};
+
+/// The test binary's runtime: its compiled components are cached, so each
+/// component compiles once per binary.
+pub fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| Runtime::new().expect("the wasm runtime starts"))
+}
+
+/// A path under `testdata/`.
+pub fn testdata(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(path)
+}
+
+/// The bytes of a bundled plugin component, by crate name.
+pub fn bundled(name: &str) -> &'static [u8] {
+    wasched::runtime::bundled_plugins()
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("{name} is bundled"))
+        .1
+}
+
+/// The `Hostile` fixture component (built by the host's build script).
+pub fn hostile() -> Vec<u8> {
+    let wasm = Path::new(env!("WASCHED_TEST_PLUGINS")).join("hostile.wasm");
+    std::fs::read(&wasm).unwrap_or_else(|e| panic!("{}: {e}", wasm.display()))
+}
+
+/// The gang component built against `wasched:scheduler@0.1.0`, kept as a
+/// fixture to prove that old plugins keep loading.
+pub fn gang_v0_1_0() -> PathBuf {
+    testdata("plugins/v0.1.0/gang-permit.wasm")
+}
+
+/// Runs `wasched simulate` on `files` (the bundled default if empty) with
+/// the bundled plugins, or those in `plugins`, in the shared runtime.
+pub fn simulate(files: &[PathBuf], plugins: Option<&Path>) -> Outcome {
+    simulate_with(files, plugins, PluginConfig::default())
+}
+
+/// [`simulate`] with a plugin configuration.
+pub fn simulate_with(files: &[PathBuf], plugins: Option<&Path>, config: PluginConfig) -> Outcome {
+    let simulation = Simulation {
+        files: files.to_vec(),
+        plugins: plugins.map(Path::to_path_buf),
+        config,
+        ..Simulation::default()
+    };
+    simulation
+        .run(runtime())
+        .unwrap_or_else(|e| panic!("{files:?}: {e:#}"))
+        .outcome
+}
+
+/// A new empty directory, unique to this process and call, named after
+/// `label` for the reader of a failed test.
+pub fn tempdir(label: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "wasched-{label}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// pod → node for every binding.
+pub fn bound(outcome: &Outcome) -> BTreeMap<&str, &str> {
+    outcome
+        .placements
+        .iter()
+        .map(|b| (b.pod.as_str(), b.node.as_str()))
+        .collect()
+}
+
+/// Why `pod` stayed pending.
+pub fn reason<'a>(outcome: &'a Outcome, pod: &str) -> &'a str {
+    outcome
+        .unschedulable
+        .iter()
+        .find(|u| u.pod == pod)
+        .map(|u| u.reason.as_str())
+        .unwrap_or_else(|| panic!("{pod} is not pending"))
+}
+
+/// The decision on PodGroup `key`.
+pub fn group<'a>(outcome: &'a Outcome, key: &str) -> &'a PodGroupDecision {
+    outcome
+        .pod_groups
+        .iter()
+        .find(|g| g.pod_group == key)
+        .unwrap_or_else(|| panic!("no decision for {key}"))
+}
