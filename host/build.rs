@@ -2,11 +2,11 @@
 //! them in the `wasched` binary, so that a plain `cargo build` (or `cargo
 //! test`) yields a host that needs no further set-up.
 //!
-//! The plugins are built by a nested cargo for `wasm32-wasip2` with the
+//! The plugins are built by one nested cargo for `wasm32-wasip2` with the
 //! workspace's `plugin` profile, in a target directory of their own (sharing
-//! the outer one would deadlock on its lock), one crate per invocation so
-//! that each gets the SDK with only its own world's feature. The wasm target
-//! is added with rustup when it is missing.
+//! the outer one would deadlock on its lock). Each crate's component exports
+//! exactly the extension points its `register_plugin!` names, so they can
+//! share one build. The wasm target is added with rustup when it is missing.
 //!
 //! Test fixture plugins under `testdata/plugins/` are built the same way but
 //! not embedded; `WASCHED_TEST_PLUGINS` tells tests where they are.
@@ -30,9 +30,8 @@ fn main() {
     let plugins = plugin_crates(&root.join("plugins"));
     let fixtures = plugin_crates(&root.join("testdata/plugins"));
     let target_dir = plugin_target_dir(&out_dir);
-    for name in plugins.iter().chain(&fixtures) {
-        build_component(&root, &target_dir, name);
-    }
+    let crates: Vec<&String> = plugins.iter().chain(&fixtures).collect();
+    build_components(&root, &target_dir, &crates);
     let built = target_dir.join(TARGET).join("plugin");
     println!("cargo:rustc-env=WASCHED_TEST_PLUGINS={}", built.display());
 
@@ -54,23 +53,18 @@ fn main() {
     std::fs::write(out_dir.join("bundled_plugins.rs"), code).unwrap();
 }
 
-/// Builds one plugin crate into a component.
-fn build_component(root: &Path, target_dir: &Path, name: &str) {
+/// Builds the plugin crates into components, in one cargo invocation.
+fn build_components(root: &Path, target_dir: &Path, names: &[&String]) {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);
     build
         .current_dir(root)
-        .args([
-            "build",
-            "--target",
-            TARGET,
-            "--profile",
-            "plugin",
-            "-p",
-            name,
-        ])
+        .args(["build", "--target", TARGET, "--profile", "plugin"])
         .arg("--target-dir")
         .arg(target_dir);
+    for name in names {
+        build.arg("-p").arg(name);
+    }
     for var in [
         "CARGO_ENCODED_RUSTFLAGS",
         "RUSTFLAGS",
@@ -89,7 +83,7 @@ fn build_component(root: &Path, target_dir: &Path, name: &str) {
         .expect("failed to run cargo to build the plugins");
     assert!(
         status.success(),
-        "building the wasm plugin {name} failed (see above)"
+        "building the wasm plugins {names:?} failed (see above)"
     );
 }
 

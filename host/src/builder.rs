@@ -32,11 +32,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde_json::json;
 
 use crate::manifest::quantity;
+use crate::model::composite::{Member, validate};
 
 /// Most PodGroup templates one Workload may hold.
 pub const MAX_TEMPLATES: usize = 8;
-/// Deepest CompositePodGroup hierarchy (PodGroups included).
-pub const MAX_DEPTH: usize = 4;
+pub use crate::model::composite::MAX_DEPTH;
 
 /// An RFC 1123 DNS label: lowercase alphanumerics and `-`, 1–63 characters,
 /// starting and ending alphanumeric.
@@ -630,9 +630,10 @@ impl CompositePodGroupBuilder {
     }
 }
 
-/// Checks a CompositePodGroup hierarchy as the scheduler does: every parent
-/// exists in the same namespace, no cycles, depth (PodGroups included) at
-/// most [`MAX_DEPTH`].
+/// Checks a CompositePodGroup hierarchy as the scheduler does (the rules of
+/// [`crate::model::composite::validate`]): every parent exists in the same
+/// namespace, no cycles, depth (PodGroups included) at most [`MAX_DEPTH`],
+/// one Workload per tree. The first problem is the error.
 pub fn check_hierarchy(composites: &[CompositePodGroup], groups: &[PodGroup]) -> Result<()> {
     let key = |meta: &ObjectMeta| {
         format!(
@@ -641,60 +642,29 @@ pub fn check_hierarchy(composites: &[CompositePodGroup], groups: &[PodGroup]) ->
             meta.name.as_deref().unwrap_or_default()
         )
     };
-    let parent_of: HashMap<String, Option<String>> = composites
+    let mut members: Vec<Member> = composites
         .iter()
-        .map(|c| {
-            (
-                key(&c.metadata),
-                c.spec.parent_composite_pod_group_name.clone(),
-            )
+        .map(|c| Member {
+            kind: "CompositePodGroup",
+            key: key(&c.metadata),
+            parent: c.spec.parent_composite_pod_group_name.clone(),
+            workload: Some(c.spec.workload_ref.workload_name.clone()),
         })
         .collect();
-    let mut leaves: Vec<(String, String, Option<String>)> = groups
-        .iter()
-        .map(|g| {
-            (
-                "PodGroup".to_string(),
-                key(&g.metadata),
-                g.spec.parent_composite_pod_group_name.clone(),
-            )
-        })
-        .collect();
-    leaves.extend(composites.iter().map(|c| {
-        (
-            "CompositePodGroup".to_string(),
-            key(&c.metadata),
-            c.spec.parent_composite_pod_group_name.clone(),
-        )
+    members.extend(groups.iter().map(|g| Member {
+        kind: "PodGroup",
+        key: key(&g.metadata),
+        parent: g.spec.parent_composite_pod_group_name.clone(),
+        workload: g.spec.workload_ref.as_ref().map(|w| w.workload_name.clone()),
     }));
-    for (kind, object, parent) in leaves {
-        let ns = object.split('/').next().unwrap_or_default().to_string();
-        let mut depth = 1;
-        let mut current = parent;
-        let mut seen = vec![object.clone()];
-        while let Some(parent) = current {
-            let parent_key = format!("{ns}/{parent}");
-            if seen.contains(&parent_key) {
-                bail!(
-                    "{kind} {object}: field spec.parentCompositePodGroupName: the hierarchy has a cycle through {parent_key}"
-                );
-            }
-            let Some(next) = parent_of.get(&parent_key) else {
-                bail!(
-                    "{kind} {object}: field spec.parentCompositePodGroupName: CompositePodGroup {parent_key} does not exist"
-                );
-            };
-            depth += 1;
-            if depth > MAX_DEPTH {
-                bail!(
-                    "{kind} {object}: field spec.parentCompositePodGroupName: the hierarchy is deeper than {MAX_DEPTH} levels"
-                );
-            }
-            seen.push(parent_key);
-            current = next.clone();
-        }
+    match validate(&members).into_iter().next() {
+        Some((i, problem)) => bail!(
+            "{} {}: field spec.parentCompositePodGroupName: {problem}",
+            members[i].kind,
+            members[i].key
+        ),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]

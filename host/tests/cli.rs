@@ -89,6 +89,21 @@ fn bad_input_is_one_line_naming_file_object_and_field() {
         ],
     );
 
+    // The API server refuses negative quantities; so does wasched.
+    let negative = write(
+        "negative.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec: {containers: [{name: c, image: x, resources: {requests: {cpu: \"-1\"}}}]}\n",
+    );
+    assert_one_line_error(
+        &["simulate", &negative],
+        &[
+            &negative,
+            "Pod ns/p",
+            "field spec.containers[0].resources.requests.cpu",
+            "\"-1\" must be greater than or equal to 0",
+        ],
+    );
+
     let malformed = write(
         "malformed.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec: {containers: 3}\n",

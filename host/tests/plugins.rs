@@ -232,3 +232,17 @@ fn refuses_bad_args_and_duplicate_names() {
     let err = runtime.bundled(&typo).unwrap_err().to_string();
     assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: GangScheduling)"), "{err}");
 }
+
+/// The released 0.1.0 contract is frozen: components were built against
+/// exactly this text. Changing the contract means a new version beside it.
+#[test]
+fn the_released_0_1_0_contract_is_frozen() {
+    let dir = common::testdata("../wit/frozen/v0.1.0");
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325; // FNV-1a
+    for file in ["cluster.wit", "extension-points.wit", "types.wit", "worlds.wit"] {
+        for byte in std::fs::read(dir.join(file)).unwrap() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    assert_eq!(hash, 0x0cb1_23d4_74c9_f6fc, "wit/frozen/v0.1.0 was edited");
+}

@@ -203,3 +203,24 @@ fn outputs_match_expected_files() {
     }
     assert!(mismatched.is_empty(), "{}", mismatched.join("\n"));
 }
+
+#[test]
+fn invalid_composite_trees_are_reported_and_the_rest_is_scheduled() {
+    let out = run("composite-invalid");
+    let invalid = [
+        ("ml/in-cycle", "Invalid: the hierarchy has a cycle through ml/cycle-a, ml/cycle-b"),
+        ("ml/orphan", "Invalid: PodGroup ml/orphan: parent CompositePodGroup ml/ghost does not exist"),
+        ("ml/too-deep", "Invalid: PodGroup ml/too-deep is deeper than 4 levels"),
+        ("ml/mixed-child", "Invalid: members belong to different Workloads (one, two)"),
+    ];
+    for (key, expected) in invalid {
+        let g = group(&out, key);
+        assert!(!g.scheduled, "{key}");
+        assert_eq!(g.reason, expected, "{key}");
+        assert_eq!(g.condition_reason, "Invalid", "{key}");
+        assert!(reason(&out, &format!("{key}-0")).ends_with(expected), "{key}");
+    }
+    let b = bound(&out);
+    assert!(b.contains_key("ml/fine-child-0") && b.contains_key("ml/plain-0"), "{b:?}");
+    assert_eq!(b.len(), 2);
+}

@@ -667,52 +667,92 @@ fn node_info(node: &Node) -> NodeInfo {
     }
 }
 
+/// `spec.schedulingPolicy`: `None` for `basic`, `Some(n)` for `gang` with
+/// its count (`minCount` or `minGroupCount`, at least 1).
+fn gang_size(
+    origin: &ObjectRef,
+    field: &str,
+    basic: bool,
+    gang: Option<i32>,
+) -> Result<Option<u32>> {
+    match (basic, gang) {
+        (true, None) => Ok(None),
+        (false, Some(n)) => match u32::try_from(n) {
+            Ok(n) if n >= 1 => Ok(Some(n)),
+            _ => bail!("{origin}: field spec.schedulingPolicy.gang.{field}: must be at least 1, got {n}"),
+        },
+        _ => bail!("{origin}: field spec.schedulingPolicy: exactly one of basic or gang must be set"),
+    }
+}
+
+/// `spec.schedulingConstraints.topology[0].key`; at most one entry.
+fn topology_key<'a>(
+    origin: &ObjectRef,
+    keys: impl IntoIterator<Item = &'a String>,
+) -> Result<Option<String>> {
+    let keys: Vec<&String> = keys.into_iter().collect();
+    if keys.len() > 1 {
+        bail!("{origin}: field spec.schedulingConstraints.topology: at most one entry is allowed");
+    }
+    Ok(keys.first().map(|k| k.to_string()))
+}
+
+/// The fields PodGroups and CompositePodGroups share: resolved priority,
+/// `disruptionMode: all`, `preemptionPolicy: Never`.
+fn shared_fields(
+    origin: &ObjectRef,
+    priorities: &PriorityClasses,
+    priority: Option<i32>,
+    class: Option<&str>,
+    disruption: Option<(bool, bool)>,
+    preemption: Option<&str>,
+) -> Result<(i32, bool, bool)> {
+    Ok((
+        priorities.resolve(origin, "spec.priorityClassName", priority, class)?,
+        match disruption {
+            None => false,
+            Some((single, all)) => disrupts_all(origin, single, all)?,
+        },
+        never_preempts(origin, "spec.preemptionPolicy", preemption)?,
+    ))
+}
+
 fn group_spec(
     origin: &ObjectRef,
     group: &PodGroup,
     priorities: &PriorityClasses,
 ) -> Result<GroupSpec> {
     let spec = &group.spec;
-    let policy = match (&spec.scheduling_policy.basic, &spec.scheduling_policy.gang) {
-        (Some(_), None) => Policy::Basic,
-        (None, Some(gang)) => match u32::try_from(gang.min_count) {
-            Ok(min_count) if min_count >= 1 => Policy::Gang { min_count },
-            _ => bail!(
-                "{origin}: field spec.schedulingPolicy.gang.minCount: must be at least 1, got {}",
-                gang.min_count
-            ),
-        },
-        _ => {
-            bail!("{origin}: field spec.schedulingPolicy: exactly one of basic or gang must be set")
-        }
-    };
-    let disrupt_all = match &spec.disruption_mode {
-        None => false,
-        Some(mode) => disrupts_all(origin, mode.single.is_some(), mode.all.is_some())?,
-    };
-    let never_preempt = never_preempts(
+    let policy = &spec.scheduling_policy;
+    let policy = match gang_size(
         origin,
-        "spec.preemptionPolicy",
+        "minCount",
+        policy.basic.is_some(),
+        policy.gang.as_ref().map(|g| g.min_count),
+    )? {
+        None => Policy::Basic,
+        Some(min_count) => Policy::Gang { min_count },
+    };
+    let (priority, disrupt_all, never_preempt) = shared_fields(
+        origin,
+        priorities,
+        spec.priority,
+        spec.priority_class_name.as_deref(),
+        spec.disruption_mode
+            .as_ref()
+            .map(|m| (m.single.is_some(), m.all.is_some())),
         spec.preemption_policy.as_deref(),
     )?;
     let topology = spec
         .scheduling_constraints
         .as_ref()
         .and_then(|c| c.topology.as_ref());
-    if topology.is_some_and(|t| t.len() > 1) {
-        bail!("{origin}: field spec.schedulingConstraints.topology: at most one entry is allowed");
-    }
     Ok(GroupSpec {
         policy,
-        priority: priorities.resolve(
-            origin,
-            "spec.priorityClassName",
-            spec.priority,
-            spec.priority_class_name.as_deref(),
-        )?,
+        priority,
         disrupt_all,
         never_preempt,
-        topology_key: topology.and_then(|t| t.first()).map(|t| t.key.clone()),
+        topology_key: topology_key(origin, topology.into_iter().flatten().map(|t| &t.key))?,
         parent: spec
             .parent_composite_pod_group_name
             .clone()
@@ -727,46 +767,38 @@ fn composite_info(
     priorities: &PriorityClasses,
 ) -> Result<CompositeInfo> {
     let spec = &object.spec;
-    let policy = match (&spec.scheduling_policy.basic, &spec.scheduling_policy.gang) {
-        (Some(_), None) => CompositePolicy::Basic,
-        (None, Some(gang)) => match u32::try_from(gang.min_group_count) {
-            Ok(n) if n >= 1 => CompositePolicy::Gang { min_group_count: n },
-            _ => bail!(
-                "{origin}: field spec.schedulingPolicy.gang.minGroupCount: must be at least 1, got {}",
-                gang.min_group_count
-            ),
-        },
-        _ => {
-            bail!("{origin}: field spec.schedulingPolicy: exactly one of basic or gang must be set")
-        }
+    let policy = &spec.scheduling_policy;
+    let policy = match gang_size(
+        origin,
+        "minGroupCount",
+        policy.basic.is_some(),
+        policy.gang.as_ref().map(|g| g.min_group_count),
+    )? {
+        None => CompositePolicy::Basic,
+        Some(min_group_count) => CompositePolicy::Gang { min_group_count },
     };
+    let (priority, disrupt_all, never_preempt) = shared_fields(
+        origin,
+        priorities,
+        spec.priority,
+        spec.priority_class_name.as_deref(),
+        spec.disruption_mode
+            .as_ref()
+            .map(|m| (m.single.is_some(), m.all.is_some())),
+        spec.preemption_policy.as_deref(),
+    )?;
     let topology = spec
         .scheduling_constraints
         .as_ref()
         .and_then(|c| c.topology.as_ref());
-    if topology.is_some_and(|t| t.len() > 1) {
-        bail!("{origin}: field spec.schedulingConstraints.topology: at most one entry is allowed");
-    }
     Ok(CompositeInfo {
         key: key(&object.metadata),
         spec: CompositeSpec {
             policy,
-            priority: priorities.resolve(
-                origin,
-                "spec.priorityClassName",
-                spec.priority,
-                spec.priority_class_name.as_deref(),
-            )?,
-            disrupt_all: match &spec.disruption_mode {
-                None => false,
-                Some(mode) => disrupts_all(origin, mode.single.is_some(), mode.all.is_some())?,
-            },
-            never_preempt: never_preempts(
-                origin,
-                "spec.preemptionPolicy",
-                spec.preemption_policy.as_deref(),
-            )?,
-            topology_key: topology.and_then(|t| t.first()).map(|t| t.key.clone()),
+            priority,
+            disrupt_all,
+            never_preempt,
+            topology_key: topology_key(origin, topology.into_iter().flatten().map(|t| &t.key))?,
         },
         parent_name: spec
             .parent_composite_pod_group_name

@@ -239,6 +239,10 @@ fn gang_plugin(journal: &Journal) -> Fake {
     }
 }
 
+fn pod_id(snapshot: &Snapshot, key: &str) -> PodId {
+    snapshot.pods.iter().position(|p| p.key == key).unwrap() as PodId
+}
+
 fn group_id(snapshot: &Snapshot, key: &str) -> GroupId {
     snapshot.groups.iter().position(|g| g.key == key).unwrap() as GroupId
 }
@@ -433,17 +437,12 @@ fn nested_rollback_restores_the_snapshot_exactly() {
     ]
     .join("---\n");
     let mut snapshot = snapshot(&objects);
-    let spreader = snapshot
-        .pods
-        .iter()
-        .position(|p| p.key == "t/spreader")
-        .unwrap() as PodId;
-    let pod = |s: &Snapshot, key: &str| s.pods.iter().position(|p| p.key == key).unwrap() as PodId;
+    let spreader = pod_id(&snapshot, "t/spreader");
     let (g0, g1, g2, busy0) = (
-        pod(&snapshot, "t/g-0"),
-        pod(&snapshot, "t/g-1"),
-        pod(&snapshot, "t/g-2"),
-        pod(&snapshot, "t/busy-0"),
+        pod_id(&snapshot, "t/g-0"),
+        pod_id(&snapshot, "t/g-1"),
+        pod_id(&snapshot, "t/g-2"),
+        pod_id(&snapshot, "t/busy-0"),
     );
     let original = state(&snapshot, spreader);
 
@@ -476,11 +475,7 @@ fn a_plugin_failure_mid_attempt_leaves_nothing_assumed() {
     ]
     .join("---\n");
     let mut snapshot = snapshot(&objects);
-    let spreader = snapshot
-        .pods
-        .iter()
-        .position(|p| p.key == "t/spreader")
-        .unwrap() as PodId;
+    let spreader = pod_id(&snapshot, "t/spreader");
     let original = state(&snapshot, spreader);
     let journal = Journal::default();
     // Two placements (racks); permit traps on its 4th call: in the second
@@ -539,13 +534,7 @@ fn a_trial_places_the_group_without_the_removed_pods_and_changes_nothing() {
     let mut set = plugins(vec![gang_plugin(&journal)]);
     let group = group_id(&snapshot, "t/g");
     let pending = snapshot.groups[group as usize].members.clone();
-    let busy = |s: &Snapshot, name: &str| {
-        s.pods
-            .iter()
-            .position(|p| p.key == format!("t/{name}"))
-            .unwrap() as PodId
-    };
-    let (b0, b1) = (busy(&snapshot, "busy-0"), busy(&snapshot, "busy-1"));
+    let (b0, b1) = (pod_id(&snapshot, "t/busy-0"), pod_id(&snapshot, "t/busy-1"));
     let before = state(&snapshot, pending[0]);
     let cluster = [Placement::cluster(4)];
     let mut budget = TrialBudget { remaining: 2 };

@@ -55,4 +55,9 @@ impl Status {
     pub fn is_success(&self) -> bool {
         self.code == Code::Success
     }
+
+    /// Success or skip: the plugin does not object.
+    pub fn passes(&self) -> bool {
+        matches!(self.code, Code::Success | Code::Skip)
+    }
 }
