@@ -14,7 +14,7 @@
 //! # anyhow::Ok(())
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1::{
@@ -651,11 +651,17 @@ pub fn check_hierarchy(composites: &[CompositePodGroup], groups: &[PodGroup]) ->
             workload: Some(c.spec.workload_ref.workload_name.clone()),
         })
         .collect();
-    members.extend(groups.iter().map(|g| Member {
-        kind: "PodGroup",
-        key: key(&g.metadata),
-        parent: g.spec.parent_composite_pod_group_name.clone(),
-        workload: g.spec.workload_ref.as_ref().map(|w| w.workload_name.clone()),
+    members.extend(groups.iter().map(|g| {
+        Member {
+            kind: "PodGroup",
+            key: key(&g.metadata),
+            parent: g.spec.parent_composite_pod_group_name.clone(),
+            workload: g
+                .spec
+                .workload_ref
+                .as_ref()
+                .map(|w| w.workload_name.clone()),
+        }
     }));
     match validate(&members).into_iter().next() {
         Some((i, problem)) => bail!(

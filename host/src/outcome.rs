@@ -19,6 +19,41 @@ pub struct Unschedulable {
     pub pod: String,
     /// Why, in kube-scheduler's style.
     pub reason: String,
+    /// For a lone pod that tried to preempt: why it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<String>,
+}
+
+/// A preemption attempt of a PodGroup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptionOutcome {
+    /// `preempted`, or `failed` (nothing evicted).
+    pub result: String,
+    /// The domain the group was placed in by preempting (a placement name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// Pods evicted.
+    pub victims: u32,
+    /// Why it failed (`preemptionPolicy Never`, `no lower-priority
+    /// victims`, `even evicting every candidate would not make room`, a
+    /// plugin error); empty when it preempted.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+/// A PodGroup that lost pods to a preemptor: its `DisruptionTarget` condition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Disruption {
+    /// `DisruptionTarget`.
+    pub condition: String,
+    /// `PreemptionByScheduler`.
+    pub reason: String,
+    /// The preemptors (PodGroups or pods), in order.
+    pub by: Vec<String>,
+    /// Its pods evicted.
+    pub evicted: u32,
 }
 
 /// A pod evicted by preemption.
@@ -57,6 +92,12 @@ pub struct PodGroupDecision {
     /// (no attempt was made).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub condition_reason: String,
+    /// The group's preemption attempt, if it made one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<PreemptionOutcome>,
+    /// Set when preemption evicted pods of this group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disruption: Option<Disruption>,
 }
 
 /// Everything a run decided.
@@ -67,9 +108,10 @@ pub struct Outcome {
     pub placements: Vec<Binding>,
     /// Pods left pending, in scheduling order.
     pub unschedulable: Vec<Unschedulable>,
-    /// Pods evicted (none until preemption runs).
+    /// Pods evicted by preemption, in eviction order.
     pub evictions: Vec<Eviction>,
-    /// One entry per PodGroup with pending members, in scheduling order.
+    /// One entry per PodGroup with pending members, in scheduling order;
+    /// then one per running PodGroup that preemption disrupted.
     pub pod_groups: Vec<PodGroupDecision>,
     /// How the snapshot was read and what the run could not model.
     pub warnings: Vec<String>,
@@ -126,6 +168,23 @@ impl Outcome {
             if !g.reason.is_empty() {
                 detail.push_str(&format!(": {}", g.reason));
             }
+            if let Some(p) = &g.preemption {
+                match p.domain.as_deref() {
+                    Some(domain) => {
+                        detail.push_str(&format!("; preempted {} pod(s) in {domain}", p.victims))
+                    }
+                    None => detail.push_str(&format!("; preemption: {}", p.reason)),
+                }
+            }
+            if let Some(d) = &g.disruption {
+                detail.push_str(&format!(
+                    "; {} ({}): {} pod(s) evicted by {}",
+                    d.condition,
+                    d.reason,
+                    d.evicted,
+                    d.by.join(", ")
+                ));
+            }
             rows.push([
                 "PodGroup".into(),
                 g.pod_group.clone(),
@@ -142,12 +201,11 @@ impl Outcome {
             ]);
         }
         for u in &self.unschedulable {
-            rows.push([
-                "Pod".into(),
-                u.pod.clone(),
-                "pending".into(),
-                u.reason.clone(),
-            ]);
+            let mut detail = u.reason.clone();
+            if let Some(why) = &u.preemption {
+                detail.push_str(&format!("; preemption: {why}"));
+            }
+            rows.push(["Pod".into(), u.pod.clone(), "pending".into(), detail]);
         }
         for e in &self.evictions {
             rows.push([

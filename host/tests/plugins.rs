@@ -239,7 +239,12 @@ fn refuses_bad_args_and_duplicate_names() {
 fn the_released_0_1_0_contract_is_frozen() {
     let dir = common::testdata("../wit/frozen/v0.1.0");
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325; // FNV-1a
-    for file in ["cluster.wit", "extension-points.wit", "types.wit", "worlds.wit"] {
+    for file in [
+        "cluster.wit",
+        "extension-points.wit",
+        "types.wit",
+        "worlds.wit",
+    ] {
         for byte in std::fs::read(dir.join(file)).unwrap() {
             hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
         }

@@ -208,19 +208,156 @@ fn outputs_match_expected_files() {
 fn invalid_composite_trees_are_reported_and_the_rest_is_scheduled() {
     let out = run("composite-invalid");
     let invalid = [
-        ("ml/in-cycle", "Invalid: the hierarchy has a cycle through ml/cycle-a, ml/cycle-b"),
-        ("ml/orphan", "Invalid: PodGroup ml/orphan: parent CompositePodGroup ml/ghost does not exist"),
-        ("ml/too-deep", "Invalid: PodGroup ml/too-deep is deeper than 4 levels"),
-        ("ml/mixed-child", "Invalid: members belong to different Workloads (one, two)"),
+        (
+            "ml/in-cycle",
+            "Invalid: the hierarchy has a cycle through ml/cycle-a, ml/cycle-b",
+        ),
+        (
+            "ml/orphan",
+            "Invalid: PodGroup ml/orphan: parent CompositePodGroup ml/ghost does not exist",
+        ),
+        (
+            "ml/too-deep",
+            "Invalid: PodGroup ml/too-deep is deeper than 4 levels",
+        ),
+        (
+            "ml/mixed-child",
+            "Invalid: members belong to different Workloads (one, two)",
+        ),
     ];
     for (key, expected) in invalid {
         let g = group(&out, key);
         assert!(!g.scheduled, "{key}");
         assert_eq!(g.reason, expected, "{key}");
         assert_eq!(g.condition_reason, "Invalid", "{key}");
-        assert!(reason(&out, &format!("{key}-0")).ends_with(expected), "{key}");
+        assert!(
+            reason(&out, &format!("{key}-0")).ends_with(expected),
+            "{key}"
+        );
     }
     let b = bound(&out);
-    assert!(b.contains_key("ml/fine-child-0") && b.contains_key("ml/plain-0"), "{b:?}");
+    assert!(
+        b.contains_key("ml/fine-child-0") && b.contains_key("ml/plain-0"),
+        "{b:?}"
+    );
     assert_eq!(b.len(), 2);
+}
+
+/// Evicted pods, sorted.
+fn evicted(outcome: &Outcome) -> Vec<&str> {
+    let mut pods: Vec<&str> = outcome.evictions.iter().map(|e| e.pod.as_str()).collect();
+    pods.sort();
+    pods
+}
+
+fn preemption(outcome: &Outcome, key: &str) -> wasched::outcome::PreemptionOutcome {
+    group(outcome, key)
+        .preemption
+        .clone()
+        .unwrap_or_else(|| panic!("{key} made no preemption attempt"))
+}
+
+#[test]
+fn a_gang_evicts_lower_priority_pods_and_binds_in_the_same_run() {
+    let out = run("preempt-gang");
+    assert_eq!(evicted(&out), ["team/low-0", "team/low-1"]);
+    assert!(out.evictions.iter().all(|e| e.by == "team/trainer"));
+    let g = group(&out, "team/trainer");
+    assert!(g.scheduled, "{g:?}");
+    assert_eq!(g.bound, 2);
+    let p = preemption(&out, "team/trainer");
+    assert_eq!((p.result.as_str(), p.victims), ("preempted", 2));
+    assert!(
+        g.reason.starts_with("admitted by preempting 2 pod(s)"),
+        "{}",
+        g.reason
+    );
+    let b = bound(&out);
+    assert_eq!(b.len(), 2);
+}
+
+#[test]
+fn the_minimal_victim_set_follows_the_reprieve_order() {
+    let out = run("preempt-minimal-victims");
+    assert_eq!(evicted(&out), ["team/a-10"]);
+    assert_eq!(bound(&out)["team/job-0"], "node-0");
+}
+
+#[test]
+fn disruption_mode_all_evicts_the_whole_group_and_single_only_what_is_needed() {
+    let all = run("preempt-disruption-all");
+    assert_eq!(evicted(&all), ["team/batch-0", "team/batch-1"]);
+    let single = run("preempt-disruption-single");
+    assert_eq!(evicted(&single), ["team/batch-0"]);
+    for out in [&all, &single] {
+        let victim = group(out, "team/batch");
+        let d = victim.disruption.as_ref().expect("DisruptionTarget");
+        assert_eq!(
+            (d.condition.as_str(), d.reason.as_str()),
+            ("DisruptionTarget", "PreemptionByScheduler")
+        );
+        assert_eq!(d.by, ["team/urgent"]);
+        assert!(group(out, "team/urgent").scheduled);
+    }
+}
+
+#[test]
+fn preemption_that_cannot_or_may_not_happen_says_why() {
+    let cases = [
+        ("preempt-never", "team/polite", "preemptionPolicy Never"),
+        (
+            "preempt-equal-priority",
+            "team/job",
+            "no lower-priority victims",
+        ),
+        (
+            "preempt-no-room",
+            "team/huge",
+            "even evicting every candidate would not make room",
+        ),
+    ];
+    for (scenario, key, why) in cases {
+        let out = run(scenario);
+        assert!(out.evictions.is_empty(), "{scenario}: {:?}", out.evictions);
+        assert!(!group(&out, key).scheduled, "{scenario}");
+        let p = preemption(&out, key);
+        assert_eq!(
+            (p.result.as_str(), p.reason.as_str()),
+            ("failed", why),
+            "{scenario}"
+        );
+    }
+}
+
+#[test]
+fn a_budget_protected_victim_is_reprieved_first() {
+    let out = run("preempt-budget");
+    assert_eq!(evicted(&out), ["team/open"]);
+}
+
+#[test]
+fn a_lone_pod_preemptor_picks_the_cheapest_node() {
+    let out = run("preempt-lone-pod");
+    assert_eq!(evicted(&out), ["team/low"]);
+    assert_eq!(bound(&out)["team/urgent"], "node-1");
+    assert!(out.evictions.iter().all(|e| e.by == "team/urgent"));
+}
+
+#[test]
+fn policy_args_change_the_preemption_choice() {
+    let file = [scenario("preempt-gpu-policy")];
+    let default = common::simulate(&file, None);
+    assert_eq!(evicted(&default), ["team/big"], "fewest victims");
+    assert_eq!(bound(&default)["team/infer"], "node-0");
+    let config = wasched::PluginConfig::parse(
+        "plugins: [{name: WorkloadPreemption, args: {candidatePolicy: FewestEvictedGpus}}]",
+    )
+    .unwrap();
+    let gpus = common::simulate_with(&file, None, config);
+    assert_eq!(
+        evicted(&gpus),
+        ["team/small-0", "team/small-1"],
+        "fewest GPUs"
+    );
+    assert_eq!(bound(&gpus)["team/infer"], "node-1");
 }

@@ -244,6 +244,7 @@ impl Snapshot {
                 pending: node_name.is_none() && !terminating,
                 terminating,
                 nominated_node,
+                evicted: false,
                 priority,
                 never_preempt,
                 group: None,
@@ -679,9 +680,13 @@ fn gang_size(
         (true, None) => Ok(None),
         (false, Some(n)) => match u32::try_from(n) {
             Ok(n) if n >= 1 => Ok(Some(n)),
-            _ => bail!("{origin}: field spec.schedulingPolicy.gang.{field}: must be at least 1, got {n}"),
+            _ => bail!(
+                "{origin}: field spec.schedulingPolicy.gang.{field}: must be at least 1, got {n}"
+            ),
         },
-        _ => bail!("{origin}: field spec.schedulingPolicy: exactly one of basic or gang must be set"),
+        _ => {
+            bail!("{origin}: field spec.schedulingPolicy: exactly one of basic or gang must be set")
+        }
     }
 }
 

@@ -66,6 +66,8 @@ pub struct PodInfo {
     pub terminating: bool,
     /// `status.nominatedNodeName`, when that node is in the snapshot.
     pub nominated_node: Option<NodeId>,
+    /// Evicted by preemption in this run.
+    pub evicted: bool,
     /// Effective priority (the PodGroup's for members).
     pub priority: i32,
     /// Effective `preemptionPolicy` is `Never` (the pod's, else its
@@ -247,6 +249,12 @@ impl Snapshot {
             }
         }
         None
+    }
+
+    /// Whether `pod` runs: bound (not pending), not evicted, not terminating.
+    pub fn is_running(&self, pod: PodId) -> bool {
+        let info = &self.pods[pod as usize];
+        !info.pending && !info.evicted && !info.terminating
     }
 
     /// Places `pod` on `node`: its requests count against the node.

@@ -118,7 +118,7 @@ pub fn members(snapshot: &Snapshot, group: GroupId) -> (Vec<u32>, Vec<u32>) {
         .members
         .iter()
         .copied()
-        .filter(|&p| !pods[p as usize].pending)
+        .filter(|&p| snapshot.is_running(p))
         .collect();
     bound.sort_unstable();
     (pending, bound)

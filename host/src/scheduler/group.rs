@@ -104,7 +104,11 @@ impl Cycle<'_> {
         placement: Placement,
     ) -> Attempt {
         let checkpoint = self.snapshot.checkpoint();
-        let bound = self.snapshot.groups[group as usize].members.len() - pending.len();
+        let bound = self.snapshot.groups[group as usize]
+            .members
+            .iter()
+            .filter(|&&p| self.snapshot.is_running(p))
+            .count();
         let mut attempt = Attempt {
             placement,
             assigned: Vec::new(),

@@ -23,16 +23,22 @@
 pub mod failures;
 pub mod group;
 mod pod;
+pub mod preemption;
 pub mod queue;
 pub mod trial;
 
+use std::collections::BTreeMap;
+
 use failures::PluginFailures;
 use group::{GroupResult, failure_reason};
+use preemption::Preemption;
 pub use queue::{Entity, queue};
 
-use crate::framework::{Placement, PluginSet, Unit};
+use crate::framework::{ExtensionPoint, Placement, PluginSet, Unit};
 use crate::model::{GroupId, NodeId, PodId, Snapshot};
-use crate::outcome::{Binding, Outcome, PodGroupDecision, Unschedulable};
+use crate::outcome::{
+    Binding, Disruption, Eviction, Outcome, PodGroupDecision, PreemptionOutcome, Unschedulable,
+};
 
 /// What a cycle works on: the snapshot, the plugins, and the failures and
 /// warnings so far. The algorithm lives in `impl Cycle` blocks of the
@@ -72,6 +78,7 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
     let mut run = Run {
         cycle: Cycle::new(snapshot, plugins),
         outcome,
+        disrupted: BTreeMap::new(),
     };
     for entity in entities {
         match entity {
@@ -80,6 +87,7 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
         }
         run.cycle.snapshot.commit();
     }
+    run.record_disruptions();
     outcome = run.outcome;
     let cycle = run.cycle;
     outcome.warnings.extend(cycle.warnings);
@@ -94,6 +102,8 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
 struct Run<'a> {
     cycle: Cycle<'a>,
     outcome: Outcome,
+    /// PodGroups that lost pods to preemption → (preemptors, pods evicted).
+    disrupted: BTreeMap<GroupId, (Vec<String>, u32)>,
 }
 
 impl Run<'_> {
@@ -113,19 +123,119 @@ impl Run<'_> {
 
     fn leave_pending(&mut self, pod: PodId, reason: String) {
         let pod = self.pod_key(pod);
-        self.outcome
-            .unschedulable
-            .push(Unschedulable { pod, reason });
+        self.outcome.unschedulable.push(Unschedulable {
+            pod,
+            reason,
+            preemption: None,
+        });
+    }
+
+    /// Evicts `victims` for `by` (a PodGroup or pod key) and binds
+    /// `assignments` in their place.
+    fn carry_out(&mut self, by: &str, victims: &[PodId], assignments: &[(PodId, NodeId)]) {
+        for &victim in victims {
+            self.cycle.snapshot.remove(victim);
+            self.cycle.snapshot.pods[victim as usize].evicted = true;
+            let info = &self.cycle.snapshot.pods[victim as usize];
+            if let Some(group) = info.group {
+                let entry = self.disrupted.entry(group).or_default();
+                if !entry.0.iter().any(|b| b == by) {
+                    entry.0.push(by.to_string());
+                }
+                entry.1 += 1;
+            }
+            self.outcome.evictions.push(Eviction {
+                pod: info.key.clone(),
+                by: by.to_string(),
+            });
+        }
+        for &(pod, node) in assignments {
+            self.cycle.snapshot.assume(pod, node);
+            self.bind(pod, node);
+        }
+    }
+
+    /// Whether an unschedulable entity may try preemption: a plugin
+    /// implements it and nothing failed in this entity's cycle.
+    fn may_preempt(&self, failed_before: u64) -> bool {
+        self.cycle.failures.failed == failed_before
+            && self
+                .cycle
+                .plugins
+                .any_at(ExtensionPoint::PodGroupPostFilter)
     }
 
     fn schedule_pod(&mut self, pod: PodId) {
+        let failed_before = self.cycle.failures.failed;
         let all: Vec<NodeId> = (0..self.cycle.snapshot.node_count() as NodeId).collect();
-        match self.cycle.place_pod(pod, &all) {
+        let reason = match self.cycle.place_pod(pod, &all) {
             Ok(node) => {
                 self.cycle.snapshot.assume(pod, node);
                 self.bind(pod, node);
+                return;
             }
-            Err(reason) => self.leave_pending(pod, reason),
+            Err(reason) => reason,
+        };
+        if !self.may_preempt(failed_before) {
+            return self.leave_pending(pod, reason);
+        }
+        let outcome = if self.cycle.snapshot.pods[pod as usize].never_preempt {
+            Preemption::Failed(preemption::NEVER.into())
+        } else {
+            self.cycle.preempt_for_pod(pod)
+        };
+        match outcome {
+            Preemption::Chosen {
+                victims,
+                assignments,
+                ..
+            } => {
+                let by = self.pod_key(pod);
+                self.carry_out(&by, &victims, &assignments);
+            }
+            Preemption::Failed(why) => {
+                let pod = self.pod_key(pod);
+                self.outcome.unschedulable.push(Unschedulable {
+                    pod,
+                    reason,
+                    preemption: Some(why),
+                });
+            }
+        }
+    }
+
+    /// PodGroups that lost pods get their `DisruptionTarget` condition: on
+    /// their entry if they have one, else on a new entry after the others.
+    fn record_disruptions(&mut self) {
+        let disrupted = std::mem::take(&mut self.disrupted);
+        for (group, (by, evicted)) in disrupted {
+            let key = &self.cycle.snapshot.groups[group as usize].key;
+            let disruption = Disruption {
+                condition: "DisruptionTarget".into(),
+                reason: "PreemptionByScheduler".into(),
+                by,
+                evicted,
+            };
+            match self
+                .outcome
+                .pod_groups
+                .iter_mut()
+                .find(|g| &g.pod_group == key)
+            {
+                Some(entry) => entry.disruption = Some(disruption),
+                None => self.outcome.pod_groups.push(PodGroupDecision {
+                    pod_group: key.clone(),
+                    scheduled: true,
+                    reason: String::new(),
+                    min_count: self.cycle.snapshot.groups[group as usize].min_count(),
+                    bound: 0,
+                    pending: 0,
+                    placement: None,
+                    condition_reason: String::new(),
+                    preemption: None,
+                    disruption: Some(disruption),
+                }),
+            }
         }
     }
 
@@ -134,7 +244,7 @@ impl Run<'_> {
     /// that PreEnqueue holds back never reaches an attempt and gets none.
     fn schedule_group(&mut self, group: GroupId) {
         let failed_before = self.cycle.failures.failed;
-        let (mut decision, attempted) = self.group_cycle(group);
+        let (mut decision, attempted) = self.group_cycle(group, failed_before);
         let errored = self.cycle.failures.failed > failed_before;
         if !decision.scheduled && decision.condition_reason.is_empty() && (attempted || errored) {
             decision.condition_reason = if errored {
@@ -148,7 +258,7 @@ impl Run<'_> {
     }
 
     /// The decision, and whether the group got past PreEnqueue.
-    fn group_cycle(&mut self, group: GroupId) -> (PodGroupDecision, bool) {
+    fn group_cycle(&mut self, group: GroupId, failed_before: u64) -> (PodGroupDecision, bool) {
         let snapshot = &*self.cycle.snapshot;
         let info = &snapshot.groups[group as usize];
         let key = info.key.clone();
@@ -167,6 +277,8 @@ impl Run<'_> {
             pending: pending.len() as u32,
             placement: None,
             condition_reason: String::new(),
+            preemption: None,
+            disruption: None,
         };
         if let Some(invalid) = info.invalid.clone() {
             for &pod in &pending {
@@ -222,7 +334,17 @@ impl Run<'_> {
             }
         };
 
-        match self.cycle.place_group(group, &pending, placements) {
+        let result = self.cycle.place_group(group, &pending, placements.clone());
+        let result = match result {
+            GroupResult::Rejected(failure) if self.may_preempt(failed_before) => {
+                match self.preempt(group, &pending, &placements, &mut decision) {
+                    Some(admitted) => return (admitted, true),
+                    None => GroupResult::Rejected(failure),
+                }
+            }
+            other => other,
+        };
+        match result {
             GroupResult::Admitted(attempt) => {
                 for &(pod, node) in &attempt.assigned {
                     self.bind(pod, node);
@@ -259,6 +381,71 @@ impl Run<'_> {
             }
         }
         (decision, true)
+    }
+
+    /// The group's preemption attempt: `Some(decision)` when it preempted
+    /// and was admitted; otherwise the failure is noted on `decision`.
+    fn preempt(
+        &mut self,
+        group: GroupId,
+        pending: &[PodId],
+        placements: &[Placement],
+        decision: &mut PodGroupDecision,
+    ) -> Option<PodGroupDecision> {
+        let info = &self.cycle.snapshot.groups[group as usize];
+        let spec = info.spec.as_ref()?;
+        let outcome = if spec.never_preempt {
+            Preemption::Failed(preemption::NEVER.into())
+        } else {
+            let priority = spec.priority;
+            self.cycle
+                .preempt_for_group(group, pending, placements, priority)
+        };
+        match outcome {
+            Preemption::Failed(reason) => {
+                decision.preemption = Some(PreemptionOutcome {
+                    result: "failed".into(),
+                    domain: None,
+                    victims: 0,
+                    reason,
+                });
+                None
+            }
+            Preemption::Chosen {
+                domain,
+                units,
+                victims,
+                assignments,
+            } => {
+                let key = decision.pod_group.clone();
+                self.carry_out(&key, &victims, &assignments);
+                let mut admitted = decision.clone();
+                let bound = assignments.len() as u32;
+                admitted.scheduled = true;
+                admitted.bound = bound;
+                admitted.pending -= bound;
+                admitted.placement = Some(domain.clone());
+                admitted.reason = format!(
+                    "admitted by preempting {} pod(s) in {} unit(s) in {domain}",
+                    victims.len(),
+                    units
+                );
+                let assigned: Vec<PodId> = assignments.iter().map(|&(p, _)| p).collect();
+                for &pod in pending.iter().filter(|p| !assigned.contains(p)) {
+                    self.leave_pending(
+                        pod,
+                        format!("PodGroup {key} admitted without this pod: it did not fit"),
+                    );
+                }
+                admitted.preemption = Some(PreemptionOutcome {
+                    result: "preempted".into(),
+                    domain: Some(domain),
+                    victims: victims.len() as u32,
+                    reason: String::new(),
+                });
+                Some(admitted)
+            }
+        }
     }
 }
 

@@ -1,0 +1,377 @@
+//! Workload-aware preemption (KEP-5710), run by the host; the policy is the
+//! `pod-group-post-filter` plugin's.
+//!
+//! For a unit (PodGroup) or lone pod that could not be placed, per domain —
+//! the whole cluster, each placement of a topology-constrained group, each
+//! node for a lone pod:
+//!
+//! 1. the candidates are the **victim units** with a pod in the domain and a
+//!    priority strictly below the preemptor's: a running PodGroup with
+//!    `disruptionMode: all` (or in a CompositePodGroup tree whose root-most
+//!    `all` composite makes the whole tree one unit) is one unit of all its
+//!    bound pods; any other running pod is a unit of its own;
+//! 2. all candidates are removed and the group algorithm runs once (a
+//!    [trial](super::trial)); if the preemptor still does not fit, the
+//!    domain is out;
+//! 3. the plugin orders the units for reprieve (`order-victims`); each unit
+//!    is put back in that order and kept if every assigned preemptor pod
+//!    still passes its node's checks (upstream re-runs Filter for the
+//!    assigned pods; the placement found in step 2 stays fixed);
+//! 4. what stays out are the domain's victims.
+//!
+//! The plugin then chooses among the domains that work
+//! (`select-candidate`); the host checks every answer, evicts the victims
+//! and binds the preemptor's pods in the same run (a one-pass simulation
+//! assumes the victims terminate before the retry).
+
+use std::collections::BTreeMap;
+
+use super::Cycle;
+use super::trial::{BudgetExhausted, TrialBudget};
+use crate::framework::{ExtensionPoint, Placement, PreemptionCandidate, Preemptor, VictimUnit};
+use crate::model::{CompositeId, GroupId, NodeId, PodId, Snapshot};
+
+/// What a preemption attempt decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Preemption {
+    /// Room is made: evict `victims`, then bind `assignments`.
+    Chosen {
+        /// The domain the preemptor goes to (a placement or node name).
+        domain: String,
+        /// Victim units evicted.
+        units: usize,
+        /// Pods to evict, ascending.
+        victims: Vec<PodId>,
+        /// Where the preemptor's pods go.
+        assignments: Vec<(PodId, NodeId)>,
+    },
+    /// Nothing is evicted, for this reason (`no lower-priority victims`,
+    /// `even evicting every candidate would not make room`, a plugin error).
+    Failed(String),
+}
+
+/// Why preemption does not run at all for a preemptor.
+pub const NEVER: &str = "preemptionPolicy Never";
+/// No unit of lower priority in any domain.
+pub const NO_VICTIMS: &str = "no lower-priority victims";
+/// Evicting every candidate of every domain would not make room.
+pub const NO_ROOM: &str = "even evicting every candidate would not make room";
+
+/// Which victim unit a running pod belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum UnitKey {
+    /// A CompositePodGroup tree under an `all` composite.
+    Tree(CompositeId),
+    /// A PodGroup with `disruptionMode: all`.
+    Group(GroupId),
+    /// A pod on its own.
+    Pod(PodId),
+}
+
+/// The root-most composite with `disruptionMode: all` above `group`.
+fn disrupting_ancestor(snapshot: &Snapshot, group: GroupId) -> Option<CompositeId> {
+    let mut current = snapshot.groups[group as usize].parent;
+    let mut found = None;
+    for _ in 0..=snapshot.composites.len() {
+        let Some(c) = current else { break };
+        let composite = &snapshot.composites[c as usize];
+        if composite.spec.disrupt_all {
+            found = Some(c);
+        }
+        current = composite.parent;
+    }
+    found
+}
+
+/// Every running pod grouped into victim units, in unit-key order.
+fn running_units(snapshot: &Snapshot) -> BTreeMap<UnitKey, Vec<PodId>> {
+    let mut units: BTreeMap<UnitKey, Vec<PodId>> = BTreeMap::new();
+    for (id, pod) in snapshot.pods.iter().enumerate() {
+        let id = id as PodId;
+        if !snapshot.is_running(id) || pod.node.is_none() {
+            continue;
+        }
+        let key = match pod.group {
+            Some(g) => match disrupting_ancestor(snapshot, g) {
+                Some(c) => UnitKey::Tree(c),
+                None if snapshot.groups[g as usize]
+                    .spec
+                    .as_ref()
+                    .is_some_and(|s| s.disrupt_all) =>
+                {
+                    UnitKey::Group(g)
+                }
+                None => UnitKey::Pod(id),
+            },
+            None => UnitKey::Pod(id),
+        };
+        units.entry(key).or_default().push(id);
+    }
+    units
+}
+
+/// The candidate units of a preemptor of `priority`: strictly lower
+/// priority, with a pod on one of `nodes` (ascending; `None`: anywhere).
+fn candidates(snapshot: &Snapshot, priority: i32, nodes: Option<&[NodeId]>) -> Vec<VictimUnit> {
+    let mut units = Vec::new();
+    for (key, pods) in running_units(snapshot) {
+        let unit_priority = pods
+            .iter()
+            .map(|&p| snapshot.pods[p as usize].priority)
+            .max()
+            .unwrap_or(i32::MIN);
+        if unit_priority >= priority {
+            continue;
+        }
+        let in_domain = nodes.is_none_or(|nodes| {
+            pods.iter().any(|&p| {
+                snapshot.pods[p as usize]
+                    .node
+                    .is_some_and(|n| nodes.binary_search(&n).is_ok())
+            })
+        });
+        if !in_domain {
+            continue;
+        }
+        let group = match key {
+            UnitKey::Group(g) => Some(g),
+            UnitKey::Tree(_) => snapshot.pods[pods[0] as usize].group,
+            UnitKey::Pod(_) => None,
+        };
+        units.push(VictimUnit {
+            index: units.len() as u32,
+            violates_budget: violates_budget(snapshot, &pods),
+            start_time: pods
+                .iter()
+                .map(|&p| snapshot.pods[p as usize].started)
+                .min()
+                .unwrap_or(0),
+            priority: unit_priority,
+            group,
+            pods,
+        });
+    }
+    units
+}
+
+/// Whether evicting `pods` together exceeds a PodDisruptionBudget's allowance.
+fn violates_budget(snapshot: &Snapshot, pods: &[PodId]) -> bool {
+    let mut taken: BTreeMap<u32, u32> = BTreeMap::new();
+    for &pod in pods {
+        for &budget in snapshot.pod_budgets(pod) {
+            *taken.entry(budget).or_default() += 1;
+        }
+    }
+    taken
+        .into_iter()
+        .any(|(b, n)| n > snapshot.budgets[b as usize].disruptions_allowed)
+}
+
+impl Cycle<'_> {
+    /// Preemption for PodGroup `group` whose `pending` pods did not fit in
+    /// `placements`, at `priority`.
+    pub fn preempt_for_group(
+        &mut self,
+        group: GroupId,
+        pending: &[PodId],
+        placements: &[Placement],
+        priority: i32,
+    ) -> Preemption {
+        let preemptor = Preemptor::Unit(crate::framework::Unit::Group(group));
+        let mut budget = TrialBudget::DEFAULT;
+        let single = placements.len() == 1;
+        let mut found = Vec::new();
+        let mut any_victims = false;
+        for placement in placements {
+            let nodes = (!single).then_some(placement.nodes.as_slice());
+            let units = candidates(self.snapshot, priority, nodes);
+            if units.is_empty() {
+                continue;
+            }
+            any_victims = true;
+            let removed: Vec<PodId> = units.iter().flat_map(|u| u.pods.iter().copied()).collect();
+            let trial = self.trial(
+                &mut budget,
+                group,
+                pending,
+                std::slice::from_ref(placement),
+                &removed,
+            );
+            let assignments = match trial {
+                Ok(Some(assignments)) => assignments,
+                Ok(None) => continue,
+                Err(BudgetExhausted) => break,
+            };
+            match self.reprieve(preemptor, units, &assignments, &mut budget) {
+                Ok(victims) => found.push((placement.name.clone(), victims, assignments)),
+                Err(reason) => return Preemption::Failed(reason),
+            }
+        }
+        self.choose(preemptor, found, any_victims)
+    }
+
+    /// Preemption for lone pod `pod`: each node is a domain.
+    pub fn preempt_for_pod(&mut self, pod: PodId) -> Preemption {
+        let preemptor = Preemptor::Pod(pod);
+        let priority = self.snapshot.pods[pod as usize].priority;
+        let mut budget = TrialBudget::DEFAULT;
+        let mut found = Vec::new();
+        let mut any_victims = false;
+        for node in 0..self.snapshot.node_count() as NodeId {
+            let units = candidates(self.snapshot, priority, Some(&[node]));
+            if units.is_empty() {
+                continue;
+            }
+            any_victims = true;
+            if budget.remaining == 0 {
+                break;
+            }
+            budget.remaining -= 1;
+            let checkpoint = self.snapshot.checkpoint();
+            for unit in &units {
+                for &victim in &unit.pods {
+                    self.snapshot.remove(victim);
+                }
+            }
+            let fits = self.place_pod(pod, &[node]).is_ok();
+            self.snapshot.rollback(checkpoint);
+            if !fits {
+                continue;
+            }
+            let assignments = vec![(pod, node)];
+            match self.reprieve(preemptor, units, &assignments, &mut budget) {
+                Ok(victims) => {
+                    let name = self.snapshot.nodes[node as usize].name.clone();
+                    found.push((name, victims, assignments));
+                }
+                Err(reason) => return Preemption::Failed(reason),
+            }
+        }
+        self.choose(preemptor, found, any_victims)
+    }
+
+    /// Puts candidate units back in the plugin's order while every assigned
+    /// preemptor pod still fits its node; returns the units that must go.
+    fn reprieve(
+        &mut self,
+        preemptor: Preemptor,
+        units: Vec<VictimUnit>,
+        assignments: &[(PodId, NodeId)],
+        budget: &mut TrialBudget,
+    ) -> Result<Vec<VictimUnit>, String> {
+        let order = self.order_victims(preemptor, &units)?;
+        let checkpoint = self.snapshot.checkpoint();
+        let homes: BTreeMap<PodId, NodeId> = units
+            .iter()
+            .flat_map(|u| u.pods.iter())
+            .filter_map(|&p| self.snapshot.pods[p as usize].node.map(|n| (p, n)))
+            .collect();
+        for unit in &units {
+            for &pod in &unit.pods {
+                self.snapshot.remove(pod);
+            }
+        }
+        for &(pod, node) in assignments {
+            self.snapshot.assume(pod, node);
+        }
+        let mut victims = Vec::new();
+        for index in order {
+            let unit = &units[index as usize];
+            if budget.remaining == 0 {
+                victims.push(unit.clone());
+                continue;
+            }
+            budget.remaining -= 1;
+            let before = self.snapshot.checkpoint();
+            for &pod in &unit.pods {
+                self.snapshot.assume(pod, homes[&pod]);
+            }
+            if !self.assignments_fit(assignments) {
+                self.snapshot.rollback(before);
+                victims.push(unit.clone());
+            }
+        }
+        self.snapshot.rollback(checkpoint);
+        victims.sort_by_key(|u| u.index);
+        Ok(victims)
+    }
+
+    /// Whether every assigned pod passes its node's checks (native and
+    /// filter plugins) with everything else in place.
+    fn assignments_fit(&mut self, assignments: &[(PodId, NodeId)]) -> bool {
+        assignments.iter().all(|&(pod, node)| {
+            let checkpoint = self.snapshot.checkpoint();
+            self.snapshot.remove(pod);
+            let fits = self.place_pod(pod, &[node]).is_ok();
+            self.snapshot.rollback(checkpoint);
+            fits
+        })
+    }
+
+    /// The reprieve order from the first `pod-group-post-filter` plugin.
+    fn order_victims(
+        &mut self,
+        preemptor: Preemptor,
+        units: &[VictimUnit],
+    ) -> Result<Vec<u32>, String> {
+        let Some(mut plugin) = self.plugins.at(ExtensionPoint::PodGroupPostFilter).next() else {
+            return Err("no pod-group-post-filter plugin is loaded".into());
+        };
+        let answer = plugin.order_victims(self.snapshot, preemptor, units);
+        match self.failures.settle(answer)? {
+            None => Err(format!("plugin {} was skipped", plugin.name())),
+            Some(Ok(order)) => Ok(order),
+            Some(Err(status)) => Err(format!("plugin {}: {}", plugin.name(), status.reason)),
+        }
+    }
+
+    /// The plugin's choice among the domains that work.
+    fn choose(
+        &mut self,
+        preemptor: Preemptor,
+        found: Vec<(String, Vec<VictimUnit>, Vec<(PodId, NodeId)>)>,
+        any_victims: bool,
+    ) -> Preemption {
+        if found.is_empty() {
+            return Preemption::Failed(if any_victims { NO_ROOM } else { NO_VICTIMS }.into());
+        }
+        let candidates: Vec<PreemptionCandidate> = found
+            .into_iter()
+            .enumerate()
+            .map(|(i, (domain, victims, assignments))| PreemptionCandidate {
+                index: i as u32,
+                domain,
+                victims,
+                assignments,
+            })
+            .collect();
+        let Some(mut plugin) = self.plugins.at(ExtensionPoint::PodGroupPostFilter).next() else {
+            return Preemption::Failed("no pod-group-post-filter plugin is loaded".into());
+        };
+        let answer = plugin.select_candidate(self.snapshot, preemptor, &candidates);
+        let chosen = match self.failures.settle(answer) {
+            Err(reason) => return Preemption::Failed(reason),
+            Ok(None) => return Preemption::Failed(format!("plugin {} was skipped", plugin.name())),
+            Ok(Some(Err(status))) => {
+                return Preemption::Failed(format!("plugin {}: {}", plugin.name(), status.reason));
+            }
+            Ok(Some(Ok(i))) => i,
+        };
+        let candidate = candidates
+            .into_iter()
+            .nth(chosen as usize)
+            .expect("the answer check keeps the index in range");
+        let mut victims: Vec<PodId> = candidate
+            .victims
+            .iter()
+            .flat_map(|u| u.pods.iter().copied())
+            .collect();
+        victims.sort_unstable();
+        Preemption::Chosen {
+            domain: candidate.domain,
+            units: candidate.victims.len(),
+            victims,
+            assignments: candidate.assignments,
+        }
+    }
+}
