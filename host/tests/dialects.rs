@@ -95,9 +95,10 @@ fn the_articles_early_dialect_is_read_with_a_note_per_mapping() {
 #[test]
 fn topology_spread_rejects_nodes_that_would_skew_the_group() {
     // Only zone-a has room: the spread (maxSkew 1) admits one pod there, then
-    // the zone would be 2 ahead of zone-b, so the gang of 4 cannot form.
-    let full_b = "apiVersion: v1\nkind: Pod\nmetadata: {name: hog, namespace: other}\nspec:\n  nodeName: gpu-b-0\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: '4'}}}]\n---\n\
-                  apiVersion: v1\nkind: Pod\nmetadata: {name: hog2, namespace: other}\nspec:\n  nodeName: gpu-b-1\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: '4'}}}]\n";
+    // the zone would be 2 ahead of zone-b, so the gang of 4 cannot form. The
+    // hogs outrank the gang, so preemption cannot make room either.
+    let full_b = "apiVersion: v1\nkind: Pod\nmetadata: {name: hog, namespace: other}\nspec:\n  priority: 1000000000\n  nodeName: gpu-b-0\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: '4'}}}]\n---\n\
+                  apiVersion: v1\nkind: Pod\nmetadata: {name: hog2, namespace: other}\nspec:\n  priority: 1000000000\n  nodeName: gpu-b-1\n  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: '4'}}}]\n";
     let dir = common::tempdir("spread");
     std::fs::write(dir.join("hogs.yaml"), full_b).unwrap();
     let files = [

@@ -92,8 +92,10 @@ fn a_component_built_against_0_1_0_keeps_loading_and_decides_the_same() {
         }
     }
     assert!(snapshots.len() > 5);
+    let current_dir = common::tempdir("v0.2.0");
+    std::fs::write(current_dir.join("gang-permit.wasm"), gang_bytes()).unwrap();
     for files in snapshots {
-        let current = common::simulate(&files, None).to_json();
+        let current = common::simulate(&files, Some(&current_dir)).to_json();
         let adapted = common::simulate(&files, Some(&dir)).to_json();
         assert_eq!(current, adapted, "{files:?}");
     }
@@ -230,7 +232,7 @@ fn refuses_bad_args_and_duplicate_names() {
     let typo =
         PluginConfig::parse("plugins: [{name: GangSchedulng, failurePolicy: Ignore}]").unwrap();
     let err = runtime.bundled(&typo).unwrap_err().to_string();
-    assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: GangScheduling)"), "{err}");
+    assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: GangScheduling, WorkloadPreemption)"), "{err}");
 }
 
 /// The released 0.1.0 contract is frozen: components were built against
