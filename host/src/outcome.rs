@@ -24,6 +24,28 @@ pub struct Unschedulable {
     pub preemption: Option<String>,
 }
 
+/// A topology domain: a value of a node label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Domain {
+    /// The node label (`topology.kubernetes.io/zone`).
+    pub key: String,
+    /// Its value (`eu-west-1a`).
+    pub value: String,
+}
+
+/// Placements generated and evaluated in a run
+/// (`scheduler_generated_placements_total`,
+/// `scheduler_placement_evaluations_total{result}`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlacementStats {
+    /// Placements returned by placement-generate plugins.
+    pub generated: u64,
+    /// Placement attempts that admitted the group (trials included).
+    pub feasible: u64,
+    /// Placement attempts that did not.
+    pub infeasible: u64,
+}
+
 /// A preemption attempt of a PodGroup.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -86,6 +108,10 @@ pub struct PodGroupDecision {
     /// The placement the group was admitted into (`cluster` without topology).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,
+    /// The topology domains it was placed in, outermost first (one per level
+    /// of a CompositePodGroup tree); empty without topology constraints.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub domains: Vec<Domain>,
     /// The reason of the `PodGroupInitiallyScheduled` condition a failed
     /// attempt sets: `Unschedulable`, or `SchedulerError` when a plugin
     /// failed; empty when admitted or when PreEnqueue held the group back
@@ -119,6 +145,9 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// Plugin calls that failed, counted by plugin, extension point and cause.
     pub plugin_errors: Vec<PluginErrorCount>,
+    /// Placements generated and evaluated (metrics only).
+    #[serde(skip)]
+    pub placement_stats: PlacementStats,
 }
 
 /// How often one plugin failed at one extension point for one cause
@@ -164,6 +193,14 @@ impl Outcome {
             let mut detail = counts;
             if let Some(p) = &g.placement {
                 detail.push_str(&format!(", placement {p}"));
+            }
+            if g.domains.len() > 1 {
+                let path: Vec<String> = g
+                    .domains
+                    .iter()
+                    .map(|d| format!("{}={}", d.key, d.value))
+                    .collect();
+                detail.push_str(&format!(" ({})", path.join(" > ")));
             }
             if !g.reason.is_empty() {
                 detail.push_str(&format!(": {}", g.reason));

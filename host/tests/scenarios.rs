@@ -361,3 +361,125 @@ fn policy_args_change_the_preemption_choice() {
     );
     assert_eq!(bound(&gpus)["team/infer"], "node-1");
 }
+
+/// `key=value` of every domain a PodGroup was placed in, outermost first.
+fn domains(outcome: &Outcome, key: &str) -> Vec<String> {
+    group(outcome, key)
+        .domains
+        .iter()
+        .map(|d| format!("{}={}", d.key, d.value))
+        .collect()
+}
+
+/// The nodes a set of pods went to, sorted.
+fn nodes_of(outcome: &Outcome, prefix: &str) -> Vec<String> {
+    let mut nodes: Vec<String> = bound(outcome)
+        .into_iter()
+        .filter(|(pod, _)| pod.starts_with(prefix))
+        .map(|(_, node)| node.to_string())
+        .collect();
+    nodes.sort();
+    nodes
+}
+
+#[test]
+fn a_topology_gang_lands_in_the_best_rack_around_running_load() {
+    let out = run("topo-rack-choice");
+    assert_eq!(domains(&out, "team/job"), ["example.com/rack=r2"]);
+    assert_eq!(
+        group(&out, "team/job").placement.as_deref(),
+        Some("example.com/rack=r2")
+    );
+    assert_eq!(nodes_of(&out, "team/job-"), ["n2", "n3"]);
+}
+
+#[test]
+fn no_rack_fits_although_the_cluster_does_and_the_reason_names_every_rack() {
+    let out = run("topo-no-domain-fits");
+    let g = group(&out, "team/wide");
+    assert!(!g.scheduled);
+    assert_eq!(
+        g.reason,
+        "no example.com/rack domain fits 5 pods: r1 fits 4, r2 fits 4; 1 node(s) lack the label"
+    );
+    assert!(out.placements.is_empty());
+}
+
+#[test]
+fn unlabelled_nodes_are_never_used() {
+    let out = run("topo-unlabelled");
+    assert_eq!(nodes_of(&out, "team/job-"), ["n0", "n0"]);
+}
+
+#[test]
+fn the_hostname_key_puts_the_whole_gang_on_one_node() {
+    let out = run("topo-hostname");
+    let nodes = nodes_of(&out, "team/pair-");
+    assert_eq!(nodes.len(), 2);
+    assert_eq!(nodes[0], nodes[1]);
+}
+
+#[test]
+fn running_members_pin_the_domain() {
+    let out = run("topo-running-pins");
+    assert_eq!(domains(&out, "team/job"), ["example.com/rack=r2"]);
+    assert_eq!(nodes_of(&out, "team/job-"), ["n2", "n3"]);
+}
+
+#[test]
+fn a_two_level_tree_goes_to_the_block_that_hosts_both_children() {
+    let out = run("tree-blocks");
+    let a = domains(&out, "team/train-a");
+    let b = domains(&out, "team/train-b");
+    assert_eq!(a[0], "example.com/block=b2", "{a:?}");
+    assert_eq!(b[0], "example.com/block=b2", "{b:?}");
+    assert_ne!(a[1], b[1], "one rack each");
+    assert_eq!(out.placements.len(), 4);
+}
+
+#[test]
+fn the_search_backtracks_where_greedy_placement_fails() {
+    let out = run("tree-backtrack");
+    assert_eq!(
+        domains(&out, "team/train-a"),
+        ["example.com/block=b1", "example.com/rack=r2"]
+    );
+    assert_eq!(
+        domains(&out, "team/train-b"),
+        ["example.com/block=b1", "example.com/rack=r1"]
+    );
+    assert_eq!(nodes_of(&out, "team/train-b-"), ["n0", "n1"]);
+}
+
+#[test]
+fn the_search_budget_cuts_the_search_and_says_so() {
+    let config = wasched::PluginConfig::parse(
+        "plugins: [{name: TopologyPlacement, args: {searchBudget: 2}}]",
+    )
+    .unwrap();
+    let out = common::simulate_with(&[scenario("tree-backtrack")], None, config);
+    assert!(out.placements.is_empty());
+    let g = group(&out, "team/train-a");
+    assert!(!g.scheduled);
+    assert!(
+        g.reason.ends_with("search budget of 2 placements reached"),
+        "{}",
+        g.reason
+    );
+}
+
+#[test]
+fn min_group_count_out_of_reach_binds_nothing() {
+    let out = run("tree-min-groups");
+    assert!(out.placements.is_empty());
+    for child in ["team/train-a", "team/train-b", "team/train-c"] {
+        let g = group(&out, child);
+        assert!(!g.scheduled, "{child}");
+        assert!(
+            g.reason
+                .starts_with("CompositePodGroup team/train (minGroupCount 3) not admitted"),
+            "{child}: {}",
+            g.reason
+        );
+    }
+}

@@ -238,6 +238,24 @@ impl Snapshot {
             .map_or(&[], Vec::as_slice)
     }
 
+    /// Every PodGroup under composite `c`, depth first in id order.
+    pub fn subtree_groups(&self, c: CompositeId) -> Vec<GroupId> {
+        let mut groups = Vec::new();
+        let mut stack = vec![c];
+        // Valid trees have no cycles; the bound guards invalid ones.
+        let mut steps = 0;
+        while let Some(c) = stack.pop() {
+            steps += 1;
+            if steps > self.composites.len() {
+                break;
+            }
+            let composite = &self.composites[c as usize];
+            groups.extend(&composite.child_groups);
+            stack.extend(composite.child_composites.iter().rev());
+        }
+        groups
+    }
+
     /// The root of the CompositePodGroup tree `group` belongs to, if any.
     pub fn root_of(&self, group: GroupId) -> Option<CompositeId> {
         let mut current = self.groups.get(group as usize)?.parent?;

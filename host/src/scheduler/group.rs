@@ -8,7 +8,7 @@
 //! removed, inside its own checkpoint).
 
 use super::Cycle;
-use crate::framework::{Code, ExtensionPoint, Placement, Progress, Status, Unit};
+use crate::framework::{Code, ExtensionPoint, Placement, Placements, Progress, Status, Unit};
 use crate::model::{GroupId, NodeId, PodId};
 
 /// The result of trying one placement for a group.
@@ -49,6 +49,11 @@ impl Cycle<'_> {
         for placement in placements {
             let checkpoint = self.snapshot.checkpoint();
             let mut attempt = self.try_placement(group, pending, placement);
+            if attempt.admitted {
+                self.stats.feasible += 1;
+            } else {
+                self.stats.infeasible += 1;
+            }
             if attempt.admitted && single {
                 best = Some((0, attempt));
                 break;
@@ -187,7 +192,7 @@ impl Cycle<'_> {
 
     /// Permit: the strictest verdict of all plugins wins (a rejection over
     /// wait over success).
-    fn permit(&mut self, unit: Unit, progress: Progress) -> Result<Status, String> {
+    pub(super) fn permit(&mut self, unit: Unit, progress: Progress) -> Result<Status, String> {
         let mut verdict = Status::success();
         for mut plugin in self.plugins.at(ExtensionPoint::Permit) {
             let answer = plugin.permit(self.snapshot, unit, progress);
@@ -213,7 +218,7 @@ impl Cycle<'_> {
         &mut self,
         unit: Unit,
         parent: &Placement,
-    ) -> Result<Option<Vec<Placement>>, String> {
+    ) -> Result<Option<Placements>, String> {
         for mut plugin in self.plugins.at(ExtensionPoint::PlacementGenerate) {
             let answer = plugin.generate_placements(self.snapshot, unit, parent);
             let Some(generated) = self.failures.settle(answer)? else {
@@ -226,7 +231,10 @@ impl Cycle<'_> {
                         plugin.name()
                     ));
                 }
-                Ok(Some(placements)) => return Ok(Some(placements.candidates)),
+                Ok(Some(placements)) => {
+                    self.stats.generated += placements.candidates.len() as u64;
+                    return Ok(Some(placements));
+                }
                 Ok(None) => continue,
                 Err(status) => return Err(format!("plugin {}: {}", plugin.name(), status.reason)),
             }
@@ -292,4 +300,58 @@ pub fn failure_reason(failure: &Attempt, pod_key: impl Fn(PodId) -> String) -> S
         reason = format!("placement {}: {reason}", failure.placement.name);
     }
     reason
+}
+
+impl Cycle<'_> {
+    /// Why no domain of `key` can hold the group, one line naming every
+    /// domain considered: how many of its pending pods each would hold
+    /// (placed one by one with the node checks and filters, no permit) and
+    /// how many nodes of `parent` lack the label.
+    pub fn explain_domains(
+        &mut self,
+        group: GroupId,
+        pending: &[PodId],
+        placements: &[Placement],
+        parent: &Placement,
+        key: &str,
+    ) -> String {
+        const SHOWN: usize = 12;
+        let need = self.snapshot.groups[group as usize]
+            .min_count()
+            .unwrap_or(1);
+        let mut parts = Vec::new();
+        for placement in placements.iter().take(SHOWN) {
+            let checkpoint = self.snapshot.checkpoint();
+            let mut fits = 0;
+            for &pod in pending {
+                if let Ok(node) = self.place_pod(pod, &placement.nodes) {
+                    self.snapshot.assume(pod, node);
+                    fits += 1;
+                }
+            }
+            self.snapshot.rollback(checkpoint);
+            let value = placement
+                .domain
+                .as_ref()
+                .map_or(placement.name.as_str(), |(_, v)| v.as_str());
+            parts.push(format!("{value} fits {fits}"));
+        }
+        if placements.len() > SHOWN {
+            parts.push(format!("and {} more", placements.len() - SHOWN));
+        }
+        let labelled: std::collections::BTreeSet<NodeId> = placements
+            .iter()
+            .flat_map(|p| p.nodes.iter().copied())
+            .collect();
+        let unlabelled = parent.nodes.len() - labelled.len().min(parent.nodes.len());
+        let mut line = if placements.is_empty() {
+            format!("no node has the label {key}")
+        } else {
+            format!("no {key} domain fits {need} pods: {}", parts.join(", "))
+        };
+        if unlabelled > 0 {
+            line.push_str(&format!("; {unlabelled} node(s) lack the label"));
+        }
+        line
+    }
 }

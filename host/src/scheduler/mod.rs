@@ -25,6 +25,7 @@ pub mod group;
 mod pod;
 pub mod preemption;
 pub mod queue;
+pub mod tree;
 pub mod trial;
 
 use std::collections::BTreeMap;
@@ -35,9 +36,10 @@ use preemption::Preemption;
 pub use queue::{Entity, queue};
 
 use crate::framework::{ExtensionPoint, Placement, PluginSet, Unit};
-use crate::model::{GroupId, NodeId, PodId, Snapshot};
+use crate::model::{CompositeId, GroupId, NodeId, PodId, Snapshot};
 use crate::outcome::{
-    Binding, Disruption, Eviction, Outcome, PodGroupDecision, PreemptionOutcome, Unschedulable,
+    Binding, Disruption, Domain, Eviction, Outcome, PlacementStats, PodGroupDecision,
+    PreemptionOutcome, Unschedulable,
 };
 
 /// What a cycle works on: the snapshot, the plugins, and the failures and
@@ -52,6 +54,8 @@ pub struct Cycle<'a> {
     pub failures: PluginFailures,
     /// Things the user should know about the run, in order.
     pub warnings: Vec<String>,
+    /// Placements generated and evaluated, for the metrics.
+    pub stats: PlacementStats,
 }
 
 impl<'a> Cycle<'a> {
@@ -62,6 +66,7 @@ impl<'a> Cycle<'a> {
             plugins,
             failures: PluginFailures::default(),
             warnings: Vec::new(),
+            stats: PlacementStats::default(),
         }
     }
 }
@@ -83,6 +88,7 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
     for entity in entities {
         match entity {
             Entity::Group(group) => run.schedule_group(group),
+            Entity::Tree(root) => run.schedule_tree(root),
             Entity::Pod(pod) => run.schedule_pod(pod),
         }
         run.cycle.snapshot.commit();
@@ -95,7 +101,19 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
     outcome.warnings.extend(warnings);
     outcome.warnings.extend(cycle.plugins.output_warnings());
     outcome.plugin_errors = errors;
+    outcome.placement_stats = cycle.stats;
     outcome
+}
+
+/// The topology domains of a path of placements, outermost first.
+fn domains(path: &[&Placement]) -> Vec<Domain> {
+    path.iter()
+        .filter_map(|p| p.domain.as_ref())
+        .map(|(key, value)| Domain {
+            key: key.clone(),
+            value: value.clone(),
+        })
+        .collect()
 }
 
 /// One run: the cycle and the decisions recorded so far.
@@ -204,6 +222,107 @@ impl Run<'_> {
         }
     }
 
+    /// A decision for `group` before its cycle: nothing bound yet.
+    fn new_decision(&self, group: GroupId, pending: usize) -> PodGroupDecision {
+        let info = &self.cycle.snapshot.groups[group as usize];
+        PodGroupDecision {
+            pod_group: info.key.clone(),
+            scheduled: false,
+            reason: String::new(),
+            min_count: info.min_count(),
+            bound: 0,
+            pending: pending as u32,
+            placement: None,
+            domains: Vec::new(),
+            condition_reason: String::new(),
+            preemption: None,
+            disruption: None,
+        }
+    }
+
+    /// One CompositePodGroup tree, placed as one unit: every PodGroup in
+    /// it with pending members gets a decision.
+    fn schedule_tree(&mut self, root: CompositeId) {
+        let failed_before = self.cycle.failures.failed;
+        let groups: Vec<(GroupId, Vec<PodId>)> = self
+            .cycle
+            .snapshot
+            .subtree_groups(root)
+            .into_iter()
+            .map(|g| (g, self.cycle.pending_of(g)))
+            .filter(|(_, pending)| !pending.is_empty())
+            .collect();
+        let mut decisions: Vec<PodGroupDecision> = groups
+            .iter()
+            .map(|(g, pending)| self.new_decision(*g, pending.len()))
+            .collect();
+        let (result, attempted) = match self.cycle.pre_enqueue(Unit::Composite(root)) {
+            Err(reason) => (tree::TreeResult::Rejected(reason), false),
+            Ok(()) => (self.cycle.place_tree(root), true),
+        };
+        let root_key = self.cycle.snapshot.composites[root as usize].key.clone();
+        match result {
+            tree::TreeResult::Admitted(layout) => {
+                for ((group, pending), decision) in groups.iter().zip(&mut decisions) {
+                    let Some(placed) = layout.iter().find(|p| p.group == *group) else {
+                        let reason = format!(
+                            "CompositePodGroup {root_key} was admitted without this PodGroup"
+                        );
+                        for &pod in pending {
+                            self.leave_pending(pod, reason.clone());
+                        }
+                        decision.reason = reason;
+                        decision.condition_reason = "Unschedulable".into();
+                        continue;
+                    };
+                    for &(pod, node) in &placed.assigned {
+                        self.bind(pod, node);
+                    }
+                    for (pod, reason) in &placed.unfit {
+                        self.leave_pending(*pod, reason.clone());
+                    }
+                    let bound = placed.assigned.len() as u32;
+                    decision.scheduled = true;
+                    decision.bound = bound;
+                    decision.pending -= bound;
+                    let path: Vec<&Placement> = placed.path.iter().collect();
+                    decision.domains = domains(&path);
+                    decision.placement = placed.path.last().map(|p| p.name.clone());
+                    if decision.pending > 0 {
+                        decision.reason = format!(
+                            "admitted with {bound} of {} pending pods; the rest did not fit",
+                            bound + decision.pending
+                        );
+                    }
+                }
+            }
+            tree::TreeResult::Rejected(reason) => {
+                let errored = self.cycle.failures.failed > failed_before;
+                for ((group, pending), decision) in groups.iter().zip(&mut decisions) {
+                    let key = &self.cycle.snapshot.groups[*group as usize].key;
+                    let text = if attempted {
+                        format!("PodGroup {key} not admitted: {reason}")
+                    } else {
+                        reason.clone()
+                    };
+                    for &pod in pending {
+                        self.leave_pending(pod, text.clone());
+                    }
+                    decision.reason = reason.clone();
+                    if attempted || errored {
+                        decision.condition_reason = if errored {
+                            "SchedulerError"
+                        } else {
+                            "Unschedulable"
+                        }
+                        .into();
+                    }
+                }
+            }
+        }
+        self.outcome.pod_groups.extend(decisions);
+    }
+
     /// PodGroups that lost pods get their `DisruptionTarget` condition: on
     /// their entry if they have one, else on a new entry after the others.
     fn record_disruptions(&mut self) {
@@ -223,18 +342,12 @@ impl Run<'_> {
                 .find(|g| &g.pod_group == key)
             {
                 Some(entry) => entry.disruption = Some(disruption),
-                None => self.outcome.pod_groups.push(PodGroupDecision {
-                    pod_group: key.clone(),
-                    scheduled: true,
-                    reason: String::new(),
-                    min_count: self.cycle.snapshot.groups[group as usize].min_count(),
-                    bound: 0,
-                    pending: 0,
-                    placement: None,
-                    condition_reason: String::new(),
-                    preemption: None,
-                    disruption: Some(disruption),
-                }),
+                None => {
+                    let mut entry = self.new_decision(group, 0);
+                    entry.scheduled = true;
+                    entry.disruption = Some(disruption);
+                    self.outcome.pod_groups.push(entry);
+                }
             }
         }
     }
@@ -268,19 +381,9 @@ impl Run<'_> {
             .copied()
             .filter(|&p| snapshot.pods[p as usize].pending)
             .collect();
-        let mut decision = PodGroupDecision {
-            pod_group: key.clone(),
-            scheduled: false,
-            reason: String::new(),
-            min_count: info.min_count(),
-            bound: 0,
-            pending: pending.len() as u32,
-            placement: None,
-            condition_reason: String::new(),
-            preemption: None,
-            disruption: None,
-        };
-        if let Some(invalid) = info.invalid.clone() {
+        let invalid = info.invalid.clone();
+        let mut decision = self.new_decision(group, pending.len());
+        if let Some(invalid) = invalid {
             for &pod in &pending {
                 self.leave_pending(pod, format!("PodGroup {key} not admitted: {invalid}"));
             }
@@ -288,13 +391,6 @@ impl Run<'_> {
             decision.condition_reason = "Invalid".into();
             return (decision, false);
         }
-        if let Some(parent) = info.spec.as_ref().and_then(|s| s.parent.as_ref()) {
-            let warning = format!(
-                "PodGroup {key}: parentCompositePodGroupName {parent}: CompositePodGroup trees are not placed as one unit yet; the group is scheduled on its own"
-            );
-            self.cycle.warnings.push(warning);
-        }
-
         if let Err(reason) = self.cycle.pre_enqueue(Unit::Group(group)) {
             for &pod in &pending {
                 self.leave_pending(pod, reason.clone());
@@ -312,8 +408,12 @@ impl Run<'_> {
         }
 
         let cluster = Placement::cluster(self.cycle.snapshot.node_count());
+        let mut generated = false;
         let placements = match self.cycle.generate_placements(Unit::Group(group), &cluster) {
-            Ok(Some(placements)) => placements,
+            Ok(Some(placements)) => {
+                generated = true;
+                placements.candidates
+            }
             Ok(None) => {
                 let info = &self.cycle.snapshot.groups[group as usize];
                 if let Some(topology) = info.spec.as_ref().and_then(|s| s.topology_key.as_ref()) {
@@ -323,7 +423,7 @@ impl Run<'_> {
                     );
                     self.cycle.warnings.push(warning);
                 }
-                vec![cluster]
+                vec![cluster.clone()]
             }
             Err(reason) => {
                 for &pod in &pending {
@@ -356,6 +456,7 @@ impl Run<'_> {
                 decision.scheduled = true;
                 decision.bound = bound;
                 decision.pending -= bound;
+                decision.domains = domains(&[&attempt.placement]);
                 decision.placement = Some(attempt.placement.name);
                 if decision.pending > 0 {
                     decision.reason = format!(
@@ -365,7 +466,17 @@ impl Run<'_> {
                 }
             }
             GroupResult::Rejected(failure) => {
-                let reason = failure_reason(&failure, |p| self.pod_key(p));
+                let topology = self.cycle.snapshot.groups[group as usize]
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.topology_key.clone());
+                let reason = match topology {
+                    Some(key) if generated => {
+                        self.cycle
+                            .explain_domains(group, &pending, &placements, &cluster, &key)
+                    }
+                    _ => failure_reason(&failure, |p| self.pod_key(p)),
+                };
                 for &pod in &pending {
                     let own = failure
                         .unfit
@@ -424,6 +535,9 @@ impl Run<'_> {
                 admitted.scheduled = true;
                 admitted.bound = bound;
                 admitted.pending -= bound;
+                if let Some(placement) = placements.iter().find(|p| p.name == domain) {
+                    admitted.domains = self::domains(&[placement]);
+                }
                 admitted.placement = Some(domain.clone());
                 admitted.reason = format!(
                     "admitted by preempting {} pod(s) in {} unit(s) in {domain}",

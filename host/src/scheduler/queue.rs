@@ -2,14 +2,17 @@
 
 use std::cmp::Reverse;
 
-use crate::model::{GroupId, PodId, Snapshot};
+use crate::model::{CompositeId, GroupId, PodId, Snapshot};
 
 /// Something the queue holds: a PodGroup (one entity for all its pending
-/// members) or a pod that belongs to no group.
+/// members), the root of a valid CompositePodGroup tree (one entity for the
+/// whole tree), or a pod that belongs to no group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entity {
-    /// A PodGroup.
+    /// A PodGroup outside any valid tree.
     Group(GroupId),
+    /// The root of a valid CompositePodGroup tree.
+    Tree(CompositeId),
     /// A lone pod.
     Pod(PodId),
 }
@@ -21,7 +24,8 @@ pub fn queue(snapshot: &Snapshot) -> Vec<Entity> {
     let pending = |p: &PodId| snapshot.pods[*p as usize].pending;
     let mut entities: Vec<(i32, i64, &str, Entity)> = Vec::new();
     for (id, group) in snapshot.groups.iter().enumerate() {
-        if !group.members.iter().any(pending) {
+        let in_valid_tree = group.parent.is_some() && group.invalid.is_none();
+        if in_valid_tree || !group.members.iter().any(pending) {
             continue;
         }
         let priority = match &group.spec {
@@ -39,6 +43,24 @@ pub fn queue(snapshot: &Snapshot) -> Vec<Entity> {
             &group.key,
             Entity::Group(id as GroupId),
         ));
+    }
+    for (id, root) in snapshot.composites.iter().enumerate() {
+        let id = id as CompositeId;
+        if root.parent.is_some() || root.invalid.is_some() {
+            continue;
+        }
+        let waiting = snapshot
+            .subtree_groups(id)
+            .iter()
+            .any(|&g| snapshot.groups[g as usize].members.iter().any(pending));
+        if waiting {
+            entities.push((
+                root.spec.priority,
+                root.created,
+                &root.key,
+                Entity::Tree(id),
+            ));
+        }
     }
     for (id, pod) in snapshot.pods.iter().enumerate() {
         if pod.pending && pod.group.is_none() {

@@ -502,7 +502,8 @@ fn a_plugin_failure_mid_attempt_leaves_nothing_assumed() {
     let placements = cycle
         .generate_placements(Unit::Group(group), &Placement::cluster(4))
         .unwrap()
-        .unwrap();
+        .unwrap()
+        .candidates;
     assert_eq!(placements.len(), 2);
     let result = cycle.place_group(group, &pending, placements);
     assert_eq!(cycle.failures.failed, 1);

@@ -1,0 +1,429 @@
+//! CompositePodGroup trees placed as one unit (KEP-6012), with a complete
+//! search where upstream is greedy.
+//!
+//! A tree is queued as its root. Its placements are generated top-down: the
+//! root's within the cluster, each child's within the placement chosen for
+//! its parent (a composite's own topology key, or a PodGroup's). Inside a
+//! placement the children are tried in creation order; a PodGroup child runs
+//! the group algorithm (gang admission included) in one of its placements
+//! and keeps its pods assumed, a composite child recurses.
+//!
+//! Upstream places siblings greedily with no backtracking, so a first
+//! sibling can take the only domain in which the second fits. Here the
+//! search is a depth-first search over the children's placements:
+//!
+//! - it tries each child's placements in the plugin's order and moves on as
+//!   soon as one admits it, so a tree that fits greedily costs what greedy
+//!   costs;
+//! - when a later child cannot be placed, it backtracks (rolling the
+//!   snapshot back to checkpoints) and tries the earlier children's other
+//!   placements;
+//! - a gang composite admits at least `minGroupCount` children (others may
+//!   be left out, and the search tries leaving them out last); a basic
+//!   composite admits what fits, at least one;
+//! - a placement whose free capacity cannot hold `minCount` of the child's
+//!   smallest pods is pruned without running the group algorithm;
+//! - every group-algorithm run in a placement counts against the search
+//!   budget (the placement plugin's `search-budget`, else
+//!   [`DEFAULT_SEARCH_BUDGET`]); when it runs out the tree fails and says so.
+//!
+//! Root placements that admit the tree are scored with the placement-score
+//! plugins and the best wins, as for a single PodGroup.
+
+use super::Cycle;
+use super::group::{GroupResult, failure_reason};
+use crate::framework::{ExtensionPoint, Placement, Progress, Unit};
+use crate::model::{CompositeId, CompositePolicy, GroupId, PodId};
+
+/// Placements the host may try per tree when the placement plugin names
+/// no budget.
+pub const DEFAULT_SEARCH_BUDGET: u32 = 10_000;
+
+/// One PodGroup of a tree and where it went.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    /// The PodGroup.
+    pub group: GroupId,
+    /// Its admitted attempt (pods assumed).
+    pub assigned: Vec<(PodId, crate::model::NodeId)>,
+    /// Pods that did not fit although the group was admitted.
+    pub unfit: Vec<(PodId, String)>,
+    /// Placements from the root down to the group's own.
+    pub path: Vec<Placement>,
+}
+
+/// What placing a tree decided.
+#[derive(Debug, Clone)]
+pub enum TreeResult {
+    /// Admitted: the groups that were placed (pods assumed).
+    Admitted(Vec<Placed>),
+    /// Not admitted: nothing stays assumed.
+    Rejected(String),
+}
+
+/// A child of a composite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Child {
+    Group(GroupId),
+    Composite(CompositeId),
+}
+
+/// The search's budget and what it learned.
+#[derive(Debug)]
+struct Search {
+    budget: u32,
+    explored: u32,
+    cut: bool,
+    /// Why children could not be placed, first first.
+    failures: Vec<String>,
+}
+
+impl Search {
+    /// Takes one placement from the budget.
+    fn spend(&mut self) -> bool {
+        if self.explored >= self.budget {
+            self.cut = true;
+            return false;
+        }
+        self.explored += 1;
+        true
+    }
+}
+
+impl Cycle<'_> {
+    /// The children of composite `c`, in creation order (then name).
+    fn children(&self, c: CompositeId) -> Vec<Child> {
+        let snapshot = &*self.snapshot;
+        let composite = &snapshot.composites[c as usize];
+        let mut children: Vec<(i64, &str, Child)> = composite
+            .child_groups
+            .iter()
+            .map(|&g| {
+                let group = &snapshot.groups[g as usize];
+                (group.created, group.key.as_str(), Child::Group(g))
+            })
+            .chain(composite.child_composites.iter().map(|&k| {
+                let child = &snapshot.composites[k as usize];
+                (child.created, child.key.as_str(), Child::Composite(k))
+            }))
+            .collect();
+        children.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        children.into_iter().map(|(.., c)| c).collect()
+    }
+
+    /// The pending members of `group`, in queue order.
+    pub fn pending_of(&self, group: GroupId) -> Vec<PodId> {
+        self.snapshot.groups[group as usize]
+            .members
+            .iter()
+            .copied()
+            .filter(|&p| self.snapshot.pods[p as usize].pending)
+            .collect()
+    }
+
+    /// The placements of `unit` within `parent` (just `parent` when no
+    /// plugin splits it), and the plugin's search budget.
+    fn unit_placements(
+        &mut self,
+        unit: Unit,
+        parent: &Placement,
+    ) -> Result<(Vec<Placement>, Option<u32>), String> {
+        Ok(match self.generate_placements(unit, parent)? {
+            Some(p) => (p.candidates, p.search_budget),
+            None => (vec![parent.clone()], None),
+        })
+    }
+
+    /// Places the tree under `root` as one unit.
+    pub fn place_tree(&mut self, root: CompositeId) -> TreeResult {
+        let cluster = Placement::cluster(self.snapshot.node_count());
+        let (placements, budget) = match self.unit_placements(Unit::Composite(root), &cluster) {
+            Ok(p) => p,
+            Err(reason) => return TreeResult::Rejected(reason),
+        };
+        if placements.is_empty() {
+            return TreeResult::Rejected("no placement can hold the tree".into());
+        }
+        let mut search = Search {
+            budget: budget.unwrap_or(DEFAULT_SEARCH_BUDGET),
+            explored: 0,
+            cut: false,
+            failures: Vec::new(),
+        };
+        let single = placements.len() == 1;
+        let mut best: Option<(i64, Vec<Placed>)> = None;
+        let mut tried = Vec::new();
+        for placement in &placements {
+            let checkpoint = self.snapshot.checkpoint();
+            let before = search.failures.len();
+            let path = vec![placement.clone()];
+            match self.place_children(root, placement, &path, &mut search) {
+                Some(layout) if single => {
+                    best = Some((0, layout));
+                    break;
+                }
+                Some(layout) => {
+                    let assigned: Vec<_> = layout
+                        .iter()
+                        .flat_map(|p| p.assigned.iter().copied())
+                        .collect();
+                    let score = self.score_tree(root, placement, &assigned);
+                    self.snapshot.rollback(checkpoint);
+                    if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                        best = Some((score, layout));
+                    }
+                }
+                None => {
+                    self.snapshot.rollback(checkpoint);
+                    let why = search
+                        .failures
+                        .get(before)
+                        .cloned()
+                        .unwrap_or_else(|| "no child could be placed".into());
+                    tried.push(format!("{}: {why}", placement.name));
+                }
+            }
+            if search.cut {
+                break;
+            }
+        }
+        match best {
+            Some((_, layout)) => {
+                if !single {
+                    for placed in &layout {
+                        for &(pod, node) in &placed.assigned {
+                            self.snapshot.assume(pod, node);
+                        }
+                    }
+                }
+                TreeResult::Admitted(layout)
+            }
+            None => {
+                let composite = &self.snapshot.composites[root as usize];
+                let need = match composite.spec.policy {
+                    CompositePolicy::Gang { min_group_count } => {
+                        format!(" (minGroupCount {min_group_count})")
+                    }
+                    CompositePolicy::Basic => String::new(),
+                };
+                let mut reason = format!(
+                    "CompositePodGroup {}{need} not admitted: {}",
+                    composite.key,
+                    tried.join("; ")
+                );
+                if search.cut {
+                    reason.push_str(&format!(
+                        "; search budget of {} placements reached",
+                        search.budget
+                    ));
+                }
+                TreeResult::Rejected(reason)
+            }
+        }
+    }
+
+    /// The placement-score plugins' total for a tree's layout.
+    fn score_tree(
+        &mut self,
+        root: CompositeId,
+        placement: &Placement,
+        assigned: &[(PodId, crate::model::NodeId)],
+    ) -> i64 {
+        let mut total = 0;
+        for mut plugin in self.plugins.at(ExtensionPoint::PlacementScore) {
+            let answer =
+                plugin.score_placement(self.snapshot, Unit::Composite(root), placement, assigned);
+            if let Ok(Some(Ok(score))) = self.failures.settle(answer) {
+                total += score;
+            }
+        }
+        total
+    }
+
+    /// Places the children of composite `c` inside `placement` (the tree's
+    /// placements down to `c` are `path`): a layout with pods assumed, or
+    /// `None` with everything rolled back.
+    fn place_children(
+        &mut self,
+        c: CompositeId,
+        placement: &Placement,
+        path: &[Placement],
+        search: &mut Search,
+    ) -> Option<Vec<Placed>> {
+        let children = self.children(c);
+        let need = match self.snapshot.composites[c as usize].spec.policy {
+            CompositePolicy::Gang { min_group_count } => min_group_count as usize,
+            CompositePolicy::Basic => 1,
+        };
+        self.children_from(c, &children, 0, need, 0, placement, path, search)
+    }
+
+    /// The depth-first search over children `i..` of composite `c`.
+    #[allow(clippy::too_many_arguments)]
+    fn children_from(
+        &mut self,
+        c: CompositeId,
+        children: &[Child],
+        i: usize,
+        need: usize,
+        admitted: usize,
+        placement: &Placement,
+        path: &[Placement],
+        search: &mut Search,
+    ) -> Option<Vec<Placed>> {
+        if admitted + (children.len() - i) < need {
+            return None;
+        }
+        if i == children.len() {
+            let progress = Progress {
+                scheduled: admitted as u32,
+                remaining: 0,
+            };
+            return match self.permit(Unit::Composite(c), progress) {
+                Ok(status) if status.passes() => Some(Vec::new()),
+                Ok(status) => {
+                    let key = &self.snapshot.composites[c as usize].key;
+                    search.failures.push(format!(
+                        "CompositePodGroup {key} not admitted: {}",
+                        status.reason
+                    ));
+                    None
+                }
+                Err(reason) => {
+                    search.failures.push(reason);
+                    None
+                }
+            };
+        }
+        let options = match children[i] {
+            Child::Group(g) => self.unit_placements(Unit::Group(g), placement),
+            Child::Composite(k) => self.unit_placements(Unit::Composite(k), placement),
+        };
+        let options = match options {
+            Ok((options, _)) => options,
+            Err(reason) => {
+                search.failures.push(reason);
+                Vec::new()
+            }
+        };
+        for option in &options {
+            if !search.spend() {
+                return None;
+            }
+            let checkpoint = self.snapshot.checkpoint();
+            let mut own_path = path.to_vec();
+            if option != placement {
+                own_path.push(option.clone());
+            }
+            let placed = match children[i] {
+                Child::Group(g) => self.place_child_group(g, option, own_path, search),
+                Child::Composite(k) => self.place_children(k, option, &own_path, search),
+            };
+            if let Some(mut layout) = placed
+                && let Some(rest) = self.children_from(
+                    c,
+                    children,
+                    i + 1,
+                    need,
+                    admitted + 1,
+                    placement,
+                    path,
+                    search,
+                )
+            {
+                layout.extend(rest);
+                return Some(layout);
+            }
+            self.snapshot.rollback(checkpoint);
+            if search.cut {
+                return None;
+            }
+        }
+        // Leave child i out, if the others can still reach `need`.
+        self.children_from(c, children, i + 1, need, admitted, placement, path, search)
+    }
+
+    /// One PodGroup child in one placement: the group algorithm, after a
+    /// capacity bound.
+    fn place_child_group(
+        &mut self,
+        group: GroupId,
+        placement: &Placement,
+        path: Vec<Placement>,
+        search: &mut Search,
+    ) -> Option<Vec<Placed>> {
+        let pending = self.pending_of(group);
+        let key = self.snapshot.groups[group as usize].key.clone();
+        if pending.is_empty() {
+            // Every member already runs (the placement plugin pins its domain).
+            return Some(vec![Placed {
+                group,
+                assigned: Vec::new(),
+                unfit: Vec::new(),
+                path,
+            }]);
+        }
+        if !self.capacity_allows(group, &pending, placement) {
+            search.failures.push(format!(
+                "child PodGroup {key} does not fit in {}: not enough free capacity",
+                placement.name
+            ));
+            return None;
+        }
+        match self.place_group(group, &pending, vec![placement.clone()]) {
+            GroupResult::Admitted(attempt) => Some(vec![Placed {
+                group,
+                assigned: attempt.assigned,
+                unfit: attempt.unfit,
+                path,
+            }]),
+            GroupResult::Rejected(failure) => {
+                let reason =
+                    failure_reason(&failure, |p| self.snapshot.pods[p as usize].key.clone());
+                search
+                    .failures
+                    .push(format!("child PodGroup {key} not admitted: {reason}"));
+                None
+            }
+        }
+    }
+
+    /// Whether `placement`'s free capacity can hold the `minCount` smallest
+    /// pending pods of `group`, resource by resource (a bound: passing it
+    /// does not mean they fit).
+    fn capacity_allows(&self, group: GroupId, pending: &[PodId], placement: &Placement) -> bool {
+        let snapshot = &*self.snapshot;
+        let info = &snapshot.groups[group as usize];
+        let running = info
+            .members
+            .iter()
+            .filter(|&&p| snapshot.is_running(p))
+            .count();
+        let need = (info.min_count().unwrap_or(1) as usize).saturating_sub(running);
+        if need == 0 {
+            return true;
+        }
+        if pending.len() < need {
+            return false;
+        }
+        (0..snapshot.resource_names.len()).all(|r| {
+            let mut requests: Vec<u64> = pending
+                .iter()
+                .map(|&p| snapshot.pods[p as usize].requests[r])
+                .collect();
+            requests.sort_unstable();
+            let wanted: u64 = requests[..need].iter().sum();
+            if wanted == 0 {
+                return true;
+            }
+            let allocatable = snapshot.allocatable(r);
+            let requested = snapshot.requested(r);
+            let free: u64 = placement
+                .nodes
+                .iter()
+                .map(|&n| allocatable[n as usize].saturating_sub(requested[n as usize]))
+                .sum();
+            free >= wanted
+        })
+    }
+}
