@@ -36,6 +36,11 @@ fn settings(point: &str, misbehave: &str) -> PluginSettings {
 /// Runs the sandbox snapshot with `Hostile` under `settings`; also returns
 /// the log lines the host kept.
 fn run_with_logs(settings: PluginSettings) -> (Outcome, Vec<(String, LogLine)>) {
+    run_snapshot("sandbox/snapshot.yaml", settings)
+}
+
+/// Runs `snapshot` (under testdata/) with `Hostile` under `settings`.
+fn run_snapshot(snapshot: &str, settings: PluginSettings) -> (Outcome, Vec<(String, LogLine)>) {
     let mut plugins = PluginSet::new();
     let plugin = common::runtime()
         .load(
@@ -45,8 +50,7 @@ fn run_with_logs(settings: PluginSettings) -> (Outcome, Vec<(String, LogLine)>) 
         )
         .unwrap();
     plugins.add(Box::new(plugin)).unwrap();
-    let mut snapshot =
-        wasched::read_snapshot(&[common::testdata("sandbox/snapshot.yaml")]).unwrap();
+    let mut snapshot = wasched::read_snapshot(&[common::testdata(snapshot)]).unwrap();
     let outcome = wasched::scheduler::run(&mut snapshot, &mut plugins);
     (outcome, plugins.drain_logs())
 }
@@ -335,4 +339,69 @@ fn huge_reasons_are_cut_and_reported_once() {
             json.len()
         );
     }
+}
+
+/// At pod-group-post-filter: team/bad's preemption fails with `message`
+/// (nothing evicted for it, `SchedulerError`), team/good still preempts.
+fn assert_preemption_contained(settings: PluginSettings, cause: &str, message: &str) {
+    let (outcome, _) = run_snapshot("sandbox/preemption.yaml", settings);
+    let context = format!("{cause}: {outcome:#?}");
+    assert_eq!(bound(&outcome), ["team/good-0"], "{context}");
+    assert_eq!(outcome.evictions.len(), 1, "{context}");
+    assert_eq!(outcome.evictions[0].by, "team/good", "{context}");
+    let bad = common::group(&outcome, "team/bad");
+    assert!(!bad.scheduled, "{context}");
+    assert_eq!(bad.condition_reason, "SchedulerError", "{context}");
+    let why = &bad.preemption.as_ref().expect("an attempt").reason;
+    assert!(
+        why.contains(&format!("plugin Hostile: {message}")),
+        "{why:?} lacks {message:?}"
+    );
+    let point = "pod-group-post-filter";
+    assert!(
+        outcome
+            .plugin_errors
+            .iter()
+            .all(|e| e.extension_point == point && e.cause == cause),
+        "{:?}",
+        outcome.plugin_errors
+    );
+}
+
+#[test]
+fn misbehaviour_at_pod_group_post_filter_is_contained() {
+    let point = "pod-group-post-filter";
+    let cases = [
+        (
+            "loop",
+            "cpu",
+            format!("exceeded its CPU budget of 20000000 fuel in {point}"),
+        ),
+        (
+            "alloc",
+            "memory",
+            format!("exceeded its memory limit of 16Mi in {point}"),
+        ),
+        (
+            "recurse",
+            "stack",
+            format!("overflowed its stack in {point}"),
+        ),
+        (
+            "panic",
+            "trap",
+            format!("panicked (hostile plugin panics at {point}"),
+        ),
+        (
+            "invalid",
+            "invalid-result",
+            format!("returned an invalid result (victim 0 listed twice) in {point}"),
+        ),
+    ];
+    for (misbehave, cause, message) in cases {
+        assert_preemption_contained(settings(point, misbehave), cause, &message);
+    }
+    let (well, _) = run_snapshot("sandbox/preemption.yaml", settings(point, "none"));
+    assert_eq!(bound(&well), ["team/bad-0", "team/good-0"], "{well:#?}");
+    assert_eq!(well.evictions.len(), 2);
 }
