@@ -173,14 +173,19 @@ fn config_and_metrics_files() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     let text = std::fs::read_to_string(&metrics).unwrap();
-    assert!(
-        text.contains(r#"scheduler_podgroup_schedule_attempts_total{result="scheduled"} 3"#),
-        "{text}"
-    );
-    assert!(
-        text.contains(r#"scheduler_podgroup_schedule_attempts_total{result="unschedulable"} 2"#),
-        "{text}"
-    );
+    // The default snapshot: six groups admitted (one of them after
+    // preemption, whose first attempt counts as unschedulable), two not.
+    for line in [
+        r#"scheduler_podgroup_schedule_attempts_total{result="scheduled"} 6"#,
+        r#"scheduler_podgroup_schedule_attempts_total{result="unschedulable"} 3"#,
+        r#"scheduler_workload_preemption_attempts_total{result="success"} 1"#,
+        r#"scheduler_workload_preemption_attempts_total{result="failure"} 2"#,
+        "scheduler_workload_preemption_victims_count 1",
+        r#"scheduler_placement_evaluations_total{result="feasible"}"#,
+        "scheduler_generated_placements_total ",
+    ] {
+        assert!(text.contains(line), "{line} missing from\n{text}");
+    }
 
     let bad = write("bad-config.yaml", "defaults: {memoryLimit: lots}\n");
     assert_one_line_error(
