@@ -5,6 +5,7 @@
 //! baseline in the same run so that ratios survive a noisy machine.
 
 use anyhow::Result;
+use serde_json::{Value, json};
 use wasched::framework::ExtensionPoint;
 use wasched::generate::{Options, Shape};
 use wasched::{PluginSet, Runtime, Snapshot};
@@ -56,4 +57,145 @@ pub fn first_gang(snapshot: &Snapshot) -> (u32, u32) {
 /// Whether `plugins` has a permit plugin (sanity check for the benches).
 pub fn has_permit(plugins: &PluginSet) -> bool {
     plugins.any_at(ExtensionPoint::Permit)
+}
+
+/// The bundled plugins' logic compiled into the host (no wasm): the
+/// baseline every component measurement is paired with.
+pub fn native_plugins() -> PluginSet {
+    use wasched::framework::native::NativePlugin;
+    use wasched_sdk::Plugin as _;
+    let mut set = PluginSet::new();
+    let gang = NativePlugin::new(
+        gang_permit::GangScheduling,
+        &[ExtensionPoint::PreEnqueue, ExtensionPoint::Permit],
+    );
+    let topology = topology_placement::TopologyPlacement::new(Default::default())
+        .expect("default args are valid");
+    let topology = NativePlugin::new(
+        topology,
+        &[
+            ExtensionPoint::PlacementGenerate,
+            ExtensionPoint::PlacementScore,
+        ],
+    );
+    let preemption = NativePlugin::new(
+        workload_preemption::WorkloadPreemption::default(),
+        &[ExtensionPoint::PodGroupPostFilter],
+    );
+    for plugin in [
+        Box::new(gang) as Box<dyn wasched::framework::Plugin>,
+        Box::new(topology),
+        Box::new(preemption),
+    ] {
+        set.add(plugin).expect("unique names");
+    }
+    set
+}
+
+/// A cluster in zones, blocks and racks: `nodes` nodes of 32 cpu, 256 GiB
+/// and 8 GPUs, `per_rack` to a rack, 8 racks to a block, 4 blocks to a
+/// zone (labels `topology.kubernetes.io/zone`, `example.com/block`,
+/// `example.com/rack`), with `objects` (JSON Kubernetes objects) added.
+pub fn racked_cluster(nodes: usize, per_rack: usize, objects: Vec<Value>) -> Result<Snapshot> {
+    let mut items = Vec::with_capacity(nodes + objects.len());
+    for n in 0..nodes {
+        let rack = n / per_rack;
+        items.push(json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": format!("node-{n:05}"), "labels": {
+                "kubernetes.io/hostname": format!("node-{n:05}"),
+                "topology.kubernetes.io/zone": format!("zone-{}", rack / 32),
+                "example.com/block": format!("block-{:03}", rack / 8),
+                "example.com/rack": format!("rack-{rack:04}"),
+            }},
+            "status": {"allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"}}
+        }));
+    }
+    items.extend(objects);
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+    snapshot_from("racked.json", &list.to_string())
+}
+
+/// A gang PodGroup `ns/name` of `pods` pods requesting `cpu` cores each,
+/// with an optional topology key, parent composite and running node per pod.
+#[allow(clippy::too_many_arguments)]
+pub fn gang(
+    name: &str,
+    priority: i32,
+    pods: usize,
+    cpu: u32,
+    topology: Option<&str>,
+    parent: Option<&str>,
+    disrupt_all: bool,
+    running_on: &dyn Fn(usize) -> Option<String>,
+) -> Vec<Value> {
+    let mut spec = json!({"priority": priority, "schedulingPolicy": {"gang": {"minCount": pods}}});
+    if let Some(key) = topology {
+        spec["schedulingConstraints"] = json!({"topology": [{"key": key}]});
+    }
+    if let Some(parent) = parent {
+        spec["parentCompositePodGroupName"] = json!(parent);
+    }
+    if disrupt_all {
+        spec["disruptionMode"] = json!({"all": {}});
+    }
+    let mut objects = vec![json!({
+        "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "bench", "creationTimestamp": "2026-11-20T10:00:00Z"},
+        "spec": spec
+    })];
+    for i in 0..pods {
+        let mut pod_spec = json!({
+            "schedulingGroup": {"podGroupName": name},
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu.to_string()}}}]
+        });
+        let mut status = json!({});
+        if let Some(node) = running_on(i) {
+            pod_spec["nodeName"] = json!(node);
+            status = json!({"phase": "Running", "startTime": "2026-11-20T09:00:00Z"});
+        }
+        objects.push(json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("{name}-{i}"), "namespace": "bench"},
+            "spec": pod_spec, "status": status
+        }));
+    }
+    objects
+}
+
+/// A CompositePodGroup `bench/name` with a topology key and an optional parent.
+pub fn composite(name: &str, min_groups: u32, key: &str, parent: Option<&str>) -> Value {
+    let mut spec = json!({
+        "workloadRef": {"workloadName": "tree", "templateName": "t"},
+        "priority": 100,
+        "schedulingPolicy": {"gang": {"minGroupCount": min_groups}},
+        "schedulingConstraints": {"topology": [{"key": key}]}
+    });
+    if let Some(parent) = parent {
+        spec["parentCompositePodGroupName"] = json!(parent);
+    }
+    json!({
+        "apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "CompositePodGroup",
+        "metadata": {"name": name, "namespace": "bench", "creationTimestamp": "2026-11-20T09:00:00Z"},
+        "spec": spec
+    })
+}
+
+/// The `q`-quantile (0..=1) of `samples`, which it sorts.
+pub fn quantile(samples: &mut [std::time::Duration], q: f64) -> std::time::Duration {
+    samples.sort_unstable();
+    let i = ((samples.len() as f64 - 1.0) * q).round() as usize;
+    samples.get(i).copied().unwrap_or_default()
+}
+
+/// The process's peak resident memory so far (`VmHWM`), in MiB.
+pub fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
 }

@@ -230,4 +230,20 @@ fn generated_snapshots_are_deterministic_and_schedulable() {
     let pending = value["placements"].as_array().unwrap().len()
         + value["unschedulable"].as_array().unwrap().len();
     assert_eq!(pending, 80);
+    // Topology-constrained gangs are placed by the bundled topology plugin:
+    // nothing is ignored, and admitted ones name their domain.
+    let warnings = value["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .all(|w| !w.as_str().unwrap().contains("ignored")),
+        "{warnings:?}"
+    );
+    let in_domains = value["podGroups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["scheduled"] == true && g["domains"].is_array())
+        .count();
+    assert!(in_domains > 0, "{from_yaml}");
 }

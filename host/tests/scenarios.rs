@@ -483,3 +483,29 @@ fn min_group_count_out_of_reach_binds_nothing() {
         );
     }
 }
+
+#[test]
+fn a_topology_preemptor_preempts_inside_the_domain_with_the_fewest_victims() {
+    let out = run("preempt-topology");
+    assert_eq!(evicted(&out), ["team/low-c"]);
+    let p = preemption(&out, "team/job");
+    assert_eq!(p.domain.as_deref(), Some("example.com/rack=r2"));
+    assert_eq!(domains(&out, "team/job"), ["example.com/rack=r2"]);
+    assert_eq!(nodes_of(&out, "team/job-"), ["n2", "n3"]);
+}
+
+#[test]
+fn a_composite_tree_preempts_as_one_unit() {
+    let out = run("tree-preempt");
+    assert_eq!(
+        evicted(&out),
+        ["team/low-0", "team/low-1", "team/low-2", "team/low-3"]
+    );
+    for child in ["team/train-a", "team/train-b"] {
+        let g = group(&out, child);
+        assert!(g.scheduled, "{child}: {g:?}");
+        let p = preemption(&out, child);
+        assert_eq!((p.result.as_str(), p.victims), ("preempted", 4));
+    }
+    assert!(out.evictions.iter().all(|e| e.by == "team/train"));
+}

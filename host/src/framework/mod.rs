@@ -9,6 +9,7 @@
 
 pub mod answers;
 mod extension;
+pub mod native;
 mod plugin;
 mod status;
 

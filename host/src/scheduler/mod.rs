@@ -73,6 +73,21 @@ impl<'a> Cycle<'a> {
 
 /// Runs every queued entity once over `snapshot` and returns what was decided.
 pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
+    run_timed(snapshot, plugins).0
+}
+
+/// How long one queued entity's cycle took (preemption included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntityTime {
+    /// The entity.
+    pub entity: Entity,
+    /// Its cycle's wall-clock time.
+    pub elapsed: std::time::Duration,
+}
+
+/// [`run`], also timing each entity's cycle (for benchmarks; timings are
+/// never part of the decisions, which stay deterministic).
+pub fn run_timed(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> (Outcome, Vec<EntityTime>) {
     plugins.start_run();
     let mut outcome = Outcome {
         warnings: snapshot.warnings.clone(),
@@ -85,13 +100,19 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
         outcome,
         disrupted: BTreeMap::new(),
     };
+    let mut times = Vec::with_capacity(entities.len());
     for entity in entities {
+        let start = std::time::Instant::now();
         match entity {
             Entity::Group(group) => run.schedule_group(group),
             Entity::Tree(root) => run.schedule_tree(root),
             Entity::Pod(pod) => run.schedule_pod(pod),
         }
         run.cycle.snapshot.commit();
+        times.push(EntityTime {
+            entity,
+            elapsed: start.elapsed(),
+        });
     }
     run.record_disruptions();
     outcome = run.outcome;
@@ -102,7 +123,7 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
     outcome.warnings.extend(cycle.plugins.output_warnings());
     outcome.plugin_errors = errors;
     outcome.placement_stats = cycle.stats;
-    outcome
+    (outcome, times)
 }
 
 /// The topology domains of a path of placements, outermost first.
@@ -256,11 +277,49 @@ impl Run<'_> {
             .iter()
             .map(|(g, pending)| self.new_decision(*g, pending.len()))
             .collect();
-        let (result, attempted) = match self.cycle.pre_enqueue(Unit::Composite(root)) {
+        let (mut result, attempted) = match self.cycle.pre_enqueue(Unit::Composite(root)) {
             Err(reason) => (tree::TreeResult::Rejected(reason), false),
             Ok(()) => (self.cycle.place_tree(root), true),
         };
         let root_key = self.cycle.snapshot.composites[root as usize].key.clone();
+        let mut preemption = None;
+        if attempted
+            && matches!(result, tree::TreeResult::Rejected(_))
+            && self.may_preempt(failed_before)
+        {
+            let outcome = if self.cycle.snapshot.composites[root as usize]
+                .spec
+                .never_preempt
+            {
+                Preemption::Failed(preemption::NEVER.into())
+            } else {
+                self.cycle.preempt_for_tree(root)
+            };
+            preemption = Some(match outcome {
+                Preemption::Failed(reason) => PreemptionOutcome {
+                    result: "failed".into(),
+                    domain: None,
+                    victims: 0,
+                    reason,
+                },
+                Preemption::Chosen {
+                    domain, victims, ..
+                } => {
+                    // The victims go; the tree is placed again on what is left.
+                    self.carry_out(&root_key, &victims, &[]);
+                    result = self.cycle.place_tree(root);
+                    PreemptionOutcome {
+                        result: "preempted".into(),
+                        domain: Some(domain),
+                        victims: victims.len() as u32,
+                        reason: String::new(),
+                    }
+                }
+            });
+        }
+        for decision in &mut decisions {
+            decision.preemption.clone_from(&preemption);
+        }
         match result {
             tree::TreeResult::Admitted(layout) => {
                 for ((group, pending), decision) in groups.iter().zip(&mut decisions) {

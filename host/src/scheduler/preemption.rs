@@ -202,12 +202,51 @@ impl Cycle<'_> {
                 Ok(None) => continue,
                 Err(BudgetExhausted) => break,
             };
-            match self.reprieve(preemptor, units, &assignments, &mut budget) {
+            match self.reprieve(preemptor, units, &assignments) {
                 Ok(victims) => found.push((placement.name.clone(), victims, assignments)),
                 Err(reason) => return Preemption::Failed(reason),
             }
         }
         self.choose(preemptor, found, any_victims)
+    }
+
+    /// Preemption for the CompositePodGroup tree under `root`, at the
+    /// root's priority; the whole cluster is the domain. A trial places the
+    /// whole tree (its search included) with every candidate removed.
+    pub fn preempt_for_tree(&mut self, root: CompositeId) -> Preemption {
+        let preemptor = Preemptor::Unit(crate::framework::Unit::Composite(root));
+        let priority = self.snapshot.composites[root as usize].spec.priority;
+        let units = candidates(self.snapshot, priority, None);
+        if units.is_empty() {
+            return self.choose(preemptor, Vec::new(), false);
+        }
+        let checkpoint = self.snapshot.checkpoint();
+        for unit in &units {
+            for &pod in &unit.pods {
+                self.snapshot.remove(pod);
+            }
+        }
+        let assignments: Option<Vec<(PodId, NodeId)>> = match self.place_tree(root) {
+            super::tree::TreeResult::Admitted(layout) => Some(
+                layout
+                    .iter()
+                    .flat_map(|p| p.assigned.iter().copied())
+                    .collect(),
+            ),
+            super::tree::TreeResult::Rejected(_) => None,
+        };
+        self.snapshot.rollback(checkpoint);
+        let Some(assignments) = assignments else {
+            return self.choose(preemptor, Vec::new(), true);
+        };
+        match self.reprieve(preemptor, units, &assignments) {
+            Ok(victims) => self.choose(
+                preemptor,
+                vec![("cluster".into(), victims, assignments)],
+                true,
+            ),
+            Err(reason) => Preemption::Failed(reason),
+        }
     }
 
     /// Preemption for lone pod `pod`: each node is a domain.
@@ -239,7 +278,7 @@ impl Cycle<'_> {
                 continue;
             }
             let assignments = vec![(pod, node)];
-            match self.reprieve(preemptor, units, &assignments, &mut budget) {
+            match self.reprieve(preemptor, units, &assignments) {
                 Ok(victims) => {
                     let name = self.snapshot.nodes[node as usize].name.clone();
                     found.push((name, victims, assignments));
@@ -251,13 +290,13 @@ impl Cycle<'_> {
     }
 
     /// Puts candidate units back in the plugin's order while every assigned
-    /// preemptor pod still fits its node; returns the units that must go.
+    /// preemptor pod still fits its node (a check of the assigned pods'
+    /// nodes, not a trial); returns the units that must go.
     fn reprieve(
         &mut self,
         preemptor: Preemptor,
         units: Vec<VictimUnit>,
         assignments: &[(PodId, NodeId)],
-        budget: &mut TrialBudget,
     ) -> Result<Vec<VictimUnit>, String> {
         let order = self.order_victims(preemptor, &units)?;
         let checkpoint = self.snapshot.checkpoint();
@@ -277,11 +316,6 @@ impl Cycle<'_> {
         let mut victims = Vec::new();
         for index in order {
             let unit = &units[index as usize];
-            if budget.remaining == 0 {
-                victims.push(unit.clone());
-                continue;
-            }
-            budget.remaining -= 1;
             let before = self.snapshot.checkpoint();
             for &pod in &unit.pods {
                 self.snapshot.assume(pod, homes[&pod]);

@@ -1,0 +1,100 @@
+//! What topology placement costs: one topology-constrained gang attempt of
+//! 8 pods on 5,000 nodes in 40 racks, and a three-level CompositePodGroup
+//! tree of 64 pods (zone > block > rack) on the same cluster — each through
+//! the bundled components and through the same plugin logic compiled
+//! natively, in the same run.
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use wasched::Snapshot;
+use wasched_benches::{bundled_plugins, composite, gang, native_plugins, racked_cluster};
+
+/// 5,000 nodes in 40 racks of 125; every node half full; one pending gang
+/// of 8 pods x 8 cpu constrained to a rack.
+fn one_gang() -> Snapshot {
+    let mut objects = Vec::new();
+    for n in 0..5000 {
+        objects.extend(gang(
+            &format!("load-{n}"),
+            1000,
+            1,
+            16,
+            None,
+            None,
+            false,
+            &|_| Some(format!("node-{n:05}")),
+        ));
+    }
+    objects.extend(gang(
+        "job",
+        100,
+        8,
+        8,
+        Some("example.com/rack"),
+        None,
+        false,
+        &|_| None,
+    ));
+    racked_cluster(5000, 125, objects).expect("the cluster builds")
+}
+
+/// The same cluster (racks of 125) with a tree: a zone-level root, two
+/// block-level composites, four rack-level PodGroups of 16 pods x 8 cpu.
+fn three_levels() -> Snapshot {
+    let mut objects = vec![composite("tree", 2, "topology.kubernetes.io/zone", None)];
+    for b in 0..2 {
+        let block = format!("tree-block-{b}");
+        objects.push(composite(&block, 2, "example.com/block", Some("tree")));
+        for r in 0..2 {
+            objects.extend(gang(
+                &format!("{block}-rack-{r}"),
+                100,
+                16,
+                8,
+                Some("example.com/rack"),
+                Some(&block),
+                false,
+                &|_| None,
+            ));
+        }
+    }
+    racked_cluster(5000, 125, objects).expect("the cluster builds")
+}
+
+fn bench(c: &mut Criterion, name: &str, snapshot: &Snapshot) {
+    let (_runtime, mut wasm) = bundled_plugins().unwrap();
+    let mut native = native_plugins();
+    // Both decide the same.
+    let a = wasched::scheduler::run(&mut snapshot.clone(), &mut wasm);
+    let b = wasched::scheduler::run(&mut snapshot.clone(), &mut native);
+    assert_eq!(a.to_json(), b.to_json());
+    assert!(a.pod_groups.iter().all(|g| g.scheduled), "{a:#?}");
+    let mut group = c.benchmark_group(name);
+    group.sample_size(20);
+    for (label, plugins) in [("component", &mut wasm), ("native", &mut native)] {
+        group.bench_function(label, |bencher| {
+            bencher.iter_batched_ref(
+                || snapshot.clone(),
+                |s| black_box(wasched::scheduler::run(s, plugins)),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+fn topology_gang(c: &mut Criterion) {
+    bench(c, "topology_gang_8_pods_5000_nodes_40_racks", &one_gang());
+}
+
+fn three_level_tree(c: &mut Criterion) {
+    bench(
+        c,
+        "composite_tree_3_levels_64_pods_5000_nodes",
+        &three_levels(),
+    );
+}
+
+criterion_group!(benches, topology_gang, three_level_tree);
+criterion_main!(benches);
