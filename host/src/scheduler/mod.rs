@@ -14,11 +14,13 @@
 //! to the snapshot as they are made (and committed after each entity), so
 //! later entities see earlier placements.
 //!
-//! - [`queue`]: `PrioritySort`;
-//! - `pod`: one pod inside a set of nodes;
-//! - [`group`]: the group algorithm inside placements, with checkpoints;
-//! - [`trial`]: the group algorithm with pods removed, for preemption;
-//! - [`failures`]: failure policy and error counts.
+//! - [`queue`] orders the queue (`PrioritySort`);
+//! - `pod` places one pod inside a set of nodes;
+//! - [`group`] runs the group algorithm inside placements, with checkpoints;
+//! - [`tree`] places CompositePodGroup trees as one unit, by a search;
+//! - [`trial`] runs the group algorithm with pods removed, for preemption;
+//! - [`preemption`] is workload-aware preemption, run by the host;
+//! - [`failures`] applies failure policy and counts errors.
 
 pub mod failures;
 pub mod group;

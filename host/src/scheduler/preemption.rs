@@ -50,6 +50,9 @@ pub enum Preemption {
     Failed(String),
 }
 
+/// A domain that works: its name, the units to evict, where the preemptor goes.
+type Found = (String, Vec<VictimUnit>, Vec<(PodId, NodeId)>);
+
 /// Why preemption does not run at all for a preemptor.
 pub const NEVER: &str = "preemptionPolicy Never";
 /// No unit of lower priority in any domain.
@@ -360,12 +363,7 @@ impl Cycle<'_> {
     }
 
     /// The plugin's choice among the domains that work.
-    fn choose(
-        &mut self,
-        preemptor: Preemptor,
-        found: Vec<(String, Vec<VictimUnit>, Vec<(PodId, NodeId)>)>,
-        any_victims: bool,
-    ) -> Preemption {
+    fn choose(&mut self, preemptor: Preemptor, found: Vec<Found>, any_victims: bool) -> Preemption {
         if found.is_empty() {
             return Preemption::Failed(if any_victims { NO_ROOM } else { NO_VICTIMS }.into());
         }
