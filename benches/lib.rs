@@ -199,3 +199,27 @@ pub fn peak_rss_mib() -> f64 {
         })
         .map_or(0.0, |kb| kb / 1024.0)
 }
+
+/// Benchmarks a whole scheduling run of `snapshot` through the bundled
+/// components and through the same logic natively, in one group `name`.
+pub fn bench_components_and_native(
+    c: &mut criterion::Criterion,
+    name: &str,
+    snapshot: &Snapshot,
+    sample_size: usize,
+) {
+    let (_runtime, mut wasm) = bundled_plugins().expect("the bundled plugins load");
+    let mut native = native_plugins();
+    let mut group = c.benchmark_group(name);
+    group.sample_size(sample_size);
+    for (label, plugins) in [("component", &mut wasm), ("native", &mut native)] {
+        group.bench_function(label, |bencher| {
+            bencher.iter_batched_ref(
+                || snapshot.clone(),
+                |s| std::hint::black_box(wasched::scheduler::run(s, plugins)),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}

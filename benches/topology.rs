@@ -4,11 +4,11 @@
 //! the bundled components and through the same plugin logic compiled
 //! natively, in the same run.
 
-use std::hint::black_box;
-
-use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 use wasched::Snapshot;
-use wasched_benches::{bundled_plugins, composite, gang, native_plugins, racked_cluster};
+use wasched_benches::{
+    bench_components_and_native, bundled_plugins, composite, gang, native_plugins, racked_cluster,
+};
 
 /// 5,000 nodes in 40 racks of 125; every node half full; one pending gang
 /// of 8 pods x 8 cpu constrained to a rack.
@@ -63,25 +63,12 @@ fn three_levels() -> Snapshot {
 }
 
 fn bench(c: &mut Criterion, name: &str, snapshot: &Snapshot) {
-    let (_runtime, mut wasm) = bundled_plugins().unwrap();
-    let mut native = native_plugins();
-    // Both decide the same.
-    let a = wasched::scheduler::run(&mut snapshot.clone(), &mut wasm);
-    let b = wasched::scheduler::run(&mut snapshot.clone(), &mut native);
+    // Both decide the same, and everything is placed.
+    let a = wasched::scheduler::run(&mut snapshot.clone(), &mut bundled_plugins().unwrap().1);
+    let b = wasched::scheduler::run(&mut snapshot.clone(), &mut native_plugins());
     assert_eq!(a.to_json(), b.to_json());
     assert!(a.pod_groups.iter().all(|g| g.scheduled), "{a:#?}");
-    let mut group = c.benchmark_group(name);
-    group.sample_size(20);
-    for (label, plugins) in [("component", &mut wasm), ("native", &mut native)] {
-        group.bench_function(label, |bencher| {
-            bencher.iter_batched_ref(
-                || snapshot.clone(),
-                |s| black_box(wasched::scheduler::run(s, plugins)),
-                BatchSize::LargeInput,
-            )
-        });
-    }
-    group.finish();
+    bench_components_and_native(c, name, snapshot, 20);
 }
 
 fn topology_gang(c: &mut Criterion) {

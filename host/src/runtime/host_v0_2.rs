@@ -6,78 +6,63 @@ use wasmtime::component::Resource;
 
 use super::bindings::{cluster, log, types};
 use super::state::{HostState, SnapshotHandle};
-use crate::framework::{LogLevel, Placement, PreemptionCandidate, Preemptor, Unit, VictimUnit};
-use crate::model::{CompositePolicy, GroupId, GroupSpec, Policy, Snapshot};
+use wasched_sdk::Cluster;
+use wasched_sdk::types as sdk;
 
-fn count(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
+use crate::framework::native::SnapshotView;
+use crate::framework::{LogLevel, Placement, PreemptionCandidate, Preemptor, Unit, VictimUnit};
+use crate::model::{GroupId, Snapshot};
 
 /// The snapshot accessors whose WIT signatures are the same in every
-/// contract version: one body for all of them.
+/// contract version: one body for all of them, answered by the SDK's view.
 macro_rules! common_snapshot_methods {
     () => {
         fn node_count(&mut self, _: Resource<SnapshotHandle>) -> u32 {
-            u32::try_from(self.snap().nodes.len()).unwrap_or(u32::MAX)
+            SnapshotView(self.snap()).node_count()
         }
 
         fn pod_count(&mut self, _: Resource<SnapshotHandle>) -> u32 {
-            u32::try_from(self.snap().pods.len()).unwrap_or(u32::MAX)
+            SnapshotView(self.snap()).pod_count()
         }
 
         fn pod_group_count(&mut self, _: Resource<SnapshotHandle>) -> u32 {
-            u32::try_from(self.snap().groups.len()).unwrap_or(u32::MAX)
+            SnapshotView(self.snap()).pod_group_count()
         }
 
         fn resource_names(&mut self, _: Resource<SnapshotHandle>) -> Vec<String> {
-            self.snap().resource_names.clone()
+            SnapshotView(self.snap()).resource_names()
         }
 
         fn allocatable(&mut self, _: Resource<SnapshotHandle>, resource: u32) -> Vec<u64> {
-            self.snap().allocatable(resource as usize).to_vec()
+            SnapshotView(self.snap()).allocatable(resource)
         }
 
         fn requested(&mut self, _: Resource<SnapshotHandle>, resource: u32) -> Vec<u64> {
-            self.snap().requested(resource as usize).to_vec()
+            SnapshotView(self.snap()).requested(resource)
         }
 
         fn lookup(&mut self, _: Resource<SnapshotHandle>, text: String) -> Option<u32> {
-            self.snap().symbols.lookup(&text)
+            SnapshotView(self.snap()).lookup(&text)
         }
 
         fn symbol_text(&mut self, _: Resource<SnapshotHandle>, id: u32) -> String {
-            self.snap().symbols.text(id).unwrap_or_default().to_string()
+            SnapshotView(self.snap()).symbol_text(id)
         }
 
         fn node_name(&mut self, _: Resource<SnapshotHandle>, node: u32) -> String {
-            self.snap()
-                .nodes
-                .get(node as usize)
-                .map(|n| n.name.clone())
-                .unwrap_or_default()
+            SnapshotView(self.snap()).node_name(node)
         }
 
         fn node_label_column(&mut self, _: Resource<SnapshotHandle>, key: u32) -> Vec<Option<u32>> {
-            let snap = self.snap();
-            let Some(key) = snap.symbols.text(key) else {
-                return vec![None; snap.nodes.len()];
-            };
-            snap.nodes
-                .iter()
-                .map(|n| n.labels.get(key).and_then(|v| snap.symbols.lookup(v)))
-                .collect()
+            SnapshotView(self.snap()).node_label_column(key)
         }
 
         fn pod_requests(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> Vec<u64> {
-            self.snap()
-                .pods
-                .get(pod as usize)
-                .map(|p| p.requests.clone())
-                .unwrap_or_default()
+            SnapshotView(self.snap()).pod_requests(pod)
         }
 
         fn pods_on_node(&mut self, _: Resource<SnapshotHandle>, node: u32) -> Vec<u32> {
-            self.snap().pods_on_node(node).to_vec()
+            SnapshotView(self.snap()).pods_on_node(node)
         }
 
         fn drop(&mut self, handle: Resource<SnapshotHandle>) -> wasmtime::Result<()> {
@@ -88,73 +73,57 @@ macro_rules! common_snapshot_methods {
 }
 pub(super) use common_snapshot_methods;
 
-fn preemption_policy(never: bool) -> types::PreemptionPolicy {
-    if never {
-        types::PreemptionPolicy::Never
-    } else {
-        types::PreemptionPolicy::PreemptLowerPriority
+// What a plugin sees is answered once, by the SDK's view of the snapshot
+// (`framework::native::SnapshotView`, which native plugins read too); this
+// module only converts its plain types into this contract's records.
+
+fn wit_preemption(policy: sdk::PreemptionPolicy) -> types::PreemptionPolicy {
+    match policy {
+        sdk::PreemptionPolicy::PreemptLowerPriority => {
+            types::PreemptionPolicy::PreemptLowerPriority
+        }
+        sdk::PreemptionPolicy::Never => types::PreemptionPolicy::Never,
     }
 }
 
-fn disruption_mode(all: bool) -> types::DisruptionMode {
-    if all {
-        types::DisruptionMode::All
-    } else {
-        types::DisruptionMode::Single
+fn wit_disruption(mode: sdk::DisruptionMode) -> types::DisruptionMode {
+    match mode {
+        sdk::DisruptionMode::Single => types::DisruptionMode::Single,
+        sdk::DisruptionMode::All => types::DisruptionMode::All,
     }
 }
 
-/// A group's pending members (in queue order) and bound members.
-pub fn members(snapshot: &Snapshot, group: GroupId) -> (Vec<u32>, Vec<u32>) {
-    let pods = &snapshot.pods;
-    let info = &snapshot.groups[group as usize];
-    let pending = info
-        .members
-        .iter()
-        .copied()
-        .filter(|&p| pods[p as usize].pending && pods[p as usize].node.is_none())
-        .collect();
-    let mut bound: Vec<u32> = info
-        .members
-        .iter()
-        .copied()
-        .filter(|&p| snapshot.is_running(p))
-        .collect();
-    bound.sort_unstable();
-    (pending, bound)
-}
-
-fn pod_group_spec(snapshot: &Snapshot, group: GroupId, spec: &GroupSpec) -> types::PodGroupSpec {
+fn wit_spec(spec: sdk::PodGroupSpec) -> types::PodGroupSpec {
     types::PodGroupSpec {
         policy: match spec.policy {
-            Policy::Basic => types::SchedulingPolicy::Basic,
-            Policy::Gang { min_count } => types::SchedulingPolicy::Gang(min_count),
+            sdk::SchedulingPolicy::Basic => types::SchedulingPolicy::Basic,
+            sdk::SchedulingPolicy::Gang(n) => types::SchedulingPolicy::Gang(n),
         },
         priority: spec.priority,
-        disruption_mode: disruption_mode(spec.disrupt_all),
-        preemption_policy: preemption_policy(spec.never_preempt),
-        topology_key: spec
-            .topology_key
-            .as_deref()
-            .and_then(|k| snapshot.symbols.lookup(k)),
-        parent: snapshot.groups[group as usize].parent,
+        disruption_mode: wit_disruption(spec.disruption_mode),
+        preemption_policy: wit_preemption(spec.preemption_policy),
+        topology_key: spec.topology_key,
+        parent: spec.parent,
     }
 }
 
-/// A host group as its WIT record.
-pub fn pod_group(snapshot: &Snapshot, group: GroupId) -> types::PodGroup {
-    let info = &snapshot.groups[group as usize];
-    let (pending, bound) = members(snapshot, group);
+fn wit_group(group: sdk::PodGroup) -> types::PodGroup {
     types::PodGroup {
-        id: group,
-        name: info.key.clone(),
-        spec: info
-            .spec
-            .as_ref()
-            .map(|spec| pod_group_spec(snapshot, group, spec)),
-        pending,
-        bound,
+        id: group.id,
+        name: group.name,
+        spec: group.spec.map(wit_spec),
+        pending: group.pending,
+        bound: group.bound,
     }
+}
+
+/// A host group as its WIT record (`group` must exist).
+pub fn pod_group(snapshot: &Snapshot, group: GroupId) -> types::PodGroup {
+    wit_group(
+        SnapshotView(snapshot)
+            .pod_group(group)
+            .expect("callers pass a group of the snapshot"),
+    )
 }
 
 /// A unit as its WIT variant.
@@ -167,26 +136,21 @@ pub fn unit(unit: Unit) -> types::Unit {
 
 /// A placement as its WIT record (domain texts interned).
 pub fn placement(snapshot: &Snapshot, placement: &Placement) -> types::Placement {
+    let placement = SnapshotView(snapshot).placement(placement);
     types::Placement {
-        name: placement.name.clone(),
-        nodes: placement.nodes.clone(),
-        domain: placement
-            .domain
-            .as_ref()
-            .and_then(|(k, v)| Some((snapshot.symbols.lookup(k)?, snapshot.symbols.lookup(v)?))),
+        name: placement.name,
+        nodes: placement.nodes,
+        domain: placement.domain,
     }
 }
 
 /// A WIT placement as the host's (domain symbols resolved).
 pub fn placement_from(snapshot: &Snapshot, placement: types::Placement) -> Placement {
-    let text = |s: u32| snapshot.symbols.text(s).map(str::to_string);
-    Placement {
+    SnapshotView(snapshot).placement_from(sdk::Placement {
         name: placement.name,
         nodes: placement.nodes,
-        domain: placement
-            .domain
-            .and_then(|(k, v)| Some((text(k)?, text(v)?))),
-    }
+        domain: placement.domain,
+    })
 }
 
 /// A preemptor as its WIT variant.
@@ -244,48 +208,37 @@ impl cluster::HostSnapshot for HostState {
     common_snapshot_methods!();
 
     fn composite_count(&mut self, _: Resource<SnapshotHandle>) -> u32 {
-        count(self.snap().composites.len())
+        SnapshotView(self.snap()).composite_count()
     }
 
     fn disruption_budget_count(&mut self, _: Resource<SnapshotHandle>) -> u32 {
-        count(self.snap().budgets.len())
+        SnapshotView(self.snap()).disruption_budget_count()
     }
 
     fn pod(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> Option<cluster::PodInfo> {
-        let snap = self.snap();
-        snap.pods.get(pod as usize).map(|p| cluster::PodInfo {
-            namespace: snap.symbols.lookup(&p.namespace).unwrap_or(u32::MAX),
+        let p = SnapshotView(self.snap()).pod(pod)?;
+        Some(cluster::PodInfo {
+            namespace: p.namespace,
             priority: p.priority,
-            preemption_policy: preemption_policy(p.never_preempt),
+            preemption_policy: wit_preemption(p.preemption_policy),
             node: p.node,
             nominated_node: p.nominated_node,
             group: p.group,
-            start_time: p.started,
+            start_time: p.start_time,
             pending: p.pending,
         })
     }
 
     fn pod_name(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> String {
-        self.snap()
-            .pods
-            .get(pod as usize)
-            .map(|p| p.key.clone())
-            .unwrap_or_default()
+        SnapshotView(self.snap()).pod_name(pod)
     }
 
     fn pod_labels(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> Vec<(u32, u32)> {
-        let snap = self.snap();
-        snap.pods
-            .get(pod as usize)
-            .into_iter()
-            .flat_map(|p| &p.labels)
-            .filter_map(|(k, v)| Some((snap.symbols.lookup(k)?, snap.symbols.lookup(v)?)))
-            .collect()
+        SnapshotView(self.snap()).pod_labels(pod)
     }
 
     fn pod_group(&mut self, _: Resource<SnapshotHandle>, group: u32) -> Option<types::PodGroup> {
-        let snap = self.snap();
-        ((group as usize) < snap.groups.len()).then(|| pod_group(snap, group))
+        SnapshotView(self.snap()).pod_group(group).map(wit_group)
     }
 
     fn pod_group_spec(
@@ -293,39 +246,29 @@ impl cluster::HostSnapshot for HostState {
         _: Resource<SnapshotHandle>,
         group: u32,
     ) -> Option<types::PodGroupSpec> {
-        let snap = self.snap();
-        snap.groups
-            .get(group as usize)?
-            .spec
-            .as_ref()
-            .map(|s| pod_group_spec(snap, group, s))
+        SnapshotView(self.snap())
+            .pod_group_spec(group)
+            .map(wit_spec)
     }
 
     fn composite(&mut self, _: Resource<SnapshotHandle>, id: u32) -> Option<types::Composite> {
-        let snap = self.snap();
-        let c = snap.composites.get(id as usize)?;
+        let c = SnapshotView(self.snap()).composite(id)?;
         Some(types::Composite {
-            id,
-            name: c.key.clone(),
+            id: c.id,
+            name: c.name,
             spec: types::CompositeSpec {
                 policy: match c.spec.policy {
-                    CompositePolicy::Basic => types::CompositePolicy::Basic,
-                    CompositePolicy::Gang { min_group_count } => {
-                        types::CompositePolicy::Gang(min_group_count)
-                    }
+                    sdk::CompositePolicy::Basic => types::CompositePolicy::Basic,
+                    sdk::CompositePolicy::Gang(n) => types::CompositePolicy::Gang(n),
                 },
                 priority: c.spec.priority,
-                disruption_mode: disruption_mode(c.spec.disrupt_all),
-                preemption_policy: preemption_policy(c.spec.never_preempt),
-                topology_key: c
-                    .spec
-                    .topology_key
-                    .as_deref()
-                    .and_then(|k| snap.symbols.lookup(k)),
-                parent: c.parent,
+                disruption_mode: wit_disruption(c.spec.disruption_mode),
+                preemption_policy: wit_preemption(c.spec.preemption_policy),
+                topology_key: c.spec.topology_key,
+                parent: c.spec.parent,
             },
-            child_groups: c.child_groups.clone(),
-            child_composites: c.child_composites.clone(),
+            child_groups: c.child_groups,
+            child_composites: c.child_composites,
         })
     }
 
@@ -334,29 +277,36 @@ impl cluster::HostSnapshot for HostState {
         _: Resource<SnapshotHandle>,
         id: u32,
     ) -> Option<cluster::DisruptionBudget> {
-        self.snap()
-            .budgets
-            .get(id as usize)
-            .map(|b| cluster::DisruptionBudget {
-                name: b.key.clone(),
-                pods: b.pods.clone(),
-                disruptions_allowed: b.disruptions_allowed,
-            })
+        let b = SnapshotView(self.snap()).disruption_budget(id)?;
+        Some(cluster::DisruptionBudget {
+            name: b.name,
+            pods: b.pods,
+            disruptions_allowed: b.disruptions_allowed,
+        })
     }
 
     fn pod_disruption_budgets(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> Vec<u32> {
-        self.snap().pod_budgets(pod).to_vec()
+        SnapshotView(self.snap()).pod_disruption_budgets(pod)
     }
 }
 
-impl log::Host for HostState {
-    fn log(&mut self, level: log::Level, message: String) {
-        let level = match level {
-            log::Level::Debug => LogLevel::Debug,
-            log::Level::Info => LogLevel::Info,
-            log::Level::Warn => LogLevel::Warn,
-            log::Level::Error => LogLevel::Error,
-        };
-        HostState::log(self, level, message);
-    }
+/// The `log` import of a contract version: its `level` enum has the same
+/// cases in every version.
+macro_rules! log_host {
+    ($log:ident) => {
+        impl $log::Host for HostState {
+            fn log(&mut self, level: $log::Level, message: String) {
+                let level = match level {
+                    $log::Level::Debug => LogLevel::Debug,
+                    $log::Level::Info => LogLevel::Info,
+                    $log::Level::Warn => LogLevel::Warn,
+                    $log::Level::Error => LogLevel::Error,
+                };
+                HostState::log(self, level, message);
+            }
+        }
+    };
 }
+pub(super) use log_host;
+
+log_host!(log);

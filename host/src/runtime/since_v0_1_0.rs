@@ -12,8 +12,11 @@
 
 use wasmtime::component::Resource;
 
+use wasched_sdk::Cluster;
+
 use super::host_v0_2::common_snapshot_methods;
 use super::state::{HostState, SnapshotHandle};
+use crate::framework::native::SnapshotView;
 use crate::framework::{ExtensionPoint, LogLevel, Placement, Progress, Status, Unit};
 use crate::model::{NodeId, PodId, Snapshot};
 
@@ -206,14 +209,4 @@ impl cluster::HostGroupTrial for HostState {
     }
 }
 
-impl log::Host for HostState {
-    fn log(&mut self, level: log::Level, message: String) {
-        let level = match level {
-            log::Level::Debug => LogLevel::Debug,
-            log::Level::Info => LogLevel::Info,
-            log::Level::Warn => LogLevel::Warn,
-            log::Level::Error => LogLevel::Error,
-        };
-        HostState::log(self, level, message);
-    }
-}
+super::host_v0_2::log_host!(log);
