@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 
 use super::Cycle;
 use super::trial::{BudgetExhausted, TrialBudget};
+use crate::filters;
 use crate::framework::{ExtensionPoint, Placement, PreemptionCandidate, Preemptor, VictimUnit};
 use crate::model::{CompositeId, GroupId, NodeId, PodId, Snapshot};
 
@@ -86,75 +87,106 @@ fn disrupting_ancestor(snapshot: &Snapshot, group: GroupId) -> Option<CompositeI
     found
 }
 
-/// Every running pod grouped into victim units, in unit-key order.
-fn running_units(snapshot: &Snapshot) -> BTreeMap<UnitKey, Vec<PodId>> {
-    let mut units: BTreeMap<UnitKey, Vec<PodId>> = BTreeMap::new();
-    for (id, pod) in snapshot.pods.iter().enumerate() {
-        let id = id as PodId;
-        if !snapshot.is_running(id) || pod.node.is_none() {
-            continue;
-        }
-        let key = match pod.group {
-            Some(g) => match disrupting_ancestor(snapshot, g) {
-                Some(c) => UnitKey::Tree(c),
-                None if snapshot.groups[g as usize]
-                    .spec
-                    .as_ref()
-                    .is_some_and(|s| s.disrupt_all) =>
-                {
-                    UnitKey::Group(g)
-                }
-                None => UnitKey::Pod(id),
-            },
-            None => UnitKey::Pod(id),
-        };
-        units.entry(key).or_default().push(id);
-    }
-    units
+/// Every running pod grouped into victim units (in unit-key order), with
+/// each pod's unit: computed once per preemption attempt, then asked per
+/// domain.
+struct RunningUnits {
+    /// Units: their pods and priority.
+    units: Vec<(UnitKey, Vec<PodId>, i32)>,
+    /// Pod → index into `units` (`None` for pods that do not run).
+    of_pod: Vec<Option<u32>>,
 }
 
-/// The candidate units of a preemptor of `priority`: strictly lower
-/// priority, with a pod on one of `nodes` (ascending; `None`: anywhere).
-fn candidates(snapshot: &Snapshot, priority: i32, nodes: Option<&[NodeId]>) -> Vec<VictimUnit> {
-    let mut units = Vec::new();
-    for (key, pods) in running_units(snapshot) {
-        let unit_priority = pods
-            .iter()
-            .map(|&p| snapshot.pods[p as usize].priority)
-            .max()
-            .unwrap_or(i32::MIN);
-        if unit_priority >= priority {
-            continue;
+impl RunningUnits {
+    fn of(snapshot: &Snapshot) -> Self {
+        let mut by_key: BTreeMap<UnitKey, Vec<PodId>> = BTreeMap::new();
+        for (id, pod) in snapshot.pods.iter().enumerate() {
+            let id = id as PodId;
+            if !snapshot.is_running(id) || pod.node.is_none() {
+                continue;
+            }
+            let key = match pod.group {
+                Some(g) => match disrupting_ancestor(snapshot, g) {
+                    Some(c) => UnitKey::Tree(c),
+                    None if snapshot.groups[g as usize]
+                        .spec
+                        .as_ref()
+                        .is_some_and(|s| s.disrupt_all) =>
+                    {
+                        UnitKey::Group(g)
+                    }
+                    None => UnitKey::Pod(id),
+                },
+                None => UnitKey::Pod(id),
+            };
+            by_key.entry(key).or_default().push(id);
         }
-        let in_domain = nodes.is_none_or(|nodes| {
-            pods.iter().any(|&p| {
-                snapshot.pods[p as usize]
-                    .node
-                    .is_some_and(|n| nodes.binary_search(&n).is_ok())
+        let mut of_pod = vec![None; snapshot.pods.len()];
+        let units = by_key
+            .into_iter()
+            .enumerate()
+            .map(|(i, (key, pods))| {
+                for &p in &pods {
+                    of_pod[p as usize] = Some(i as u32);
+                }
+                let priority = pods
+                    .iter()
+                    .map(|&p| snapshot.pods[p as usize].priority)
+                    .max()
+                    .unwrap_or(i32::MIN);
+                (key, pods, priority)
             })
-        });
-        if !in_domain {
-            continue;
-        }
-        let group = match key {
-            UnitKey::Group(g) => Some(g),
-            UnitKey::Tree(_) => snapshot.pods[pods[0] as usize].group,
-            UnitKey::Pod(_) => None,
-        };
-        units.push(VictimUnit {
-            index: units.len() as u32,
-            violates_budget: violates_budget(snapshot, &pods),
-            start_time: pods
-                .iter()
-                .map(|&p| snapshot.pods[p as usize].started)
-                .min()
-                .unwrap_or(0),
-            priority: unit_priority,
-            group,
-            pods,
-        });
+            .collect();
+        Self { units, of_pod }
     }
-    units
+
+    /// The candidate units of a preemptor of `priority`: strictly lower
+    /// priority, with a pod on one of `nodes` (`None`: anywhere).
+    fn candidates(
+        &self,
+        snapshot: &Snapshot,
+        priority: i32,
+        nodes: Option<&[NodeId]>,
+    ) -> Vec<VictimUnit> {
+        let chosen: Vec<usize> = match nodes {
+            None => (0..self.units.len()).collect(),
+            Some(nodes) => {
+                let mut chosen: Vec<usize> = nodes
+                    .iter()
+                    .flat_map(|&n| snapshot.pods_on_node(n))
+                    .filter_map(|&p| self.of_pod[p as usize].map(|u| u as usize))
+                    .collect();
+                chosen.sort_unstable();
+                chosen.dedup();
+                chosen
+            }
+        };
+        let mut out = Vec::new();
+        for u in chosen {
+            let (key, pods, unit_priority) = &self.units[u];
+            if *unit_priority >= priority {
+                continue;
+            }
+            let group = match *key {
+                UnitKey::Group(g) => Some(g),
+                UnitKey::Tree(_) => snapshot.pods[pods[0] as usize].group,
+                UnitKey::Pod(_) => None,
+            };
+            out.push(VictimUnit {
+                index: out.len() as u32,
+                violates_budget: violates_budget(snapshot, pods),
+                start_time: pods
+                    .iter()
+                    .map(|&p| snapshot.pods[p as usize].started)
+                    .min()
+                    .unwrap_or(0),
+                priority: *unit_priority,
+                group,
+                pods: pods.clone(),
+            });
+        }
+        out
+    }
 }
 
 /// Whether evicting `pods` together exceeds a PodDisruptionBudget's allowance.
@@ -185,9 +217,10 @@ impl Cycle<'_> {
         let single = placements.len() == 1;
         let mut found = Vec::new();
         let mut any_victims = false;
+        let running = RunningUnits::of(self.snapshot);
         for placement in placements {
             let nodes = (!single).then_some(placement.nodes.as_slice());
-            let units = candidates(self.snapshot, priority, nodes);
+            let units = running.candidates(self.snapshot, priority, nodes);
             if units.is_empty() {
                 continue;
             }
@@ -219,7 +252,7 @@ impl Cycle<'_> {
     pub fn preempt_for_tree(&mut self, root: CompositeId) -> Preemption {
         let preemptor = Preemptor::Unit(crate::framework::Unit::Composite(root));
         let priority = self.snapshot.composites[root as usize].spec.priority;
-        let units = candidates(self.snapshot, priority, None);
+        let units = RunningUnits::of(self.snapshot).candidates(self.snapshot, priority, None);
         if units.is_empty() {
             return self.choose(preemptor, Vec::new(), false);
         }
@@ -259,8 +292,22 @@ impl Cycle<'_> {
         let mut budget = TrialBudget::DEFAULT;
         let mut found = Vec::new();
         let mut any_victims = false;
+        let running = RunningUnits::of(self.snapshot);
+        let spread = filters::SpreadState::for_pod(self.snapshot, pod);
         for node in 0..self.snapshot.node_count() as NodeId {
-            let units = candidates(self.snapshot, priority, Some(&[node]));
+            // Evictions free resources (and spread counts); they cannot
+            // lift a taint, a selector or a cordon.
+            let helpable = match filters::check(self.snapshot, pod, node, &spread) {
+                Ok(()) => true,
+                Err(rejection) => matches!(
+                    rejection,
+                    filters::Rejection::Resources(_) | filters::Rejection::Spread
+                ),
+            };
+            if !helpable {
+                continue;
+            }
+            let units = running.candidates(self.snapshot, priority, Some(&[node]));
             if units.is_empty() {
                 continue;
             }
