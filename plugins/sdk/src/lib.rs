@@ -1,7 +1,8 @@
 //! SDK for wasched scheduling plugins (`wasched:scheduler@0.2.0`).
 //!
-//! A plugin is a library crate under `plugins/` (plus one line in the
-//! workspace's `members`) that
+//! A plugin is a library crate under `plugins/` (the workspace's `members`
+//! include `plugins/*`, and the host's build script builds and bundles every
+//! crate there) that
 //!
 //! 1. implements one trait, [`Plugin`]: its configuration `args` are
 //!    deserialized with serde into its own [`Plugin::Args`] type and
