@@ -174,7 +174,7 @@ impl RunningUnits {
             };
             out.push(VictimUnit {
                 index: out.len() as u32,
-                violates_budget: violates_budget(snapshot, pods),
+                violates_budget: false,
                 start_time: pods
                     .iter()
                     .map(|&p| snapshot.pods[p as usize].started)
@@ -185,21 +185,40 @@ impl RunningUnits {
                 pods: pods.clone(),
             });
         }
+        mark_budget_violations(snapshot, &mut out);
         out
     }
 }
 
-/// Whether evicting `pods` together exceeds a PodDisruptionBudget's allowance.
-fn violates_budget(snapshot: &Snapshot, pods: &[PodId]) -> bool {
-    let mut taken: BTreeMap<u32, u32> = BTreeMap::new();
-    for &pod in pods {
-        for &budget in snapshot.pod_budgets(pod) {
-            *taken.entry(budget).or_default() += 1;
-        }
+/// Marks the units whose eviction would violate a PodDisruptionBudget, the
+/// way kube-scheduler does: walking the candidates most important first
+/// (higher priority, then older), each pod takes one of its budgets'
+/// allowed disruptions; a unit with a pod that finds none left violates.
+fn mark_budget_violations(snapshot: &Snapshot, units: &mut [VictimUnit]) {
+    if snapshot.budgets.is_empty() {
+        return;
     }
-    taken
-        .into_iter()
-        .any(|(b, n)| n > snapshot.budgets[b as usize].disruptions_allowed)
+    let mut allowed: Vec<u32> = snapshot
+        .budgets
+        .iter()
+        .map(|b| b.disruptions_allowed)
+        .collect();
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by_key(|&u| (std::cmp::Reverse(units[u].priority), units[u].start_time, u));
+    for u in order {
+        let mut violates = false;
+        for &pod in &units[u].pods {
+            for &budget in snapshot.pod_budgets(pod) {
+                let left = &mut allowed[budget as usize];
+                if *left == 0 {
+                    violates = true;
+                } else {
+                    *left -= 1;
+                }
+            }
+        }
+        units[u].violates_budget = violates;
+    }
 }
 
 impl Cycle<'_> {
@@ -214,12 +233,13 @@ impl Cycle<'_> {
     ) -> Preemption {
         let preemptor = Preemptor::Unit(crate::framework::Unit::Group(group));
         let mut budget = TrialBudget::DEFAULT;
-        let single = placements.len() == 1;
         let mut found = Vec::new();
         let mut any_victims = false;
         let running = RunningUnits::of(self.snapshot);
+        let all_nodes = self.snapshot.node_count();
         for placement in placements {
-            let nodes = (!single).then_some(placement.nodes.as_slice());
+            // Only units with a pod in the placement can make room in it.
+            let nodes = (placement.nodes.len() < all_nodes).then_some(placement.nodes.as_slice());
             let units = running.candidates(self.snapshot, priority, nodes);
             if units.is_empty() {
                 continue;
@@ -452,5 +472,57 @@ impl Cycle<'_> {
             victims,
             assignments: candidate.assignments,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_allowances_are_taken_most_important_first() {
+        // A budget allowing one disruption over three running pods: the
+        // most important candidate takes the allowance, the others violate.
+        let text = r#"
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "8"}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: db, namespace: t}
+spec: {maxUnavailable: 1, selector: {matchLabels: {app: db}}}
+"#
+        .to_string()
+            + &[("a", 30, "08:00"), ("b", 20, "08:00"), ("c", 20, "07:00")]
+                .iter()
+                .map(|(name, priority, start)| {
+                    format!(
+                        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: t, labels: {{app: db}}}}\nspec: {{nodeName: n0, priority: {priority}, containers: [{{name: c, image: x}}]}}\nstatus: {{startTime: \"2026-11-20T{start}:00Z\"}}\n"
+                    )
+                })
+                .collect::<String>();
+        let mut manifests = crate::manifest::Manifests::default();
+        crate::manifest::load_str(&mut manifests, "t.yaml", &text).unwrap();
+        let snapshot = Snapshot::build(&manifests).unwrap();
+        let units = RunningUnits::of(&snapshot).candidates(&snapshot, 100, None);
+        let violates: Vec<(&str, bool)> = units
+            .iter()
+            .map(|u| {
+                (
+                    snapshot.pods[u.pods[0] as usize].key.as_str(),
+                    u.violates_budget,
+                )
+            })
+            .collect();
+        assert_eq!(violates, [("t/a", false), ("t/b", true), ("t/c", true)]);
+        assert!(
+            RunningUnits::of(&snapshot)
+                .candidates(&snapshot, 25, None)
+                .iter()
+                .all(|u| u.priority < 25),
+            "only lower priorities are candidates"
+        );
     }
 }
