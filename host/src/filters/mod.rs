@@ -224,6 +224,21 @@ pub fn check(
     node: NodeId,
     spread: &SpreadState,
 ) -> Result<(), Rejection> {
+    static_check(snapshot, pod, node)?;
+    dynamic_check(snapshot, pod, node, spread)
+}
+
+/// The checks whose answer cannot change during a run, because they read
+/// only the pod's spec and the node (`NodeUnschedulable`, `TaintToleration`,
+/// `NodeAffinity`): the same for every pod with the same
+/// [`static_signature`].
+pub fn static_check(snapshot: &Snapshot, pod: PodId, node: NodeId) -> Result<(), Rejection> {
+    verdict(static_code(snapshot, pod, node))
+}
+
+/// [`static_check`] as a number: [`PASS`], [`UNSCHEDULABLE`], [`AFFINITY`],
+/// or [`TAINT`] plus the taint text's id.
+fn static_code(snapshot: &Snapshot, pod: PodId, node: NodeId) -> u32 {
     let info = &snapshot.pods[pod as usize];
     let n = &snapshot.nodes[node as usize];
     if n.unschedulable
@@ -232,16 +247,73 @@ pub fn check(
             .iter()
             .any(|t| tolerates(t, UNSCHEDULABLE_TAINT, "", "NoSchedule"))
     {
-        return Err(Rejection::Unschedulable);
+        return UNSCHEDULABLE;
     }
     if let Some(i) = untolerated_taint(&n.taints, &info.tolerations) {
-        return Err(Rejection::Taint(n.taint_texts[i]));
+        return TAINT + n.taint_texts[i];
     }
     if !matches_node_affinity(info, n) {
-        return Err(Rejection::NodeAffinity);
+        return AFFINITY;
     }
-    fits_resources(snapshot, info, node)?;
-    spread.check(n)
+    PASS
+}
+
+fn verdict(code: u32) -> Result<(), Rejection> {
+    match code {
+        PASS => Ok(()),
+        UNSCHEDULABLE => Err(Rejection::Unschedulable),
+        AFFINITY => Err(Rejection::NodeAffinity),
+        taint => Err(Rejection::Taint(taint - TAINT)),
+    }
+}
+
+/// The checks that change as pods are placed: `NodeResourcesFit`,
+/// `PodTopologySpread`.
+pub fn dynamic_check(
+    snapshot: &Snapshot,
+    pod: PodId,
+    node: NodeId,
+    spread: &SpreadState,
+) -> Result<(), Rejection> {
+    fits_resources(snapshot, &snapshot.pods[pod as usize], node)?;
+    spread.check(&snapshot.nodes[node as usize])
+}
+
+/// What [`static_check`] reads of a pod, as one comparable text: pods of
+/// one template (the members of a gang) share it (compare upstream's pod
+/// scheduling signatures, KEP-5598).
+pub fn static_signature(pod: &PodInfo) -> String {
+    serde_json::to_string(&(
+        &pod.tolerations,
+        &pod.node_selector,
+        &pod.required_node_affinity,
+    ))
+    .expect("k8s types serialise")
+}
+
+/// [`static_check`] of one pod signature over every node, compactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StaticVerdicts(Vec<u32>);
+
+const PASS: u32 = 0;
+const UNSCHEDULABLE: u32 = 1;
+const AFFINITY: u32 = 2;
+const TAINT: u32 = 3;
+
+impl StaticVerdicts {
+    /// Evaluates [`static_check`] of `pod` on every node.
+    pub fn of(snapshot: &Snapshot, pod: PodId) -> Self {
+        Self(
+            (0..snapshot.node_count() as NodeId)
+                .map(|node| static_code(snapshot, pod, node))
+                .collect(),
+        )
+    }
+
+    /// The verdict on `node`.
+    pub fn get(&self, node: NodeId) -> Result<(), Rejection> {
+        verdict(self.0[node as usize])
+    }
 }
 
 /// The index of the first `NoSchedule`/`NoExecute` taint no toleration
@@ -457,6 +529,34 @@ mod tests {
         assert_eq!(
             d.render(&snapshot),
             "0/12 nodes are available: 1 plugin says no, 2 Too many pods, 3 node(s) had untolerated taint {gpu: true}, 8 Insufficient cpu."
+        );
+    }
+
+    #[test]
+    fn static_verdicts_equal_the_checks_they_cache() {
+        let snapshot = crate::read_snapshot(&[]).unwrap();
+        for pod in 0..snapshot.pods.len() as PodId {
+            let verdicts = StaticVerdicts::of(&snapshot, pod);
+            for node in 0..snapshot.node_count() as NodeId {
+                assert_eq!(
+                    verdicts.get(node),
+                    static_check(&snapshot, pod, node),
+                    "pod {pod} node {node}"
+                );
+            }
+        }
+        // Pods of one gang share a signature; different specs do not.
+        let key = |name: &str| {
+            let pod = snapshot.pods.iter().find(|p| p.key == name).unwrap();
+            static_signature(pod)
+        };
+        assert_eq!(
+            key("ml-training/llama-pretrain-worker-0"),
+            key("ml-training/llama-pretrain-worker-1")
+        );
+        assert_ne!(
+            key("ml-training/llama-pretrain-worker-0"),
+            key("notebooks/jupyter-alice")
         );
     }
 }

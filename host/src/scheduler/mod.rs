@@ -58,6 +58,8 @@ pub struct Cycle<'a> {
     pub warnings: Vec<String>,
     /// Placements generated and evaluated, for the metrics.
     pub stats: PlacementStats,
+    /// Static node-check verdicts, by pod signature.
+    statics: pod::StaticCache,
 }
 
 impl<'a> Cycle<'a> {
@@ -69,6 +71,7 @@ impl<'a> Cycle<'a> {
             failures: PluginFailures::default(),
             warnings: Vec::new(),
             stats: PlacementStats::default(),
+            statics: pod::StaticCache::default(),
         }
     }
 }

@@ -2,6 +2,8 @@
 //! `score` plugins, and the best node.
 
 use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::Cycle;
 use crate::filters::{self, Diagnosis};
@@ -9,14 +11,39 @@ use crate::framework::ExtensionPoint;
 use crate::model::{NodeId, PodId};
 
 impl Cycle<'_> {
+    /// The static node checks of `pod` on every node, computed once per
+    /// pod signature in a run (nodes and pod specs do not change).
+    fn static_verdicts(&mut self, pod: PodId) -> Rc<filters::StaticVerdicts> {
+        if let Some(Some(known)) = self.statics.by_pod.get(pod as usize) {
+            return known.clone();
+        }
+        let signature = filters::static_signature(&self.snapshot.pods[pod as usize]);
+        let verdicts = self
+            .statics
+            .by_signature
+            .entry(signature)
+            .or_insert_with(|| Rc::new(filters::StaticVerdicts::of(self.snapshot, pod)))
+            .clone();
+        let by_pod = &mut self.statics.by_pod;
+        if by_pod.len() <= pod as usize {
+            by_pod.resize(self.snapshot.pods.len().max(pod as usize + 1), None);
+        }
+        by_pod[pod as usize] = Some(verdicts.clone());
+        verdicts
+    }
+
     /// Filters and scores `pod` over `nodes`: the best node, or the
     /// diagnosis of why none fits (or a failed plugin's error).
     pub fn place_pod(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<NodeId, String> {
         let mut diagnosis = Diagnosis::over(nodes.len());
         let mut feasible = Vec::with_capacity(nodes.len());
         let spread = filters::SpreadState::for_pod(self.snapshot, pod);
+        let statics = self.static_verdicts(pod);
         for &node in nodes {
-            match filters::check(self.snapshot, pod, node, &spread) {
+            let verdict = statics
+                .get(node)
+                .and_then(|()| filters::dynamic_check(self.snapshot, pod, node, &spread));
+            match verdict {
                 Ok(()) => feasible.push(node),
                 Err(rejection) => diagnosis.reject(rejection),
             }
@@ -57,4 +84,11 @@ impl Cycle<'_> {
             .expect("feasible is not empty");
         Ok(feasible[best])
     }
+}
+
+/// Static node-check verdicts of a run, by pod signature and by pod.
+#[derive(Debug, Default)]
+pub struct StaticCache {
+    by_signature: HashMap<String, Rc<filters::StaticVerdicts>>,
+    by_pod: Vec<Option<Rc<filters::StaticVerdicts>>>,
 }
