@@ -339,11 +339,11 @@ impl Cycle<'_> {
         if placements.len() > SHOWN {
             parts.push(format!("and {} more", placements.len() - SHOWN));
         }
-        let labelled: std::collections::BTreeSet<NodeId> = placements
+        let unlabelled = parent
+            .nodes
             .iter()
-            .flat_map(|p| p.nodes.iter().copied())
-            .collect();
-        let unlabelled = parent.nodes.len() - labelled.len().min(parent.nodes.len());
+            .filter(|&&n| !self.snapshot.nodes[n as usize].labels.contains_key(key))
+            .count();
         let mut line = if placements.is_empty() {
             format!("no node has the label {key}")
         } else {

@@ -33,7 +33,7 @@
 use super::Cycle;
 use super::group::{GroupResult, failure_reason};
 use crate::framework::{ExtensionPoint, Placement, Progress, Unit};
-use crate::model::{CompositeId, CompositePolicy, GroupId, PodId};
+use crate::model::{CompositeId, CompositePolicy, GroupId, NodeId, PodId};
 
 /// Placements the host may try per tree when the placement plugin names
 /// no budget.
@@ -45,7 +45,7 @@ pub struct Placed {
     /// The PodGroup.
     pub group: GroupId,
     /// Its admitted attempt (pods assumed).
-    pub assigned: Vec<(PodId, crate::model::NodeId)>,
+    pub assigned: Vec<(PodId, NodeId)>,
     /// Pods that did not fit although the group was admitted.
     pub unfit: Vec<(PodId, String)>,
     /// Placements from the root down to the group's own.
@@ -227,7 +227,7 @@ impl Cycle<'_> {
         &mut self,
         root: CompositeId,
         placement: &Placement,
-        assigned: &[(PodId, crate::model::NodeId)],
+        assigned: &[(PodId, NodeId)],
     ) -> i64 {
         let mut total = 0;
         for mut plugin in self.plugins.at(ExtensionPoint::PlacementScore) {
