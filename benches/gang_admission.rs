@@ -5,7 +5,9 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use wasched::framework::{ExtensionPoint, Progress, Unit};
-use wasched_benches::{bundled_plugins, default_snapshot, first_gang, has_permit, large_snapshot};
+use wasched_benches::{
+    bundled_plugins, bundled_plugins_with, default_snapshot, first_gang, has_permit, large_snapshot,
+};
 
 fn permit(c: &mut Criterion) {
     let mut snapshot = default_snapshot().unwrap();
@@ -69,9 +71,18 @@ fn simulate_large(c: &mut Criterion) {
 }
 
 fn load(c: &mut Criterion) {
-    c.bench_function("load_bundled_plugins", |b| {
+    let mut bench = c.benchmark_group("load_bundled_plugins");
+    bench.bench_function("compiled", |b| {
         b.iter(|| black_box(bundled_plugins().unwrap()))
     });
+    let dir = std::env::temp_dir().join(format!("wasched-bench-cache-{}", std::process::id()));
+    let cache = wasched::runtime::ComponentCache::at(&dir);
+    bundled_plugins_with(cache.clone()).unwrap(); // warm it
+    bench.bench_function("cached", |b| {
+        b.iter(|| black_box(bundled_plugins_with(cache.clone()).unwrap()))
+    });
+    bench.finish();
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 criterion_group!(benches, permit, simulate, simulate_large, load);

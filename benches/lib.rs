@@ -37,9 +37,16 @@ pub fn default_snapshot() -> Result<Snapshot> {
     wasched::read_snapshot(&[])
 }
 
-/// The bundled plugins, loaded into a fresh runtime.
+/// The bundled plugins, compiled into a fresh runtime (no on-disk cache).
 pub fn bundled_plugins() -> Result<(Runtime, PluginSet)> {
-    let runtime = Runtime::new()?;
+    bundled_plugins_with(wasched::runtime::ComponentCache::off())
+}
+
+/// The bundled plugins loaded into a fresh runtime with `cache`.
+pub fn bundled_plugins_with(
+    cache: wasched::runtime::ComponentCache,
+) -> Result<(Runtime, PluginSet)> {
+    let runtime = Runtime::with_cache(cache)?;
     let plugins = runtime.bundled(&wasched::PluginConfig::default())?;
     Ok((runtime, plugins))
 }

@@ -7,6 +7,7 @@ use std::process::Command;
 fn wasched(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_wasched"))
         .args(args)
+        .env("WASCHED_CACHE_DIR", common::cache_dir())
         .output()
         .unwrap();
     (

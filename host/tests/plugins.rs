@@ -253,3 +253,51 @@ fn the_released_0_1_0_contract_is_frozen() {
     }
     assert_eq!(hash, 0x0cb1_23d4_74c9_f6fc, "wit/frozen/v0.1.0 was edited");
 }
+
+/// Compiled components are cached on disk; an entry that is corrupt,
+/// truncated or not a wasmtime artifact is compiled again, never used.
+#[test]
+fn the_component_cache_serves_valid_entries_and_recompiles_damaged_ones() {
+    use wasched::runtime::{ComponentCache, Origin};
+    let dir = common::tempdir("cache");
+    let cache = ComponentCache::at(&dir);
+    let engine = wasmtime::Engine::default();
+    let load = || cache.load(&engine, gang_bytes()).unwrap().1;
+    assert_eq!(load(), Origin::Compiled);
+    assert_eq!(load(), Origin::Cached);
+    let entry = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "cwasm"))
+        .expect("an entry was written");
+    let good = std::fs::read(&entry).unwrap();
+    let mut flipped = good.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0xff;
+    // The right magic and a matching checksum over a payload wasmtime refuses.
+    let mut forged = b"WASCHED1".to_vec();
+    let payload = b"not a wasmtime artifact".to_vec();
+    let sum = {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut h = DefaultHasher::new();
+        payload.as_slice().hash(&mut h);
+        h.finish()
+    };
+    forged.extend_from_slice(&sum.to_le_bytes());
+    forged.extend_from_slice(&payload);
+    for (what, bytes) in [
+        ("corrupt", flipped),
+        ("truncated", good[..good.len() / 3].to_vec()),
+        ("forged", forged),
+    ] {
+        std::fs::write(&entry, bytes).unwrap();
+        assert_eq!(load(), Origin::Compiled, "{what}");
+        assert_eq!(load(), Origin::Cached, "{what}: rewritten");
+    }
+    // A runtime on a warm cache decides as one that compiled.
+    let warm = wasched::Runtime::with_cache(ComponentCache::at(common::cache_dir())).unwrap();
+    let mut set = warm.bundled(&PluginConfig::default()).unwrap();
+    let mut snapshot = wasched::read_snapshot(&[]).unwrap();
+    let outcome = wasched::scheduler::run(&mut snapshot, &mut set);
+    assert_eq!(outcome.to_json(), common::simulate(&[], None).to_json());
+}

@@ -10,6 +10,7 @@
 //! - [`validate`]: checks on the file at load.
 
 mod bindings;
+pub mod cache;
 mod calls;
 mod exports;
 mod host_v0_2;
@@ -28,6 +29,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
 
 pub use bindings::{PACKAGE, PACKAGE_VERSION};
+pub use cache::{ComponentCache, Origin};
 pub use plugin::{SUPPORTED_VERSIONS, WasmPlugin};
 pub use state::HostState;
 
@@ -50,18 +52,27 @@ pub fn bundled_plugins() -> &'static [(&'static str, &'static [u8])] {
 
 /// The wasmtime engine, the linker that provides the `wasched:scheduler`
 /// imports of every supported version, and the components compiled so far
-/// (by content), so that loading the same bytes twice compiles once.
+/// (by content, in memory and in the on-disk [`ComponentCache`]), so that
+/// loading the same bytes twice compiles once.
 pub struct Runtime {
     engine: Engine,
     linker: Linker<HostState>,
     compiled: Mutex<HashMap<Vec<u8>, Component>>,
+    cache: ComponentCache,
 }
 
 impl Runtime {
+    /// [`Runtime::with_cache`] with the user's cache
+    /// ([`ComponentCache::from_env`]).
+    pub fn new() -> Result<Self> {
+        Self::with_cache(ComponentCache::from_env())
+    }
+
     /// Configures the engine and links the host side of the `cluster` and
     /// `log` interfaces. Nothing else (no WASI) is linked: a plugin that
-    /// imports anything else is refused at load.
-    pub fn new() -> Result<Self> {
+    /// imports anything else is refused at load. Compiled components are
+    /// kept in `cache`.
+    pub fn with_cache(cache: ComponentCache) -> Result<Self> {
         let mut config = Config::new();
         config.wasm_component_model(true);
         // Deterministic CPU bound: every call gets a fuel budget
@@ -85,6 +96,7 @@ impl Runtime {
             engine,
             linker,
             compiled: Mutex::new(HashMap::new()),
+            cache,
         })
     }
 
@@ -97,7 +109,9 @@ impl Runtime {
             match compiled.get(bytes) {
                 Some(component) => component.clone(),
                 None => {
-                    let component = Component::new(&self.engine, bytes)
+                    let (component, _) = self
+                        .cache
+                        .load(&self.engine, bytes)
                         .map_err(|e| anyhow!("{source}: corrupt or truncated component: {e}"))?;
                     compiled.insert(bytes.to_vec(), component.clone());
                     component

@@ -12,11 +12,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use wasched::outcome::PodGroupDecision;
 use wasched::{Outcome, PluginConfig, Runtime, Simulation};
 
-/// The test binary's runtime: its compiled components are cached, so each
-/// component compiles once per binary.
+/// The compiled-component cache the tests share (inside the target
+/// directory, never the user's): components compile once per build.
+pub fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("component-cache")
+}
+
+/// The test binary's runtime: its compiled components are kept in memory
+/// and in [`cache_dir`].
 pub fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| Runtime::new().expect("the wasm runtime starts"))
+    RUNTIME.get_or_init(|| {
+        Runtime::with_cache(wasched::runtime::ComponentCache::at(cache_dir()))
+            .expect("the wasm runtime starts")
+    })
 }
 
 /// A path under `testdata/`.
