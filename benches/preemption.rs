@@ -70,6 +70,7 @@ fn preemption(c: &mut Criterion) {
             "{label}: every high-priority gang is placed: {failed:?}"
         );
         let mut attempts: Vec<_> = times
+            .entities
             .iter()
             .filter(|t| matches!(t.entity, Entity::Group(_)))
             .map(|t| t.elapsed)
@@ -77,6 +78,7 @@ fn preemption(c: &mut Criterion) {
         let p50 = quantile(&mut attempts, 0.5);
         let p99 = quantile(&mut attempts, 0.99);
         let mut preempting: Vec<_> = times
+            .entities
             .iter()
             .filter_map(|t| match t.entity {
                 Entity::Group(g) => Some((g, t.elapsed)),

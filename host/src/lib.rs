@@ -95,25 +95,114 @@ pub struct Simulation {
     pub config: PluginConfig,
 }
 
-/// What a run decided, and the plugins' log lines.
+/// What a run decided, the plugins' log lines, and where the time went.
 #[derive(Debug)]
 pub struct Simulated {
     /// The decisions.
     pub outcome: Outcome,
     /// `(plugin, line)` in the order the plugins are configured.
     pub logs: Vec<(String, framework::LogLine)>,
+    /// Timings (`wasched simulate --stats`).
+    pub stats: Stats,
+}
+
+/// Where a run's time went.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Reading the manifests into a snapshot.
+    pub read: std::time::Duration,
+    /// Loading the plugins (compiling them or taking them from the cache).
+    pub load: std::time::Duration,
+    /// The scheduling run.
+    pub schedule: std::time::Duration,
+    /// Of which the native node checks.
+    pub node_checks: std::time::Duration,
+    /// Pending pods decided (bound or left pending).
+    pub pods: usize,
+    /// Per plugin and extension point: calls and their time.
+    pub calls: Vec<(String, framework::ExtensionPoint, framework::CallTimes)>,
+}
+
+impl Stats {
+    /// Pods decided per second of scheduling.
+    pub fn pods_per_second(&self) -> f64 {
+        self.pods as f64 / self.schedule.as_secs_f64().max(1e-9)
+    }
+
+    /// The report `--stats` prints: one line of totals, then one row per
+    /// plugin and extension point.
+    pub fn to_table(&self) -> String {
+        let ms = |d: std::time::Duration| format!("{:.3} ms", d.as_secs_f64() * 1e3);
+        let mut out = format!(
+            "read {}, plugins loaded {}, scheduled {} ({} pods, {:.0} pods/s), node checks {}\n",
+            ms(self.read),
+            ms(self.load),
+            ms(self.schedule),
+            self.pods,
+            self.pods_per_second(),
+            ms(self.node_checks)
+        );
+        let mut rows = vec![[
+            "PLUGIN".to_string(),
+            "EXTENSION POINT".into(),
+            "CALLS".into(),
+            "TOTAL".into(),
+            "MEAN".into(),
+            "MAX".into(),
+        ]];
+        for (plugin, point, times) in &self.calls {
+            let mean = times.total / u32::try_from(times.calls.max(1)).unwrap_or(u32::MAX);
+            rows.push([
+                plugin.clone(),
+                point.interface().into(),
+                times.calls.to_string(),
+                ms(times.total),
+                ms(mean),
+                ms(times.max),
+            ]);
+        }
+        let widths: Vec<usize> = (0..6)
+            .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+            .collect();
+        for row in rows {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(cell, w)| format!("{cell:<w$}"))
+                .collect();
+            out.push_str(cells.join("  ").trim_end());
+            out.push('\n');
+        }
+        out
+    }
 }
 
 impl Simulation {
     /// Reads the snapshot, loads the plugins into `runtime` and runs the
     /// scheduling cycle: the pipeline behind `wasched simulate`.
     pub fn run(&self, runtime: &Runtime) -> Result<Simulated> {
+        let start = std::time::Instant::now();
         let mut snapshot = read_snapshot_with(&self.files, &self.read)?;
+        let read = start.elapsed();
         let mut plugins = load_plugins(runtime, self.plugins.as_deref(), &self.config)?;
-        let outcome = scheduler::run(&mut snapshot, &mut plugins);
+        let load = start.elapsed() - read;
+        let (outcome, times) = scheduler::run_timed(&mut snapshot, &mut plugins);
+        let stats = Stats {
+            read,
+            load,
+            schedule: start.elapsed() - read - load,
+            node_checks: times.node_checks,
+            pods: outcome.placements.len() + outcome.unschedulable.len(),
+            calls: plugins
+                .call_times()
+                .into_iter()
+                .map(|(plugin, point, times)| (plugin.to_string(), point, times))
+                .collect(),
+        };
         Ok(Simulated {
             outcome,
             logs: plugins.drain_logs(),
+            stats,
         })
     }
 }

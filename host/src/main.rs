@@ -44,6 +44,11 @@ enum Command {
         /// Print the plugins' log lines to stderr.
         #[arg(long, short)]
         verbose: bool,
+        /// Print where the time went to stderr after the decisions: reading,
+        /// loading, scheduling (pods/s), node checks, and per plugin and
+        /// extension point the calls, total, mean and max time.
+        #[arg(long)]
+        stats: bool,
     },
     /// Print a deterministic synthetic snapshot (YAML) of a cluster in zones,
     /// blocks and racks with background load and pending gang jobs.
@@ -132,6 +137,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             metrics,
             topology_alias,
             verbose,
+            stats,
         } => {
             let simulation = wasched::Simulation {
                 files,
@@ -145,9 +151,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 },
             };
             let simulated = simulation.run(&wasched::Runtime::new()?)?;
-            let outcome = simulated.outcome;
+            let outcome = &simulated.outcome;
             if verbose {
-                for (plugin, line) in simulated.logs {
+                for (plugin, line) in &simulated.logs {
                     eprintln!("[{plugin}] {:?}: {}", line.level, line.message);
                 }
             }
@@ -157,10 +163,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Format::Yaml => outcome.to_yaml(),
             };
             if let Some(path) = metrics {
-                std::fs::write(&path, wasched::metrics::encode_text(&outcome))
+                std::fs::write(&path, wasched::metrics::encode_text(outcome))
                     .with_context(|| format!("{}: cannot write metrics", path.display()))?;
             }
             print!("{text}");
+            if stats {
+                eprint!("{}", simulated.stats.to_table());
+            }
             Ok(())
         }
     }

@@ -248,3 +248,36 @@ fn generated_snapshots_are_deterministic_and_schedulable() {
         .count();
     assert!(in_domains > 0, "{from_yaml}");
 }
+
+#[test]
+fn stats_report_where_the_time_went_on_stderr() {
+    let (code, stdout, stderr) = wasched(&["simulate", "-o", "json", "--stats"]);
+    assert_eq!(code, 0, "{stderr}");
+    serde_json::from_str::<serde_json::Value>(&stdout).expect("stdout stays one JSON object");
+    let first = stderr.lines().next().unwrap();
+    for part in [
+        "read ",
+        "plugins loaded ",
+        "scheduled ",
+        "pods/s",
+        "node checks ",
+    ] {
+        assert!(first.contains(part), "{first}");
+    }
+    assert!(
+        stderr.contains("PLUGIN") && stderr.contains("EXTENSION POINT"),
+        "{stderr}"
+    );
+    for (plugin, point) in [
+        ("GangScheduling", "permit"),
+        ("TopologyPlacement", "placement-generate"),
+        ("WorkloadPreemption", "pod-group-post-filter"),
+    ] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with(plugin) && l.contains(point)),
+            "{plugin} {point}: {stderr}"
+        );
+    }
+}

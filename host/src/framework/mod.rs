@@ -15,7 +15,7 @@ mod status;
 
 pub use answers::OutputLimits;
 pub use extension::{ExtensionPoint, FailureCause, FailurePolicy, PluginError};
-pub use plugin::{Answer, Checked, LogDrops, LogLevel, LogLine, Plugin, PluginSet};
+pub use plugin::{Answer, CallTimes, Checked, LogDrops, LogLevel, LogLine, Plugin, PluginSet};
 pub use status::{Code, Status};
 
 use crate::model::{CompositeId, GroupId, NodeId, PodId};

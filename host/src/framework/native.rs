@@ -136,14 +136,10 @@ impl Cluster for SnapshotView<'_> {
     }
 
     fn node_label_column(&self, key: u32) -> Vec<Option<u32>> {
-        let Some(key) = self.0.symbols.text(key) else {
-            return vec![None; self.0.nodes.len()];
-        };
-        self.0
-            .nodes
-            .iter()
-            .map(|n| n.labels.get(key).and_then(|v| self.symbol(v)))
-            .collect()
+        match self.0.label_column(key) {
+            [] => vec![None; self.0.nodes.len()],
+            column => column.to_vec(),
+        }
     }
 
     fn pod(&self, pod: PodId) -> Option<sdk::PodInfo> {

@@ -1,6 +1,9 @@
 //! The [`Plugin`] trait the scheduler calls, and the [`PluginSet`] that
 //! holds plugins in configuration order and checks every answer.
 
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
 use anyhow::{Result, bail};
 
 use super::answers::{self, OutputLimits};
@@ -159,6 +162,21 @@ struct Entry {
     plugin: Box<dyn Plugin>,
     /// Reasons cut to the plugin's `reason_bytes` since the run started.
     reasons_cut: u64,
+    /// Calls and their wall-clock time per extension point, this run.
+    times: BTreeMap<ExtensionPoint, CallTimes>,
+}
+
+/// How often a plugin was called at one extension point in a run, and how
+/// long the calls took (the counterpart of upstream's
+/// `scheduler_plugin_execution_duration_seconds`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallTimes {
+    /// Calls.
+    pub calls: u64,
+    /// Their total wall-clock time.
+    pub total: Duration,
+    /// The longest one.
+    pub max: Duration,
 }
 
 /// Plugins in configuration order; the scheduler's only way to them.
@@ -192,6 +210,7 @@ impl PluginSet {
         self.entries.push(Entry {
             plugin,
             reasons_cut: 0,
+            times: BTreeMap::new(),
         });
         Ok(())
     }
@@ -214,6 +233,7 @@ impl PluginSet {
             .map(|e| Checked {
                 plugin: e.plugin.as_mut(),
                 reasons_cut: &mut e.reasons_cut,
+                times: &mut e.times,
             })
     }
 
@@ -226,8 +246,22 @@ impl PluginSet {
     pub fn start_run(&mut self) {
         for entry in &mut self.entries {
             entry.reasons_cut = 0;
+            entry.times.clear();
             entry.plugin.start_run();
         }
+    }
+
+    /// Every plugin's calls per extension point in this run, in plugin
+    /// order then cycle order.
+    pub fn call_times(&self) -> Vec<(&str, ExtensionPoint, CallTimes)> {
+        self.entries
+            .iter()
+            .flat_map(|e| {
+                e.times
+                    .iter()
+                    .map(|(&point, &times)| (e.plugin.name(), point, times))
+            })
+            .collect()
     }
 
     /// Takes every plugin's log lines, with the plugin's name.
@@ -278,9 +312,22 @@ impl PluginSet {
 pub struct Checked<'a> {
     plugin: &'a mut dyn Plugin,
     reasons_cut: &'a mut u64,
+    times: &'a mut BTreeMap<ExtensionPoint, CallTimes>,
 }
 
 impl Checked<'_> {
+    /// Calls the plugin at `point`, timing the call.
+    fn timed<T>(&mut self, point: ExtensionPoint, call: impl FnOnce(&mut dyn Plugin) -> T) -> T {
+        let start = Instant::now();
+        let answer = call(&mut *self.plugin);
+        let elapsed = start.elapsed();
+        let times = self.times.entry(point).or_default();
+        times.calls += 1;
+        times.total += elapsed;
+        times.max = times.max.max(elapsed);
+        answer
+    }
+
     /// The plugin's name.
     pub fn name(&self) -> &str {
         self.plugin.name()
@@ -324,7 +371,9 @@ impl Checked<'_> {
 
     /// `pre-enqueue`.
     pub fn pre_enqueue(&mut self, snapshot: &mut Snapshot, unit: Unit) -> Answer<Status> {
-        let status = self.plugin.pre_enqueue(snapshot, unit)?;
+        let status = self.timed(ExtensionPoint::PreEnqueue, |p| {
+            p.pre_enqueue(snapshot, unit)
+        })?;
         Ok(self.cut_status(status))
     }
 
@@ -336,7 +385,7 @@ impl Checked<'_> {
         nodes: &[NodeId],
     ) -> Answer<Vec<NodeRejection>> {
         let point = ExtensionPoint::Filter;
-        let rejected = self.plugin.filter(snapshot, pod, nodes)?;
+        let rejected = self.timed(point, |p| p.filter(snapshot, pod, nodes))?;
         self.check_length(point, "rejections", rejected.len())?;
         let mut rejected =
             answers::rejections(nodes, rejected.into_iter().map(|r| (r.node, r.reason)))
@@ -354,7 +403,7 @@ impl Checked<'_> {
         pod: PodId,
         nodes: &[NodeId],
     ) -> Answer<Result<Vec<i64>, Status>> {
-        let scores = self.plugin.score(snapshot, pod, nodes)?;
+        let scores = self.timed(ExtensionPoint::Score, |p| p.score(snapshot, pod, nodes))?;
         if let Ok(scores) = &scores {
             answers::scores(nodes.len(), scores)
                 .map_err(|e| self.invalid(ExtensionPoint::Score, e))?;
@@ -369,7 +418,9 @@ impl Checked<'_> {
         unit: Unit,
         progress: Progress,
     ) -> Answer<Status> {
-        let status = self.plugin.permit(snapshot, unit, progress)?;
+        let status = self.timed(ExtensionPoint::Permit, |p| {
+            p.permit(snapshot, unit, progress)
+        })?;
         Ok(self.cut_status(status))
     }
 
@@ -383,7 +434,7 @@ impl Checked<'_> {
         parent: &Placement,
     ) -> Answer<Result<Option<Placements>, Status>> {
         let point = ExtensionPoint::PlacementGenerate;
-        match self.plugin.generate_placements(snapshot, unit, parent)? {
+        match self.timed(point, |p| p.generate_placements(snapshot, unit, parent))? {
             Ok(generated) => {
                 self.check_length(point, "placements", generated.candidates.len())?;
                 let max_name = self.plugin.limits().name_bytes;
@@ -407,9 +458,9 @@ impl Checked<'_> {
         placement: &Placement,
         assignments: &[(PodId, NodeId)],
     ) -> Answer<Result<i64, Status>> {
-        let score = self
-            .plugin
-            .score_placement(snapshot, unit, placement, assignments)?;
+        let score = self.timed(ExtensionPoint::PlacementScore, |p| {
+            p.score_placement(snapshot, unit, placement, assignments)
+        })?;
         if let Ok(s) = score {
             answers::score(s).map_err(|e| self.invalid(ExtensionPoint::PlacementScore, e))?;
         }
@@ -424,7 +475,7 @@ impl Checked<'_> {
         units: &[VictimUnit],
     ) -> Answer<Result<Vec<u32>, Status>> {
         let point = ExtensionPoint::PodGroupPostFilter;
-        let order = self.plugin.order_victims(snapshot, preemptor, units)?;
+        let order = self.timed(point, |p| p.order_victims(snapshot, preemptor, units))?;
         if let Ok(order) = &order {
             self.check_length(point, "victims", order.len())?;
             answers::permutation(units.len(), order).map_err(|e| self.invalid(point, e))?;
@@ -439,9 +490,9 @@ impl Checked<'_> {
         preemptor: Preemptor,
         candidates: &[PreemptionCandidate],
     ) -> Answer<Result<u32, Status>> {
-        let choice = self
-            .plugin
-            .select_candidate(snapshot, preemptor, candidates)?;
+        let choice = self.timed(ExtensionPoint::PodGroupPostFilter, |p| {
+            p.select_candidate(snapshot, preemptor, candidates)
+        })?;
         if let Ok(i) = choice {
             answers::choice(candidates.len(), i)
                 .map_err(|e| self.invalid(ExtensionPoint::PodGroupPostFilter, e))?;

@@ -644,6 +644,15 @@ impl Snapshot {
                 self.symbols.intern(v);
             }
         }
+        // Node labels as columns, one per key: what topology plugins read.
+        for (n, node) in self.nodes.iter().enumerate() {
+            for (k, v) in &node.labels {
+                let (key, value) = (self.symbols.intern(k), self.symbols.intern(v));
+                self.label_columns
+                    .entry(key)
+                    .or_insert_with(|| vec![None; self.nodes.len()])[n] = Some(value);
+            }
+        }
     }
 }
 

@@ -185,6 +185,8 @@ pub struct Snapshot {
     pods_on_node: Vec<Vec<PodId>>,
     /// Budgets matching each pod, ascending.
     pod_budgets: Vec<Vec<BudgetId>>,
+    /// Per node label key (a symbol), the value symbol on every node.
+    label_columns: std::collections::HashMap<u32, Vec<Option<u32>>>,
     /// Changes since the last [`Snapshot::commit`], oldest first.
     undo: Vec<Change>,
 }
@@ -229,6 +231,12 @@ impl Snapshot {
     /// Index of a resource column.
     pub fn resource_index(&self, name: &str) -> Option<usize> {
         self.resource_names.iter().position(|r| r == name)
+    }
+
+    /// The value of label `key` (a symbol) on every node, indexed by node;
+    /// empty for a symbol that is no node label key.
+    pub fn label_column(&self, key: u32) -> &[Option<u32>] {
+        self.label_columns.get(&key).map_or(&[], Vec::as_slice)
     }
 
     /// The budgets whose selector matches `pod`, ascending.

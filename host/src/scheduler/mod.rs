@@ -60,6 +60,8 @@ pub struct Cycle<'a> {
     pub stats: PlacementStats,
     /// Static node-check verdicts, by pod signature.
     statics: pod::StaticCache,
+    /// Wall-clock time spent in the native node checks.
+    pub node_check_time: std::time::Duration,
 }
 
 impl<'a> Cycle<'a> {
@@ -72,6 +74,7 @@ impl<'a> Cycle<'a> {
             warnings: Vec::new(),
             stats: PlacementStats::default(),
             statics: pod::StaticCache::default(),
+            node_check_time: std::time::Duration::ZERO,
         }
     }
 }
@@ -90,9 +93,18 @@ pub struct EntityTime {
     pub elapsed: std::time::Duration,
 }
 
-/// [`run`], also timing each entity's cycle (for benchmarks; timings are
-/// never part of the decisions, which stay deterministic).
-pub fn run_timed(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> (Outcome, Vec<EntityTime>) {
+/// Where a run's time went (never part of the decisions, which stay
+/// deterministic).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunTimes {
+    /// Each queued entity's cycle, in queue order.
+    pub entities: Vec<EntityTime>,
+    /// Time in the native node checks, over the run.
+    pub node_checks: std::time::Duration,
+}
+
+/// [`run`], also timing each entity's cycle and the node checks.
+pub fn run_timed(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> (Outcome, RunTimes) {
     plugins.start_run();
     let mut outcome = Outcome {
         warnings: snapshot.warnings.clone(),
@@ -128,6 +140,10 @@ pub fn run_timed(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> (Outcome, 
     outcome.warnings.extend(cycle.plugins.output_warnings());
     outcome.plugin_errors = errors;
     outcome.placement_stats = cycle.stats;
+    let times = RunTimes {
+        entities: times,
+        node_checks: cycle.node_check_time,
+    };
     (outcome, times)
 }
 
