@@ -509,3 +509,29 @@ fn a_composite_tree_preempts_as_one_unit() {
     }
     assert!(out.evictions.iter().all(|e| e.by == "team/train"));
 }
+
+#[test]
+fn a_tree_never_evicts_its_own_members() {
+    let out = run("tree-own-members");
+    assert!(out.evictions.is_empty(), "{:?}", out.evictions);
+    let g = group(&out, "team/train-b");
+    assert!(!g.scheduled);
+    assert_eq!(
+        preemption(&out, "team/train-b").reason,
+        "no lower-priority victims"
+    );
+}
+
+#[test]
+fn a_basic_tree_search_admits_every_child_that_can_fit() {
+    let out = run("tree-basic-search");
+    assert_eq!(
+        domains(&out, "team/pair-small"),
+        ["topology.kubernetes.io/zone=b"]
+    );
+    assert_eq!(
+        domains(&out, "team/pair-big"),
+        ["topology.kubernetes.io/zone=a"]
+    );
+    assert!(out.unschedulable.is_empty(), "{:?}", out.unschedulable);
+}

@@ -316,9 +316,13 @@ impl Cycle<'_> {
         key: &str,
     ) -> String {
         const SHOWN: usize = 12;
-        let need = self.snapshot.groups[group as usize]
-            .min_count()
-            .unwrap_or(1);
+        let info = &self.snapshot.groups[group as usize];
+        let running = info
+            .members
+            .iter()
+            .filter(|&&p| self.snapshot.is_running(p))
+            .count() as u32;
+        let need = info.min_count().unwrap_or(1).saturating_sub(running).max(1);
         let mut parts = Vec::new();
         for placement in placements.iter().take(SHOWN) {
             let checkpoint = self.snapshot.checkpoint();

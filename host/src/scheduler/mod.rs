@@ -308,11 +308,11 @@ impl Run<'_> {
             && matches!(result, tree::TreeResult::Rejected(_))
             && self.may_preempt(failed_before)
         {
-            let outcome = if self.cycle.snapshot.composites[root as usize]
+            let (outcome, layout) = if self.cycle.snapshot.composites[root as usize]
                 .spec
                 .never_preempt
             {
-                Preemption::Failed(preemption::NEVER.into())
+                (Preemption::Failed(preemption::NEVER.into()), Vec::new())
             } else {
                 self.cycle.preempt_for_tree(root)
             };
@@ -326,9 +326,15 @@ impl Run<'_> {
                 Preemption::Chosen {
                     domain, victims, ..
                 } => {
-                    // The victims go; the tree is placed again on what is left.
+                    // The victims go; the layout the trial found (and the
+                    // reprieve kept feasible) is what binds.
                     self.carry_out(&root_key, &victims, &[]);
-                    result = self.cycle.place_tree(root);
+                    for placed in &layout {
+                        for &(pod, node) in &placed.assigned {
+                            self.cycle.snapshot.assume(pod, node);
+                        }
+                    }
+                    result = tree::TreeResult::Admitted(layout);
                     PreemptionOutcome {
                         result: "preempted".into(),
                         domain: Some(domain),

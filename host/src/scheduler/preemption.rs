@@ -27,6 +27,7 @@
 use std::collections::BTreeMap;
 
 use super::Cycle;
+use super::tree::{Placed, TreeResult};
 use super::trial::{BudgetExhausted, TrialBudget};
 use crate::filters;
 use crate::framework::{ExtensionPoint, Placement, PreemptionCandidate, Preemptor, VictimUnit};
@@ -58,6 +59,8 @@ type Found = (String, Vec<VictimUnit>, Vec<(PodId, NodeId)>);
 pub const NEVER: &str = "preemptionPolicy Never";
 /// No unit of lower priority in any domain.
 pub const NO_VICTIMS: &str = "no lower-priority victims";
+/// Every node rules the pod out for something evictions cannot change.
+pub const CANNOT_HELP: &str = "evictions cannot help: every node is ruled out by its taints, cordon or the pod's node selector or affinity";
 /// Evicting every candidate of every domain would not make room.
 pub const NO_ROOM: &str = "even evicting every candidate would not make room";
 
@@ -141,12 +144,14 @@ impl RunningUnits {
     }
 
     /// The candidate units of a preemptor of `priority`: strictly lower
-    /// priority, with a pod on one of `nodes` (`None`: anywhere).
+    /// priority, with a pod on one of `nodes` (`None`: anywhere), and no pod
+    /// of the preemptor's own groups `own` (a tree never evicts itself).
     fn candidates(
         &self,
         snapshot: &Snapshot,
         priority: i32,
         nodes: Option<&[NodeId]>,
+        own: &[GroupId],
     ) -> Vec<VictimUnit> {
         let chosen: Vec<usize> = match nodes {
             None => (0..self.units.len()).collect(),
@@ -165,6 +170,14 @@ impl RunningUnits {
         for u in chosen {
             let (key, pods, unit_priority) = &self.units[u];
             if *unit_priority >= priority {
+                continue;
+            }
+            let of_preemptor = pods.iter().any(|&p| {
+                snapshot.pods[p as usize]
+                    .group
+                    .is_some_and(|g| own.contains(&g))
+            });
+            if of_preemptor {
                 continue;
             }
             let group = match *key {
@@ -240,7 +253,7 @@ impl Cycle<'_> {
         for placement in placements {
             // Only units with a pod in the placement can make room in it.
             let nodes = (placement.nodes.len() < all_nodes).then_some(placement.nodes.as_slice());
-            let units = running.candidates(self.snapshot, priority, nodes);
+            let units = running.candidates(self.snapshot, priority, nodes, &[group]);
             if units.is_empty() {
                 continue;
             }
@@ -268,13 +281,15 @@ impl Cycle<'_> {
 
     /// Preemption for the CompositePodGroup tree under `root`, at the
     /// root's priority; the whole cluster is the domain. A trial places the
-    /// whole tree (its search included) with every candidate removed.
-    pub fn preempt_for_tree(&mut self, root: CompositeId) -> Preemption {
+    /// whole tree (its search included) with every candidate removed; the
+    /// layout it found is returned with the victims, to be bound as is.
+    pub fn preempt_for_tree(&mut self, root: CompositeId) -> (Preemption, Vec<Placed>) {
         let preemptor = Preemptor::Unit(crate::framework::Unit::Composite(root));
         let priority = self.snapshot.composites[root as usize].spec.priority;
-        let units = RunningUnits::of(self.snapshot).candidates(self.snapshot, priority, None);
+        let own = self.snapshot.subtree_groups(root);
+        let units = RunningUnits::of(self.snapshot).candidates(self.snapshot, priority, None, &own);
         if units.is_empty() {
-            return self.choose(preemptor, Vec::new(), false);
+            return (self.choose(preemptor, Vec::new(), false), Vec::new());
         }
         let checkpoint = self.snapshot.checkpoint();
         for unit in &units {
@@ -282,27 +297,27 @@ impl Cycle<'_> {
                 self.snapshot.remove(pod);
             }
         }
-        let assignments: Option<Vec<(PodId, NodeId)>> = match self.place_tree(root) {
-            super::tree::TreeResult::Admitted(layout) => Some(
-                layout
-                    .iter()
-                    .flat_map(|p| p.assigned.iter().copied())
-                    .collect(),
-            ),
-            super::tree::TreeResult::Rejected(_) => None,
+        let layout = match self.place_tree(root) {
+            TreeResult::Admitted(layout) => Some(layout),
+            TreeResult::Rejected(_) => None,
         };
         self.snapshot.rollback(checkpoint);
-        let Some(assignments) = assignments else {
-            return self.choose(preemptor, Vec::new(), true);
+        let Some(layout) = layout else {
+            return (self.choose(preemptor, Vec::new(), true), Vec::new());
         };
-        match self.reprieve(preemptor, units, &assignments) {
+        let assignments: Vec<(PodId, NodeId)> = layout
+            .iter()
+            .flat_map(|p| p.assigned.iter().copied())
+            .collect();
+        let chosen = match self.reprieve(preemptor, units, &assignments) {
             Ok(victims) => self.choose(
                 preemptor,
                 vec![("cluster".into(), victims, assignments)],
                 true,
             ),
             Err(reason) => Preemption::Failed(reason),
-        }
+        };
+        (chosen, layout)
     }
 
     /// Preemption for lone pod `pod`: each node is a domain.
@@ -312,6 +327,7 @@ impl Cycle<'_> {
         let mut budget = TrialBudget::DEFAULT;
         let mut found = Vec::new();
         let mut any_victims = false;
+        let mut any_helpable = false;
         let running = RunningUnits::of(self.snapshot);
         let spread = filters::SpreadState::for_pod(self.snapshot, pod);
         for node in 0..self.snapshot.node_count() as NodeId {
@@ -327,7 +343,8 @@ impl Cycle<'_> {
             if !helpable {
                 continue;
             }
-            let units = running.candidates(self.snapshot, priority, Some(&[node]));
+            any_helpable = true;
+            let units = running.candidates(self.snapshot, priority, Some(&[node]), &[]);
             if units.is_empty() {
                 continue;
             }
@@ -355,6 +372,9 @@ impl Cycle<'_> {
                 }
                 Err(reason) => return Preemption::Failed(reason),
             }
+        }
+        if !any_helpable {
+            return Preemption::Failed(CANNOT_HELP.into());
         }
         self.choose(preemptor, found, any_victims)
     }
@@ -506,7 +526,7 @@ spec: {maxUnavailable: 1, selector: {matchLabels: {app: db}}}
         let mut manifests = crate::manifest::Manifests::default();
         crate::manifest::load_str(&mut manifests, "t.yaml", &text).unwrap();
         let snapshot = Snapshot::build(&manifests).unwrap();
-        let units = RunningUnits::of(&snapshot).candidates(&snapshot, 100, None);
+        let units = RunningUnits::of(&snapshot).candidates(&snapshot, 100, None, &[]);
         let violates: Vec<(&str, bool)> = units
             .iter()
             .map(|u| {
@@ -519,7 +539,7 @@ spec: {maxUnavailable: 1, selector: {matchLabels: {app: db}}}
         assert_eq!(violates, [("t/a", false), ("t/b", true), ("t/c", true)]);
         assert!(
             RunningUnits::of(&snapshot)
-                .candidates(&snapshot, 25, None)
+                .candidates(&snapshot, 25, None, &[])
                 .iter()
                 .all(|u| u.priority < 25),
             "only lower priorities are candidates"

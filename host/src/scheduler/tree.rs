@@ -18,9 +18,11 @@
 //! - when a later child cannot be placed, it backtracks (rolling the
 //!   snapshot back to checkpoints) and tries the earlier children's other
 //!   placements;
-//! - a gang composite admits at least `minGroupCount` children (others may
-//!   be left out, and the search tries leaving them out last); a basic
-//!   composite admits what fits, at least one;
+//! - a gang composite admits at least `minGroupCount` children, a basic
+//!   composite at least one; the search runs in rounds that leave out at
+//!   most 0, 1, 2, ... children, so a layout admitting more children is
+//!   found before one admitting fewer, and leaving a child out never stands
+//!   in for backtracking;
 //! - a placement whose free capacity cannot hold `minCount` of the child's
 //!   smallest pods is pruned without running the group algorithm;
 //! - every group-algorithm run in a placement counts against the search
@@ -255,10 +257,21 @@ impl Cycle<'_> {
             CompositePolicy::Gang { min_group_count } => min_group_count as usize,
             CompositePolicy::Basic => 1,
         };
-        self.children_from(c, &children, 0, need, 0, placement, path, search)
+        // Rounds that leave out at most 0, 1, ... children: a layout that
+        // admits more children is always found before one that admits fewer,
+        // and leaving a child out never stands in for backtracking.
+        for skips in 0..=children.len().saturating_sub(need) {
+            let found =
+                self.children_from(c, &children, 0, need, skips, 0, placement, path, search);
+            if found.is_some() || search.cut {
+                return found;
+            }
+        }
+        None
     }
 
-    /// The depth-first search over children `i..` of composite `c`.
+    /// The depth-first search over children `i..` of composite `c`, where
+    /// at most `skips` more children may be left out.
     #[allow(clippy::too_many_arguments)]
     fn children_from(
         &mut self,
@@ -266,6 +279,7 @@ impl Cycle<'_> {
         children: &[Child],
         i: usize,
         need: usize,
+        skips: usize,
         admitted: usize,
         placement: &Placement,
         path: &[Placement],
@@ -325,6 +339,7 @@ impl Cycle<'_> {
                     children,
                     i + 1,
                     need,
+                    skips,
                     admitted + 1,
                     placement,
                     path,
@@ -339,8 +354,21 @@ impl Cycle<'_> {
                 return None;
             }
         }
-        // Leave child i out, if the others can still reach `need`.
-        self.children_from(c, children, i + 1, need, admitted, placement, path, search)
+        // Leave child i out, if this round allows it.
+        if skips == 0 {
+            return None;
+        }
+        self.children_from(
+            c,
+            children,
+            i + 1,
+            need,
+            skips - 1,
+            admitted,
+            placement,
+            path,
+            search,
+        )
     }
 
     /// One PodGroup child in one placement: the group algorithm, after a
@@ -399,7 +427,16 @@ impl Cycle<'_> {
             .iter()
             .filter(|&&p| snapshot.is_running(p))
             .count();
-        let need = (info.min_count().unwrap_or(1) as usize).saturating_sub(running);
+        // Without a permit plugin a group is admitted with one pod.
+        let min = if self
+            .plugins
+            .any_at(crate::framework::ExtensionPoint::Permit)
+        {
+            info.min_count().unwrap_or(1)
+        } else {
+            1
+        };
+        let need = (min as usize).saturating_sub(running);
         if need == 0 {
             return true;
         }
