@@ -504,7 +504,7 @@ impl Run<'_> {
                 let info = &self.cycle.snapshot.groups[group as usize];
                 if let Some(topology) = info.spec.as_ref().and_then(|s| s.topology_key.as_ref()) {
                     let warning = format!(
-                        "PodGroup {}: schedulingConstraints.topology key {topology} ignored: no placement-generate plugin is loaded",
+                        "PodGroup {}: schedulingConstraints.topology key {topology} ignored: no placement-generate plugin generated placements for it (none is loaded, or every one skipped)",
                         info.key
                     );
                     self.cycle.warnings.push(warning);
