@@ -368,6 +368,38 @@ impl PodBuilder<'_> {
     }
 }
 
+/// The setters PodGroup and CompositePodGroup builders share: the specs
+/// have the same `priority`, `disruption_mode`, `preemption_policy` and
+/// `topology_key` fields.
+macro_rules! shared_spec_setters {
+    () => {
+        /// Sets `spec.priority`.
+        pub fn priority(mut self, priority: i32) -> Self {
+            self.spec().priority = priority;
+            self
+        }
+
+        /// Sets `spec.disruptionMode`.
+        pub fn disruption_mode(mut self, mode: DisruptionMode) -> Self {
+            self.spec().disruption_mode = mode;
+            self
+        }
+
+        /// Sets `spec.preemptionPolicy`.
+        pub fn preemption_policy(mut self, policy: PreemptionPolicy) -> Self {
+            self.spec().preemption_policy = policy;
+            self
+        }
+
+        /// Sets the topology key (a node label).
+        pub fn topology_key(mut self, key: &str) -> Self {
+            let key = self.cluster.intern(key);
+            self.spec().topology_key = Some(key);
+            self
+        }
+    };
+}
+
 /// Sets up a PodGroup added by [`NativeCluster::add_pod_group`].
 #[derive(Debug)]
 pub struct PodGroupBuilder<'a> {
@@ -401,30 +433,7 @@ impl PodGroupBuilder<'_> {
         self
     }
 
-    /// Sets `spec.priority`.
-    pub fn priority(mut self, priority: i32) -> Self {
-        self.spec().priority = priority;
-        self
-    }
-
-    /// Sets `spec.disruptionMode`.
-    pub fn disruption_mode(mut self, mode: DisruptionMode) -> Self {
-        self.spec().disruption_mode = mode;
-        self
-    }
-
-    /// Sets `spec.preemptionPolicy`.
-    pub fn preemption_policy(mut self, policy: PreemptionPolicy) -> Self {
-        self.spec().preemption_policy = policy;
-        self
-    }
-
-    /// Sets the topology key (a node label).
-    pub fn topology_key(mut self, key: &str) -> Self {
-        let key = self.cluster.intern(key);
-        self.spec().topology_key = Some(key);
-        self
-    }
+    shared_spec_setters!();
 
     /// Makes the group a child of `composite`.
     pub fn parent(mut self, composite: CompositeId) -> Self {
@@ -469,30 +478,7 @@ impl CompositeBuilder<'_> {
         self
     }
 
-    /// Sets `spec.priority`.
-    pub fn priority(mut self, priority: i32) -> Self {
-        self.spec().priority = priority;
-        self
-    }
-
-    /// Sets `spec.disruptionMode`.
-    pub fn disruption_mode(mut self, mode: DisruptionMode) -> Self {
-        self.spec().disruption_mode = mode;
-        self
-    }
-
-    /// Sets `spec.preemptionPolicy`.
-    pub fn preemption_policy(mut self, policy: PreemptionPolicy) -> Self {
-        self.spec().preemption_policy = policy;
-        self
-    }
-
-    /// Sets the topology key (a node label).
-    pub fn topology_key(mut self, key: &str) -> Self {
-        let key = self.cluster.intern(key);
-        self.spec().topology_key = Some(key);
-        self
-    }
+    shared_spec_setters!();
 
     /// Makes the composite a child of `parent`.
     pub fn parent(mut self, parent: CompositeId) -> Self {
