@@ -99,6 +99,31 @@ pub fn native_plugins() -> PluginSet {
     set
 }
 
+/// [`native_plugins`] plus `GpuBinPacking` with `args` (JSON): the
+/// baseline of the components loaded with it enabled.
+pub fn native_plugins_with_binpack(args: &str) -> PluginSet {
+    use wasched::framework::native::NativePlugin;
+    let mut set = native_plugins();
+    let binpack = wasched_sdk::configure::<gpu_binpack::GpuBinPacking>(args)
+        .expect("valid GpuBinPacking args");
+    set.add(Box::new(NativePlugin::new(
+        binpack,
+        &[ExtensionPoint::Filter, ExtensionPoint::Score],
+    )))
+    .expect("unique names");
+    set
+}
+
+/// The bundled components with `GpuBinPacking` enabled under `args` (JSON).
+pub fn bundled_plugins_with_binpack(args: &str) -> Result<(Runtime, PluginSet)> {
+    let runtime = Runtime::with_cache(wasched::runtime::ComponentCache::off())?;
+    let config = wasched::PluginConfig::parse(&format!(
+        "plugins: [{{name: GpuBinPacking, enabled: true, args: {args}}}]"
+    ))?;
+    let plugins = runtime.bundled(&config)?;
+    Ok((runtime, plugins))
+}
+
 /// A cluster in zones, blocks and racks: `nodes` nodes of 32 cpu, 256 GiB
 /// and 8 GPUs, `per_rack` to a rack, 8 racks to a block, 4 blocks to a
 /// zone (labels `topology.kubernetes.io/zone`, `example.com/block`,

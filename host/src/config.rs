@@ -16,6 +16,7 @@
 //!     listLength: 100000     # longer lists in answers are invalid answers
 //! plugins:
 //!   - name: GangScheduling   # the name the plugin gives itself
+//!     enabled: true          # false: not loaded into the run (GpuBinPacking is off by default)
 //!     failurePolicy: Ignore
 //!     args: {}               # handed to the plugin's `configure`, as JSON
 //! ```
@@ -87,6 +88,7 @@ struct LimitOverrides {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Entry {
     name: String,
+    enabled: Option<bool>,
     failure_policy: Option<FailurePolicy>,
     fuel: Option<u64>,
     timeout: Option<String>,
@@ -168,6 +170,7 @@ struct File {
 pub struct PluginConfig {
     defaults: PluginSettings,
     plugins: Vec<(String, PluginSettings)>,
+    enabled: Vec<(String, bool)>,
 }
 
 impl PluginConfig {
@@ -193,6 +196,7 @@ impl PluginConfig {
         })?;
         let defaults = apply(PluginSettings::default(), &file.defaults, "defaults")?;
         let mut plugins = Vec::new();
+        let mut enabled = Vec::new();
         for (i, entry) in file.plugins.iter().enumerate() {
             if plugins.iter().any(|(name, _)| name == &entry.name) {
                 bail!(
@@ -209,8 +213,15 @@ impl PluginConfig {
                 settings.args = args.to_string();
             }
             plugins.push((entry.name.clone(), settings));
+            if let Some(on) = entry.enabled {
+                enabled.push((entry.name.clone(), on));
+            }
         }
-        Ok(Self { defaults, plugins })
+        Ok(Self {
+            defaults,
+            plugins,
+            enabled,
+        })
     }
 
     /// The settings for the plugin named `name`.
@@ -219,6 +230,15 @@ impl PluginConfig {
             .iter()
             .find(|(n, _)| n == name)
             .map_or_else(|| self.defaults.clone(), |(_, s)| s.clone())
+    }
+
+    /// Whether the plugin named `name` runs: its entry's `enabled`, else
+    /// `default` (the plugin's own default).
+    pub fn enabled(&self, name: &str, default: bool) -> bool {
+        self.enabled
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(default, |&(_, on)| on)
     }
 
     /// Names configured explicitly (to report entries matching no plugin).
@@ -231,6 +251,7 @@ impl PluginConfig {
         Self {
             defaults: settings,
             plugins: Vec::new(),
+            enabled: Vec::new(),
         }
     }
 }

@@ -13,10 +13,12 @@
 //!    the framework only;
 //! 6. [`runtime`] implements the framework's plugins with wasm components;
 //!
-//! and around them [`config`], [`outcome`], [`metrics`], [`builder`],
-//! [`generate`] and the pipeline [`simulate`] that the CLI runs.
+//! and around them [`config`], [`outcome`], [`metrics`], [`report`] (the
+//! HTML page), [`compare`] (what-if), [`builder`], [`generate`] and the
+//! pipeline [`simulate`] that the CLI runs.
 
 pub mod builder;
+pub mod compare;
 pub mod config;
 pub mod filters;
 pub mod framework;
@@ -25,8 +27,10 @@ pub mod manifest;
 pub mod metrics;
 pub mod model;
 pub mod outcome;
+pub mod report;
 pub mod runtime;
 pub mod scheduler;
+pub mod table;
 
 use std::path::{Path, PathBuf};
 
@@ -93,6 +97,9 @@ pub struct Simulation {
     pub plugins: Option<PathBuf>,
     /// Plugin bounds, failure policy, caps and args.
     pub config: PluginConfig,
+    /// Capture the cluster before the run for a report, grouping nodes by
+    /// these label keys (empty: [`report::DEFAULT_GROUP_BY`]).
+    pub capture: Option<Vec<String>>,
 }
 
 /// What a run decided, the plugins' log lines, and where the time went.
@@ -104,6 +111,10 @@ pub struct Simulated {
     pub logs: Vec<(String, framework::LogLine)>,
     /// Timings (`wasched simulate --stats`).
     pub stats: Stats,
+    /// The plugins that ran.
+    pub plugins: Vec<report::PluginInfo>,
+    /// The cluster before the run, when [`Simulation::capture`] asked.
+    pub cluster: Option<report::ClusterView>,
 }
 
 /// Where a run's time went.
@@ -161,18 +172,7 @@ impl Stats {
                 ms(times.max),
             ]);
         }
-        let widths: Vec<usize> = (0..6)
-            .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
-            .collect();
-        for row in rows {
-            let cells: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .map(|(cell, w)| format!("{cell:<w$}"))
-                .collect();
-            out.push_str(cells.join("  ").trim_end());
-            out.push('\n');
-        }
+        out.push_str(&crate::table::render(&rows));
         out
     }
 }
@@ -181,16 +181,46 @@ impl Simulation {
     /// Reads the snapshot, loads the plugins into `runtime` and runs the
     /// scheduling cycle: the pipeline behind `wasched simulate`.
     pub fn run(&self, runtime: &Runtime) -> Result<Simulated> {
+        self.run_observed(runtime, &mut |_, _| {})
+    }
+
+    /// [`Simulation::run`], telling `progress` (entities done, entities in
+    /// the queue) after each scheduling cycle.
+    pub fn run_observed(
+        &self,
+        runtime: &Runtime,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Simulated> {
         let start = std::time::Instant::now();
-        let mut snapshot = read_snapshot_with(&self.files, &self.read)?;
+        let snapshot = read_snapshot_with(&self.files, &self.read)?;
         let read = start.elapsed();
+        let cluster = self
+            .capture
+            .as_ref()
+            .map(|group_by| report::ClusterView::capture(&snapshot, group_by));
+        let mut simulated = self.schedule(snapshot, runtime, progress)?;
+        simulated.stats.read = read;
+        simulated.cluster = cluster;
+        Ok(simulated)
+    }
+
+    /// Loads the plugins into `runtime` and schedules a snapshot already
+    /// read (`compare` reads once and schedules twice). [`Simulation::files`],
+    /// [`Simulation::read`] and [`Simulation::capture`] are not used.
+    pub fn schedule(
+        &self,
+        mut snapshot: Snapshot,
+        runtime: &Runtime,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Simulated> {
+        let start = std::time::Instant::now();
         let mut plugins = load_plugins(runtime, self.plugins.as_deref(), &self.config)?;
-        let load = start.elapsed() - read;
-        let (outcome, times) = scheduler::run_timed(&mut snapshot, &mut plugins);
+        let load = start.elapsed();
+        let (outcome, times) = scheduler::run_observed(&mut snapshot, &mut plugins, progress);
         let stats = Stats {
-            read,
+            read: std::time::Duration::ZERO,
             load,
-            schedule: start.elapsed() - read - load,
+            schedule: start.elapsed() - load,
             node_checks: times.node_checks,
             pods: outcome.placements.len() + outcome.unschedulable.len(),
             calls: plugins
@@ -203,8 +233,15 @@ impl Simulation {
             outcome,
             logs: plugins.drain_logs(),
             stats,
+            plugins: plugins.iter().map(report::PluginInfo::of).collect(),
+            cluster: None,
         })
     }
+}
+
+/// Worker threads by default: the machine's cores.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// [`Simulation::run`] with default settings in a new runtime.

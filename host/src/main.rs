@@ -6,6 +6,14 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod progress;
+
+/// mimalloc: the run allocates many small, short-lived objects (manifest
+/// values, per-call answers), where glibc's allocator spent a fifth of the
+/// time (`perf`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Workload-aware Kubernetes scheduling as WebAssembly components.
 #[derive(Parser)]
 #[command(name = "wasched", version, about)]
@@ -49,6 +57,38 @@ enum Command {
         /// extension point the calls, total, mean and max time.
         #[arg(long)]
         stats: bool,
+        /// Also write a self-contained HTML report to FILE: the cluster map
+        /// before and after the run, and every decision.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        #[command(flatten)]
+        view: ViewArgs,
+    },
+    /// What if: schedule one snapshot with two plugin sets or configurations
+    /// and print only what differs. Exits 0 when nothing differs, 1 when
+    /// something does, 2 on error (like `diff`).
+    Compare {
+        /// Manifest files (as for `simulate`); none: the bundled default.
+        files: Vec<PathBuf>,
+        /// Side A: `bundled`, a plugin directory, or a configuration file
+        /// for the bundled plugins.
+        #[arg(long, value_name = "PLUGINS_OR_CONFIG")]
+        a: String,
+        /// Side B, as `--a`.
+        #[arg(long, value_name = "PLUGINS_OR_CONFIG")]
+        b: String,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value_t = CompareFormat::Table)]
+        output: CompareFormat,
+        /// Map an early-dialect topology policy name to a node label key.
+        #[arg(long, value_name = "NAME=KEY", value_parser = parse_alias)]
+        topology_alias: Vec<(String, String)>,
+        /// Also write both cluster maps side by side, differences
+        /// highlighted, as a self-contained HTML file.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        #[command(flatten)]
+        view: ViewArgs,
     },
     /// Print a deterministic synthetic snapshot (YAML) of a cluster in zones,
     /// blocks and racks with background load and pending gang jobs.
@@ -69,6 +109,26 @@ enum Command {
         #[arg(long, short, value_enum, default_value_t = SnapshotFormat::Yaml)]
         output: SnapshotFormat,
     },
+}
+
+/// Options shared by the commands that schedule.
+#[derive(clap::Args)]
+struct ViewArgs {
+    /// Group the HTML report's map by these node label keys, outermost
+    /// first (default: zone, block and rack labels the nodes carry).
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',')]
+    group_by: Vec<String>,
+    /// Worker threads for reading manifests and node checks (default: the
+    /// machine's cores). Decisions never depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+/// Output formats of `compare`.
+enum CompareFormat {
+    Table,
+    Json,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -98,16 +158,21 @@ fn main() -> ExitCode {
         eprintln!("wasched: internal error: {info}");
     }));
     let cli = Cli::parse();
+    // `compare` exits like `diff`: 0 same, 1 different, 2 trouble.
+    let error_status = match cli.command {
+        Command::Compare { .. } => 2,
+        _ => 1,
+    };
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("wasched: {}", format!("{e:#}").replace('\n', " "));
-            ExitCode::FAILURE
+            ExitCode::from(error_status)
         }
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Generate {
             nodes,
@@ -127,7 +192,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 SnapshotFormat::Json => wasched::generate::generate_json(&options)?,
             };
             print!("{text}");
-            Ok(())
+            Ok(ExitCode::SUCCESS)
         }
         Command::Simulate {
             files,
@@ -138,9 +203,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             topology_alias,
             verbose,
             stats,
+            html,
+            view,
         } => {
+            use_threads(view.threads)?;
+            let title = snapshot_title(&files);
+            let label = match (&plugins, &config) {
+                (Some(dir), _) => dir.display().to_string(),
+                (None, Some(config)) => format!("bundled, {}", config.display()),
+                (None, None) => "bundled".to_string(),
+            };
             let simulation = wasched::Simulation {
-                files,
                 read: wasched::ReadOptions {
                     topology_aliases: topology_alias.into_iter().collect(),
                 },
@@ -149,8 +222,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     Some(path) => wasched::PluginConfig::from_file(&path)?,
                     None => wasched::PluginConfig::default(),
                 },
+                capture: html.is_some().then(|| view.group_by.clone()),
+                files,
             };
-            let simulated = simulation.run(&wasched::Runtime::new()?)?;
+            let mut bar = progress::Bar::on_terminal("scheduling");
+            let simulated =
+                simulation.run_observed(&wasched::Runtime::new()?, &mut |done, total| {
+                    bar.update(done, total)
+                })?;
+            bar.finish();
             let outcome = &simulated.outcome;
             if verbose {
                 for (plugin, line) in &simulated.logs {
@@ -166,11 +246,92 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 std::fs::write(&path, wasched::metrics::encode_text(outcome))
                     .with_context(|| format!("{}: cannot write metrics", path.display()))?;
             }
+            if let (Some(path), Some(cluster)) = (html, &simulated.cluster) {
+                let run = wasched::report::RunView::of(
+                    cluster,
+                    outcome,
+                    &label,
+                    simulated.plugins.clone(),
+                );
+                let report = wasched::report::Report::new(&title, cluster, vec![&run], None);
+                write_html(&path, &report)?;
+            }
             print!("{text}");
             if stats {
                 eprint!("{}", simulated.stats.to_table());
             }
-            Ok(())
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare {
+            files,
+            a,
+            b,
+            output,
+            topology_alias,
+            html,
+            view,
+        } => {
+            use_threads(view.threads)?;
+            let read = wasched::ReadOptions {
+                topology_aliases: topology_alias.into_iter().collect(),
+            };
+            let sides = [
+                wasched::compare::PluginChoice::parse(&a).context("--a")?,
+                wasched::compare::PluginChoice::parse(&b).context("--b")?,
+            ];
+            let title = snapshot_title(&files);
+            let mut bar = progress::Bar::on_terminal("comparing");
+            let compared = wasched::compare::run(
+                &wasched::Runtime::new()?,
+                &files,
+                &read,
+                &sides,
+                &view.group_by,
+                &mut |done, total| bar.update(done, total),
+            )?;
+            bar.finish();
+            let comparison = &compared.comparison;
+            match output {
+                CompareFormat::Table => print!("{}", comparison.to_table()),
+                CompareFormat::Json => println!("{}", comparison.to_json()),
+            }
+            if let Some(path) = html {
+                let report = wasched::report::Report::new(
+                    &title,
+                    &compared.cluster,
+                    compared.runs.iter().collect(),
+                    Some(&comparison.differences),
+                );
+                write_html(&path, &report)?;
+            }
+            Ok(if comparison.differs() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
     }
+}
+
+/// How the report names the snapshot: its files, or the bundled default.
+fn snapshot_title(files: &[PathBuf]) -> String {
+    if files.is_empty() {
+        return wasched::DEFAULT_SNAPSHOT_NAME.to_string();
+    }
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    names.join(", ")
+}
+
+fn write_html(path: &std::path::Path, report: &wasched::report::Report) -> anyhow::Result<()> {
+    std::fs::write(path, wasched::report::html::render(report))
+        .with_context(|| format!("{}: cannot write the HTML report", path.display()))
+}
+
+/// Sizes the worker pool (reading manifests, node checks).
+fn use_threads(threads: Option<u16>) -> anyhow::Result<()> {
+    let threads = threads.map_or_else(wasched::default_threads, usize::from);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .context("cannot start the worker threads")
 }

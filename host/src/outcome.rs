@@ -252,17 +252,7 @@ impl Outcome {
                 format!("by {}", e.by),
             ]);
         }
-        let widths: Vec<usize> = (0..3)
-            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-            .collect();
-        let mut out = String::new();
-        for row in &rows {
-            for (c, width) in widths.iter().enumerate() {
-                out.push_str(&format!("{:<width$}  ", row[c]));
-            }
-            out.push_str(&row[3]);
-            out.push('\n');
-        }
+        let mut out = crate::table::render(&rows);
         for n in &self.notes {
             out.push_str(&format!("note: {n}\n"));
         }

@@ -281,3 +281,128 @@ fn stats_report_where_the_time_went_on_stderr() {
         );
     }
 }
+
+/// A configuration that turns on the GPU bin-packing node plugin.
+fn binpack_config() -> String {
+    write(
+        "binpack.yaml",
+        "plugins:\n  - name: GpuBinPacking\n    enabled: true\n",
+    )
+}
+
+#[test]
+fn compare_of_identical_sets_finds_nothing_and_exits_0() {
+    let (code, stdout, stderr) = wasched(&["compare", "--a", "bundled", "--b", "bundled"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("no differences\n"), "{stdout}");
+    assert!(stdout.contains("A (bundled): 12 bound, 13 pending, 1 evicted, 43 GPUs used"));
+}
+
+#[test]
+fn compare_lists_the_pods_gpu_bin_packing_moves_and_exits_1() {
+    let config = binpack_config();
+    let (code, stdout, stderr) = wasched(&["compare", "--a", "bundled", "--b", &config]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.starts_with("KIND"), "{stdout}");
+    // LeastAllocated alone spreads bert-finetune's workers onto the emptier
+    // node; MostAllocated over GPUs packs them onto partly used ones.
+    assert!(
+        stdout.contains(
+            "Pod   ml-training/bert-finetune-worker-0  bound on gpu-a2-1  bound on gpu-b1-0"
+        ),
+        "{stdout}"
+    );
+    let (code, json, _) = wasched(&["compare", "--a", "bundled", "--b", &config, "-o", "json"]);
+    assert_eq!(code, 1);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let pods = value["pods"].as_array().unwrap();
+    assert_eq!(pods.len(), 2, "{json}");
+    assert_eq!(pods[0]["a"]["state"], "bound");
+    assert_eq!(pods[0]["b"]["node"], "gpu-b1-0");
+    assert_eq!(value["b"]["label"], config.as_str());
+    assert_eq!(value["a"]["gpus"], value["b"]["gpus"]);
+}
+
+#[test]
+fn compare_names_a_side_that_fails_to_load_in_one_line_and_exits_2() {
+    let empty = common::tempdir("cli-empty-plugins");
+    let dir = empty.display().to_string();
+    let (code, stdout, stderr) = wasched(&["compare", "--a", "bundled", "--b", &dir]);
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("side B ({dir})")) && stderr.contains("no *.wasm plugin components"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = wasched(&["compare", "--a", "/no/such/thing", "--b", "bundled"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--a: /no/such/thing: expected `bundled`"), "{stderr}");
+}
+
+#[test]
+fn gpu_bin_packing_is_off_by_default_and_its_args_are_checked() {
+    let (_, default, _) = wasched(&["simulate"]);
+    let (_, explicit_off, _) = wasched(&[
+        "simulate",
+        "--config",
+        &write("off.yaml", "plugins:\n  - name: GpuBinPacking\n    enabled: false\n"),
+    ]);
+    assert_eq!(default, explicit_off);
+    let (_, on, stderr) = wasched(&["simulate", "--config", &binpack_config(), "--stats"]);
+    assert_ne!(default, on);
+    assert!(stderr.contains("GpuBinPacking       score"), "{stderr}");
+    assert_one_line_error(
+        &[
+            "simulate",
+            "--config",
+            &write(
+                "bad.yaml",
+                "plugins:\n  - name: GpuBinPacking\n    enabled: true\n    args: {resources: []}\n",
+            ),
+        ],
+        &["GpuBinPacking: resources is empty"],
+    );
+}
+
+#[test]
+fn threads_never_change_a_decision() {
+    let snapshot = write(
+        "big.yaml",
+        &wasched::generate::generate_yaml(&wasched::generate::Options {
+            nodes: 1_200,
+            pending_pods: 600,
+            seed: 7,
+            shape: wasched::generate::Shape::Gpu,
+        })
+        .unwrap(),
+    );
+    let (code, one, stderr) = wasched(&["simulate", &snapshot, "-o", "json", "--threads", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, two, _) = wasched(&["simulate", &snapshot, "-o", "json", "--threads", "2"]);
+    let (_, four, _) = wasched(&["simulate", &snapshot, "-o", "json", "--threads", "4"]);
+    assert!(one == two && two == four, "output depends on --threads");
+}
+
+#[test]
+fn html_report_is_self_contained_and_progress_never_reaches_a_pipe() {
+    let dir = common::tempdir("cli-html");
+    let html = dir.join("report.html");
+    let (code, stdout, stderr) = wasched(&[
+        "simulate",
+        "--html",
+        html.to_str().unwrap(),
+        "--group-by",
+        "topology.kubernetes.io/zone,topology.wasched.io/rack",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("KIND"));
+    assert!(stderr.is_empty(), "no progress bar on a pipe: {stderr:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
+    assert!(!page.contains("__WASCHED_DATA__"));
+    assert!(page.contains(r#""groupBy":["topology.kubernetes.io/zone","topology.wasched.io/rack"]"#));
+    for remote in ["src=\"http", "href=\"http", "@import", "url(http"] {
+        assert!(!page.contains(remote), "{remote}");
+    }
+}

@@ -232,7 +232,7 @@ fn refuses_bad_args_and_duplicate_names() {
     let typo =
         PluginConfig::parse("plugins: [{name: GangSchedulng, failurePolicy: Ignore}]").unwrap();
     let err = runtime.bundled(&typo).unwrap_err().to_string();
-    assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: GangScheduling, TopologyPlacement, WorkloadPreemption)"), "{err}");
+    assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: GangScheduling, GpuBinPacking, TopologyPlacement, WorkloadPreemption)"), "{err}");
 }
 
 /// The released 0.1.0 contract is frozen: components were built against

@@ -65,6 +65,11 @@ pub trait Plugin {
     fn source(&self) -> &str {
         self.name()
     }
+    /// The contract version it was built against (`0.2.0`); `None` for
+    /// plugins that are not components.
+    fn contract_version(&self) -> Option<&str> {
+        None
+    }
     /// The extension points it implements, in cycle order.
     fn points(&self) -> &[ExtensionPoint];
     /// What a failure of this plugin does to the pod or group.

@@ -140,6 +140,20 @@ pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
         }
         return Ok(());
     }
+    let values = match parse_documents_in_parallel(text, PARALLEL_FROM) {
+        Some(values) => values,
+        None => parse_documents(text, file)?,
+    };
+    for value in values {
+        add_value(into, file, value)?;
+    }
+    Ok(())
+}
+
+/// The non-empty YAML documents of `text`, in order, read one after the
+/// other; an error names the document.
+fn parse_documents(text: &str, file: &str) -> Result<Vec<Value>> {
+    let mut values = Vec::new();
     for (index, document) in serde_norway::Deserializer::from_str(text).enumerate() {
         let value = Value::deserialize(document).map_err(|e| {
             anyhow!(
@@ -150,9 +164,144 @@ pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
         if value.is_null() {
             continue; // an empty document (`---` at the end, comments only)
         }
-        add_value(into, file, value)?;
+        values.push(value);
     }
-    Ok(())
+    Ok(values)
+}
+
+/// Texts shorter than this are read in one pass (cutting does not pay).
+const PARALLEL_FROM: usize = 256 << 10;
+
+/// [`parse_documents`] on the worker threads: `text` is cut at its
+/// document markers (`---` at the start of a line, which YAML never allows
+/// inside a document), and the `items` of a `List` written the way
+/// `kubectl` writes it (`items:` at the start of a line, each item starting
+/// with `- `) are cut into single items; the pieces are parsed in parallel
+/// and a List's items come out in its place, each as its own object (which
+/// is how [`add_value`] reads a List). `None` when a piece does not parse on
+/// its own or a List looks unusual (the caller then reads the text in one
+/// pass, which gives the exact error); small texts are not cut. Also with
+/// one thread, cutting pays: many small values are lighter than one tree.
+fn parse_documents_in_parallel(text: &str, min_len: usize) -> Option<Vec<Value>> {
+    use rayon::prelude::*;
+    if text.len() < min_len {
+        return None;
+    }
+    let mut pieces = Vec::new();
+    for document in split_documents(text) {
+        match split_list_items(document) {
+            Some((wrapper, items)) => {
+                pieces.push(Piece::ListWrapper(wrapper));
+                pieces.extend(items.into_iter().map(Piece::Items));
+            }
+            None => pieces.push(Piece::Document(document)),
+        }
+    }
+    let parsed: Vec<Vec<Value>> = pieces
+        .par_iter()
+        .map(|piece| match piece {
+            Piece::Document(text) if is_blank(text) => Some(Vec::new()),
+            Piece::Document(text) => {
+                let value: Value = serde_norway::from_str(text).ok()?;
+                Some(if value.is_null() { Vec::new() } else { vec![value] })
+            }
+            Piece::ListWrapper(text) => {
+                let wrapper: Value = serde_norway::from_str(text).ok()?;
+                let kind = wrapper.get("kind")?.as_str()?;
+                (kind.ends_with("List") && wrapper.get("apiVersion").is_some())
+                    .then(Vec::new)
+            }
+            Piece::Items(text) => match serde_norway::from_str(text).ok()? {
+                Value::Array(items) => Some(items),
+                _ => None,
+            },
+        })
+        .collect::<Option<_>>()?;
+    Some(parsed.into_iter().flatten().collect())
+}
+
+/// A piece of a YAML text that parses on its own.
+enum Piece<'a> {
+    /// A whole document.
+    Document(&'a str),
+    /// A List document without its items (checked to be a List).
+    ListWrapper(String),
+    /// Consecutive items of a List, as a YAML sequence.
+    Items(&'a str),
+}
+
+/// Whether a piece holds only comments and markers.
+fn is_blank(text: &str) -> bool {
+    text.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---"
+    })
+}
+
+/// Items per parallel piece of a List.
+const ITEMS_PER_PIECE: usize = 64;
+
+/// A document that is a List as `kubectl` writes it, cut into the document
+/// without its items and its items in runs of [`ITEMS_PER_PIECE`]: the
+/// lines after `items:` (at the start of a line) up to the next line that
+/// is neither an item (`- `), nor indented, nor a comment, nor blank.
+/// `None` for any other
+/// document.
+fn split_list_items(document: &str) -> Option<(String, Vec<&str>)> {
+    let mut at = 0;
+    let mut items_line = None;
+    for line in document.split_inclusive('\n') {
+        if line.trim_end() == "items:" {
+            items_line = Some(at);
+            at += line.len();
+            break;
+        }
+        at += line.len();
+    }
+    let (line_start, start) = (items_line?, at);
+    let mut end = start;
+    let mut item_starts = Vec::new();
+    for line in document[start..].split_inclusive('\n') {
+        if line.starts_with("- ") {
+            item_starts.push(end);
+        } else if !(line.starts_with([' ', '#']) || line.trim().is_empty()) {
+            break;
+        }
+        end += line.len();
+    }
+    if item_starts.first() != Some(&start) {
+        return None;
+    }
+    let runs: Vec<&str> = item_starts
+        .chunks(ITEMS_PER_PIECE)
+        .enumerate()
+        .map(|(i, run)| {
+            let next = item_starts.get((i + 1) * ITEMS_PER_PIECE).copied().unwrap_or(end);
+            &document[run[0]..next]
+        })
+        .collect();
+    let wrapper = format!("{}{}", &document[..line_start], &document[end..]);
+    Some((wrapper, runs))
+}
+
+/// `text` cut before every line that starts a document (`---` alone or
+/// followed by a space or tab). The first piece may hold only comments.
+fn split_documents(text: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let marker = line
+            .strip_prefix("---")
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']));
+        if marker && at > start {
+            pieces.push(&text[start..at]);
+            start = at;
+        }
+        at += line.len();
+    }
+    pieces.push(&text[start..]);
+    pieces
 }
 
 fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
@@ -355,6 +504,32 @@ mod tests {
         let mut m = Manifests::default();
         load_str(&mut m, "snap.yaml", text)?;
         Ok(m)
+    }
+
+    #[test]
+    fn documents_read_in_parallel_equal_one_pass() {
+        let text = "# header comment\n---\napiVersion: v1\nkind: Node\nmetadata: {name: a}\n\
+                    --- # trailing comment\nkind: Pod\nspec:\n  x: |\n    ---not a marker\n\
+                    ---\n---\n- 1\n- 2\n---\n";
+        let pieces = split_documents(text);
+        assert_eq!(pieces.len(), 6, "{pieces:?}");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let parallel = pool.install(|| parse_documents_in_parallel(text, 0)).unwrap();
+        assert_eq!(parallel, parse_documents(text, "f").unwrap());
+        assert_eq!(parallel.len(), 3);
+        // A kubectl List: its items come out one by one, as add_value reads them.
+        let list = "apiVersion: v1\nitems:\n- kind: Node\n  metadata:\n    name: a\n\
+                    - kind: Pod\n  spec:\n    x: |\n      - not an item\n\
+                    # between\n- [1, 2]\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
+        let (wrapper, items) = split_list_items(list).unwrap();
+        assert_eq!(wrapper, "apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\n");
+        assert_eq!(items.len(), 1);
+        let one_pass = parse_documents(list, "f").unwrap();
+        let Value::Array(expected) = one_pass[0]["items"].clone() else { panic!() };
+        assert_eq!(pool.install(|| parse_documents_in_parallel(list, 0)).unwrap(), expected);
+        // A piece that does not parse alone: the one-pass reader decides.
+        let broken = "a: 1\n---\nb: [\n";
+        assert!(pool.install(|| parse_documents_in_parallel(broken, 0)).is_none());
     }
 
     #[test]

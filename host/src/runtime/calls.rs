@@ -46,6 +46,10 @@ impl Plugin for WasmPlugin {
         self.source_str()
     }
 
+    fn contract_version(&self) -> Option<&str> {
+        Some(self.version())
+    }
+
     fn points(&self) -> &[ExtensionPoint] {
         self.point_list()
     }

@@ -24,6 +24,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::framework::Plugin as _;
 use anyhow::{Context, Result, anyhow, bail};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine};
@@ -121,21 +122,25 @@ impl Runtime {
         WasmPlugin::load(&self.engine, &self.linker, source, &component, config)
     }
 
-    /// The plugins embedded in this binary.
+    /// The plugins embedded in this binary that are enabled: all but those
+    /// in [`OFF_BY_DEFAULT`], unless the configuration says otherwise.
     pub fn bundled(&self, config: &PluginConfig) -> Result<PluginSet> {
         let mut set = PluginSet::new();
+        let mut known = Vec::new();
         for (name, bytes) in bundled_plugins() {
-            set.add(Box::new(self.load(
-                &format!("bundled:{name}"),
-                bytes,
-                config,
-            )?))?;
+            let plugin = self.load(&format!("bundled:{name}"), bytes, config)?;
+            let on_by_default = !OFF_BY_DEFAULT.contains(&plugin.name());
+            known.push(plugin.name().to_string());
+            if config.enabled(plugin.name(), on_by_default) {
+                set.add(Box::new(plugin))?;
+            }
         }
-        check_config(&set, config)?;
+        check_config(&known, config)?;
         Ok(set)
     }
 
-    /// Every `*.wasm` file in `dir`, in file-name order.
+    /// Every `*.wasm` file in `dir`, in file-name order, but those the
+    /// configuration disables.
     pub fn from_dir(&self, dir: &Path, config: &PluginConfig) -> Result<PluginSet> {
         let entries = std::fs::read_dir(dir)
             .with_context(|| format!("{}: cannot read plugin directory", dir.display()))?;
@@ -151,26 +156,32 @@ impl Runtime {
             );
         }
         let mut set = PluginSet::new();
+        let mut known = Vec::new();
         for file in files {
             let bytes =
                 std::fs::read(&file).with_context(|| format!("{}: cannot read", file.display()))?;
-            set.add(Box::new(self.load(
-                &file.display().to_string(),
-                &bytes,
-                config,
-            )?))?;
+            let plugin = self.load(&file.display().to_string(), &bytes, config)?;
+            known.push(plugin.name().to_string());
+            if config.enabled(plugin.name(), true) {
+                set.add(Box::new(plugin))?;
+            }
         }
-        check_config(&set, config)?;
+        check_config(&known, config)?;
         Ok(set)
     }
 }
 
 /// Every plugin the configuration names must be loaded: a typo must not
 /// silently leave a plugin under default settings.
-fn check_config(set: &PluginSet, config: &PluginConfig) -> Result<()> {
-    let loaded = set.names();
+/// Bundled plugins that run only when the configuration enables them
+/// (`enabled: true`): node plugins that change where pods go.
+pub const OFF_BY_DEFAULT: &[&str] = &["GpuBinPacking"];
+
+/// Every plugin the configuration names must be one of those `loaded`
+/// (enabled or not).
+fn check_config(loaded: &[String], config: &PluginConfig) -> Result<()> {
     for name in config.configured_names() {
-        if !loaded.contains(&name) {
+        if !loaded.iter().any(|l| l == name) {
             bail!(
                 "the configuration names plugin {name}, but no loaded plugin has that name (loaded: {})",
                 loaded.join(", ")

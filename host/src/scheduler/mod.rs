@@ -105,6 +105,16 @@ pub struct RunTimes {
 
 /// [`run`], also timing each entity's cycle and the node checks.
 pub fn run_timed(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> (Outcome, RunTimes) {
+    run_observed(snapshot, plugins, &mut |_, _| {})
+}
+
+/// [`run_timed`], telling `progress` (entities done, entities queued) after
+/// each entity's cycle.
+pub fn run_observed(
+    snapshot: &mut Snapshot,
+    plugins: &mut PluginSet,
+    progress: &mut dyn FnMut(usize, usize),
+) -> (Outcome, RunTimes) {
     plugins.start_run();
     let mut outcome = Outcome {
         warnings: snapshot.warnings.clone(),
@@ -118,7 +128,8 @@ pub fn run_timed(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> (Outcome, 
         disrupted: BTreeMap::new(),
     };
     let mut times = Vec::with_capacity(entities.len());
-    for entity in entities {
+    let total = entities.len();
+    for (done, entity) in entities.into_iter().enumerate() {
         let start = std::time::Instant::now();
         match entity {
             Entity::Group(group) => run.schedule_group(group),
@@ -130,6 +141,7 @@ pub fn run_timed(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> (Outcome, 
             entity,
             elapsed: start.elapsed(),
         });
+        progress(done + 1, total);
     }
     run.record_disruptions();
     outcome = run.outcome;

@@ -107,6 +107,7 @@
 extern crate alloc;
 
 mod cluster;
+pub mod scoring;
 mod status;
 pub mod types;
 

@@ -59,6 +59,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Deserialize;
+use wasched_sdk::scoring::{MAX_SCORE, ResourceUse, most_allocated};
 use wasched_sdk::{
     Assignment, Cluster, Code, Composite, CompositeId, Level, NodeId, Placement, Placements,
     Plugin, PodGroup, PodGroupId, PodId, ResourceId, Status, Symbol, Unit,
@@ -70,9 +71,6 @@ pub const NAME: &str = "TopologyPlacement";
 /// Default of `searchBudget`: placements the host may try for one composite
 /// tree in total.
 pub const DEFAULT_SEARCH_BUDGET: u32 = 10_000;
-
-/// The highest placement score.
-pub const MAX_SCORE: u64 = 100;
 
 /// Composite trees are at most 4 levels deep; deeper (or cyclic) input is
 /// not walked further than this.
@@ -316,18 +314,15 @@ pub fn resources_to_score(requests: &[Vec<u64>]) -> Vec<ResourceId> {
 /// requested capped at allocatable), averaged (integer, equal weights) over
 /// the resources with `allocatable > 0`; 0 when there is none.
 pub fn most_allocated_score(totals: &[ResourceTotal]) -> u64 {
-    let max = u128::from(MAX_SCORE);
-    let (sum, counted) = totals.iter().filter(|total| total.allocatable > 0).fold(
-        (0u128, 0u128),
-        |(sum, counted), total| {
-            let used = total.requested.min(total.allocatable);
-            (sum + used * max / total.allocatable, counted + 1)
-        },
-    );
-    if counted == 0 {
-        return 0;
-    }
-    u64::try_from(sum / counted).map_or(MAX_SCORE, |score| score.min(MAX_SCORE))
+    let resources: Vec<ResourceUse> = totals
+        .iter()
+        .map(|total| ResourceUse {
+            requested: total.requested,
+            allocatable: total.allocatable,
+            weight: 1,
+        })
+        .collect();
+    most_allocated(&resources)
 }
 
 /// `PodGroupPodsCount`, normalised to `0 ..= 100`: `assigned * 100 /

@@ -1,0 +1,48 @@
+//! Aligned plain-text tables, as `kubectl get` prints them.
+
+/// Renders `rows` (the first is the header) with every column but the last
+/// padded to its widest cell and two spaces between columns; trailing
+/// spaces are trimmed.
+pub fn render<R: AsRef<[String]>>(rows: &[R]) -> String {
+    let columns = rows.iter().map(|r| r.as_ref().len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.as_ref().get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let row = row.as_ref();
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c + 1 < row.len() {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[c]));
+            } else {
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pads_all_but_the_last_column() {
+        let rows = vec![
+            vec!["KIND".to_string(), "NAME".into(), "DETAIL".into()],
+            vec!["Pod".into(), "default/a-long-name".into(), "bound".into()],
+            vec!["PodGroup".into(), "x".into(), String::new()],
+        ];
+        assert_eq!(
+            super::render(&rows),
+            "KIND      NAME                 DETAIL\nPod       default/a-long-name  bound\nPodGroup  x\n"
+        );
+    }
+}

@@ -1,0 +1,289 @@
+//! The HTML report in a real browser: headless Chromium loads a report the
+//! CLI wrote, a test script (added to a copy of the page, never to the
+//! product) clicks decisions like a user, and the test checks what the
+//! page highlighted against the run's own JSON output.
+//!
+//! Needs Chromium (`/usr/bin/chromium`, or `WASCHED_CHROMIUM`); `.ci/run`
+//! installs it and sets `WASCHED_REQUIRE_BROWSER=1`, which turns a missing
+//! browser into a failure. Elsewhere the test says it skipped.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn chromium() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("WASCHED_CHROMIUM").map(PathBuf::from),
+        Some(PathBuf::from("/usr/bin/chromium")),
+        Some(PathBuf::from("/usr/bin/chromium-browser")),
+    ];
+    let found = candidates.into_iter().flatten().find(|p| p.exists());
+    if found.is_none() && std::env::var_os("WASCHED_REQUIRE_BROWSER").is_some() {
+        panic!("WASCHED_REQUIRE_BROWSER is set but Chromium is not installed (apt-get install chromium)");
+    }
+    if found.is_none() {
+        eprintln!("browser test skipped: Chromium not found (set WASCHED_CHROMIUM or install chromium)");
+    }
+    found
+}
+
+fn wasched(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_wasched"))
+        .args(args)
+        .env("WASCHED_CACHE_DIR", common::cache_dir())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() || args[0] == "compare",
+        "wasched {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs headless Chromium on `page`: returns the DOM after the page's
+/// scripts ran and the console lines it logged.
+fn run_chromium(browser: &Path, page: &Path, extra: &[&str]) -> (String, Vec<String>) {
+    let profile = common::tempdir("chromium-profile");
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1600,1000",
+            "--virtual-time-budget=15000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("running chromium");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let console = stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), console)
+}
+
+/// The test script: once the page is ready, selects each decision in
+/// `targets` by clicking its row and records the pods and domain cells
+/// the page highlighted, plus every node cell; then writes the record as
+/// JSON into `<pre id="harness">`.
+const HARNESS: &str = r#"<script>
+(function () {
+  function record() {
+    var out = { nodes: {}, selections: [] };
+    document.querySelectorAll('section.map').forEach(function (map) {
+      out.nodes[map.dataset.run] = Array.from(map.querySelectorAll('.node')).map(function (e) { return e.dataset.node; });
+    });
+    TARGETS.forEach(function (t) {
+      var row = Array.from(document.querySelectorAll('.decision')).find(function (e) {
+        return e.dataset.kind === t[0] && e.dataset.name === t[1];
+      });
+      if (!row) { out.selections.push({ kind: t[0], name: t[1], missing: true }); return; }
+      row.click();
+      var map = document.querySelector('section.map[data-run="0"]');
+      out.selections.push({
+        kind: t[0], name: t[1],
+        pods: Array.from(map.querySelectorAll('.pod.selected')).map(function (e) { return e.dataset.pod; }),
+        domain: Array.from(map.querySelectorAll('.node.in-domain')).map(function (e) { return e.dataset.node; }),
+        selectedElsewhere: document.querySelectorAll('.selected:not(.pod)').length
+      });
+      row.click();
+    });
+    var pre = document.createElement('pre');
+    pre.id = 'harness';
+    pre.textContent = JSON.stringify(out);
+    document.body.appendChild(pre);
+  }
+  function wait() { document.body.dataset.ready === 'true' ? record() : setTimeout(wait, 50); }
+  wait();
+})();
+</script></body>"#;
+
+/// Adds the harness, with `targets` as `[kind, name]` pairs, to a copy of
+/// the report and returns the copy's path.
+fn with_harness(report: &Path, targets: &[(String, String)]) -> PathBuf {
+    let page = std::fs::read_to_string(report).unwrap();
+    let targets: Vec<[&str; 2]> = targets.iter().map(|(k, n)| [k.as_str(), n.as_str()]).collect();
+    let script = HARNESS.replace("TARGETS", &serde_json::to_string(&targets).unwrap());
+    let at = page.rfind("</body>").expect("the report has a body");
+    let copy = report.with_extension("harness.html");
+    std::fs::write(&copy, format!("{}{}{}", &page[..at], script, &page[at + 7..])).unwrap();
+    copy
+}
+
+fn harness_record(dom: &str) -> Value {
+    let start = dom.find("<pre id=\"harness\">").expect("the harness ran") + 18;
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let text = dom[start..end]
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn strings(value: &Value) -> BTreeSet<String> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_report_renders_every_node_and_highlights_exactly_a_groups_pods() {
+    let Some(browser) = chromium() else { return };
+    let dir = common::tempdir("browser");
+    let report = dir.join("report.html");
+    let json = wasched(&["simulate", "-o", "json", "--html", report.to_str().unwrap()]);
+    let outcome: Value = serde_json::from_str(&json).unwrap();
+
+    // What the page must show, from the snapshot and the run's JSON: every
+    // node; for each group, its members that are on a node after the run
+    // (running before, bound by it) or were evicted from one.
+    let snapshot = wasched::read_snapshot(&[]).unwrap();
+    let bound: BTreeSet<String> = strings(
+        &outcome["placements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["pod"].clone())
+            .collect(),
+    );
+    let on_map = |pod: &wasched::model::PodInfo| {
+        !pod.terminating && (!pod.pending || bound.contains(&pod.key))
+    };
+    let mut targets = Vec::new();
+    let mut expected = Vec::new();
+    for decision in outcome["podGroups"].as_array().unwrap() {
+        let name = decision["podGroup"].as_str().unwrap();
+        let group = snapshot.groups.iter().find(|g| g.key == name).unwrap();
+        let pods: BTreeSet<String> = group
+            .members
+            .iter()
+            .map(|&p| &snapshot.pods[p as usize])
+            .filter(|p| on_map(p))
+            .map(|p| p.key.clone())
+            .collect();
+        let domain: BTreeSet<String> = match decision["domains"].as_array().and_then(|d| d.last()) {
+            Some(d) => snapshot
+                .nodes
+                .iter()
+                .filter(|n| n.labels.get(d["key"].as_str().unwrap()).map(String::as_str) == d["value"].as_str())
+                .map(|n| n.name.clone())
+                .collect(),
+            None => BTreeSet::new(),
+        };
+        targets.push(("PodGroup".to_string(), name.to_string()));
+        expected.push((pods, domain));
+    }
+    assert!(
+        expected.iter().any(|(_, domain)| !domain.is_empty()),
+        "the default snapshot has topology placements"
+    );
+    assert!(
+        expected.iter().filter(|(pods, _)| pods.len() >= 2).count() >= 3,
+        "several groups have pods on the map"
+    );
+
+    let page = with_harness(&report, &targets);
+    let (dom, console) = run_chromium(&browser, &page, &["--dump-dom"]);
+    assert!(console.is_empty(), "console output: {console:#?}");
+    let record = harness_record(&dom);
+    let nodes: Vec<String> = record["nodes"]["0"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let all: Vec<String> = snapshot.nodes.iter().map(|n| n.name.clone()).collect();
+    let mut sorted = nodes.clone();
+    sorted.sort();
+    assert_eq!(sorted, all, "every node once on the map");
+    for ((kind, name), (pods, domain)) in targets.iter().zip(&expected) {
+        let selection = record["selections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name.as_str() && s["kind"] == kind.as_str())
+            .unwrap();
+        assert!(selection.get("missing").is_none(), "{name}: no decision row");
+        assert_eq!(&strings(&selection["pods"]), pods, "{name}: highlighted pods");
+        assert_eq!(&strings(&selection["domain"]), domain, "{name}: highlighted domain");
+        assert_eq!(selection["selectedElsewhere"], 0, "{name}");
+    }
+
+    // A screenshot of a selection, for the test's log.
+    let shot = dir.join("report.png");
+    let selected = format!(
+        "{}#select=PodGroup/{}",
+        report.display(),
+        targets.iter().find(|(_, n)| n.contains("llm-nvl")).map_or(&targets[0].1, |t| &t.1)
+    );
+    run_chromium(
+        &browser,
+        Path::new(&selected),
+        &[&format!("--screenshot={}", shot.display())],
+    );
+    assert!(std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000), "screenshot written");
+    eprintln!("report screenshot: {}", shot.display());
+}
+
+#[test]
+fn the_comparison_report_shows_both_maps_and_marks_the_differences() {
+    let Some(browser) = chromium() else { return };
+    let dir = common::tempdir("browser-compare");
+    let config = dir.join("binpack.yaml");
+    std::fs::write(&config, "plugins:\n  - name: GpuBinPacking\n    enabled: true\n").unwrap();
+    let report = dir.join("compare.html");
+    let json = wasched(&[
+        "compare",
+        "--a",
+        "bundled",
+        "--b",
+        config.to_str().unwrap(),
+        "-o",
+        "json",
+        "--html",
+        report.to_str().unwrap(),
+    ]);
+    let comparison: Value = serde_json::from_str(&json).unwrap();
+    let differing: BTreeSet<String> = comparison["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["pod"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!differing.is_empty());
+    let page = with_harness(&report, &[]);
+    let probe = page.with_extension("probe.html");
+    let text = std::fs::read_to_string(&page).unwrap().replace(
+        "pre.textContent = JSON.stringify(out);",
+        "out.differs = Array.from(document.querySelectorAll('section.map[data-run=\"1\"] .pod.differs')).map(function (e) { return e.dataset.pod; }); pre.textContent = JSON.stringify(out);",
+    );
+    std::fs::write(&probe, text).unwrap();
+    let (dom, console) = run_chromium(&browser, &probe, &["--dump-dom"]);
+    assert!(console.is_empty(), "console output: {console:#?}");
+    let record = harness_record(&dom);
+    let snapshot_nodes = wasched::read_snapshot(&[]).unwrap().nodes.len();
+    for run in ["0", "1"] {
+        assert_eq!(record["nodes"][run].as_array().unwrap().len(), snapshot_nodes, "map {run}");
+    }
+    assert_eq!(strings(&record["differs"]), differing);
+}

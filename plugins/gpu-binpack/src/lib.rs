@@ -1,0 +1,274 @@
+//! `GpuBinPacking`: GPU bin-packing for single pods, kube-scheduler's
+//! `NodeResourcesFit` with the `MostAllocated` scoring strategy over chosen
+//! resources — what GPU clusters configure instead of the default
+//! `LeastAllocated`, so that GPU pods fill partly used nodes and whole nodes
+//! stay free for large jobs.
+//!
+//! A node plugin (world `node-plugin`): it is **off by default** and enabled
+//! in the configuration (`plugins: [{name: GpuBinPacking, enabled: true}]`).
+//!
+//! Extension points:
+//!
+//! - **Score**: per node, [`node_score`]: for each configured resource, the
+//!   share of its allocatable amount that would be requested once the pod
+//!   is placed, weighted by the resource's weight (upstream
+//!   `mostResourceScorer`). A resource the node does not have is left out;
+//!   an extended resource (anything but `cpu` and `memory`) the pod does
+//!   not request is left out too (upstream: "bypass scoring on this
+//!   resource"), so pods without GPUs are not steered by GPU usage. The host
+//!   adds this score to its own `LeastAllocated` score of cpu and memory.
+//! - **Filter** (only with `reserveForRequesters: true`): a pod that
+//!   requests none of the configured extended resources is kept off nodes
+//!   that have any of them, so GPU nodes stay for GPU pods.
+//!
+//! Args (all optional):
+//!
+//! | field | default | meaning |
+//! |---|---|---|
+//! | `resources` | `[{name: nvidia.com/gpu, weight: 1}]` | resources to pack and their weights (≥ 1), as upstream's `scoringStrategy.resources` |
+//! | `reserveForRequesters` | `false` | filter pods that request none of the configured extended resources off nodes that have them |
+//!
+//! Requests are taken as declared: upstream's non-zero defaults for pods
+//! without cpu or memory requests (100m, 200Mi) are not applied.
+#![cfg_attr(target_arch = "wasm32", no_std)]
+
+extern crate alloc;
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use serde::Deserialize;
+use wasched_sdk::scoring::{ResourceUse, most_allocated};
+use wasched_sdk::{Cluster, Code, NodeId, NodeRejection, Plugin, PodId, ResourceId, Status};
+
+/// The name this plugin registers under.
+pub const NAME: &str = "GpuBinPacking";
+
+/// The resources that are never "extended": always scored when configured.
+const BASE_RESOURCES: [&str; 2] = ["cpu", "memory"];
+
+/// One resource to pack (`scoringStrategy.resources[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceSpec {
+    /// The resource name as in `status.allocatable` (`nvidia.com/gpu`).
+    pub name: String,
+    /// Its weight, ≥ 1. Default 1.
+    #[serde(default = "one")]
+    pub weight: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// The plugin's configuration (`args` of its configuration entry).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Args {
+    /// Resources to pack and their weights.
+    pub resources: Vec<ResourceSpec>,
+    /// Keep pods requesting none of the configured extended resources off
+    /// nodes that have them.
+    pub reserve_for_requesters: bool,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Self {
+            resources: vec![ResourceSpec {
+                name: "nvidia.com/gpu".into(),
+                weight: 1,
+            }],
+            reserve_for_requesters: false,
+        }
+    }
+}
+
+impl Args {
+    /// Checks the args: at least one resource, each named once with a
+    /// non-empty name and a weight of at least 1.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.resources.is_empty() {
+            return Err(format!("{NAME}: resources is empty; name at least one"));
+        }
+        for (i, spec) in self.resources.iter().enumerate() {
+            if spec.name.is_empty() {
+                return Err(format!("{NAME}: resources[{i}].name is empty"));
+            }
+            if spec.weight == 0 {
+                return Err(format!(
+                    "{NAME}: resources[{i}].weight must be >= 1, got 0"
+                ));
+            }
+            if self.resources[..i].iter().any(|s| s.name == spec.name) {
+                return Err(format!(
+                    "{NAME}: resources[{i}]: {} is listed twice",
+                    spec.name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a resource is extended (scored only for pods that request it).
+pub fn is_extended(name: &str) -> bool {
+    !BASE_RESOURCES.contains(&name)
+}
+
+/// One configured resource resolved against a snapshot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// The resource's id in the snapshot.
+    pub id: ResourceId,
+    /// Its weight.
+    pub weight: u64,
+    /// Whether it is an extended resource.
+    pub extended: bool,
+}
+
+/// The configured resources present in the snapshot (`names` is
+/// [`Cluster::resource_names`]), in configuration order; resources the
+/// snapshot does not know are left out (no node has them).
+pub fn resolve(resources: &[ResourceSpec], names: &[String]) -> Vec<Column> {
+    resources
+        .iter()
+        .filter_map(|spec| {
+            let id = names.iter().position(|n| n == &spec.name)?;
+            Some(Column {
+                id: ResourceId::try_from(id).ok()?,
+                weight: spec.weight,
+                extended: is_extended(&spec.name),
+            })
+        })
+        .collect()
+}
+
+/// The score of one node: [`most_allocated`] over `uses`, where each entry
+/// is one scored resource's (node requested + pod request, node
+/// allocatable, weight).
+pub fn node_score(uses: &[ResourceUse]) -> i64 {
+    i64::try_from(most_allocated(uses)).unwrap_or(0)
+}
+
+/// GPU bin-packing (see the crate docs).
+#[derive(Debug)]
+pub struct GpuBinPacking {
+    args: Args,
+}
+
+/// A resource column fetched once per call: the pod's request, and the
+/// node-indexed requested and allocatable amounts.
+struct Fetched {
+    weight: u64,
+    request: u64,
+    requested: Vec<u64>,
+    allocatable: Vec<u64>,
+}
+
+impl GpuBinPacking {
+    /// The configured resources in the snapshot, with the pod's requests.
+    fn columns(&self, cluster: &impl Cluster, pod: PodId) -> (Vec<Column>, Vec<u64>) {
+        let columns = resolve(&self.args.resources, &cluster.resource_names());
+        (columns, cluster.pod_requests(pod))
+    }
+}
+
+impl Plugin for GpuBinPacking {
+    type Args = Args;
+    const NAME: &'static str = NAME;
+
+    fn new(args: Args) -> Result<Self, String> {
+        args.validate()?;
+        Ok(Self { args })
+    }
+
+    fn filter(
+        &mut self,
+        cluster: &impl Cluster,
+        pod: PodId,
+        nodes: &[NodeId],
+    ) -> Vec<NodeRejection> {
+        if !self.args.reserve_for_requesters {
+            return Vec::new();
+        }
+        let (columns, requests) = self.columns(cluster, pod);
+        let extended: Vec<&Column> = columns.iter().filter(|c| c.extended).collect();
+        let requests_any = extended
+            .iter()
+            .any(|c| requests.get(c.id as usize).copied().unwrap_or(0) > 0);
+        if requests_any || extended.is_empty() {
+            return Vec::new();
+        }
+        let names = cluster.resource_names();
+        let reserved: Vec<(String, Vec<u64>)> = extended
+            .iter()
+            .map(|c| (names[c.id as usize].clone(), cluster.allocatable(c.id)))
+            .collect();
+        nodes
+            .iter()
+            .filter_map(|&node| {
+                let (name, _) = reserved
+                    .iter()
+                    .find(|(_, column)| column.get(node as usize).copied().unwrap_or(0) > 0)?;
+                Some(NodeRejection {
+                    node,
+                    status: Status::new(
+                        Code::Unschedulable,
+                        format!("node(s) had {name} reserved for pods that request it"),
+                    ),
+                })
+            })
+            .collect()
+    }
+
+    fn score(
+        &mut self,
+        cluster: &impl Cluster,
+        pod: PodId,
+        nodes: &[NodeId],
+    ) -> Result<Vec<i64>, Status> {
+        let (columns, requests) = self.columns(cluster, pod);
+        let fetched: Vec<Fetched> = columns
+            .iter()
+            .filter_map(|c| {
+                let request = requests.get(c.id as usize).copied().unwrap_or(0);
+                if c.extended && request == 0 {
+                    return None;
+                }
+                Some(Fetched {
+                    weight: c.weight,
+                    request,
+                    requested: cluster.requested(c.id),
+                    allocatable: cluster.allocatable(c.id),
+                })
+            })
+            .collect();
+        if fetched.is_empty() {
+            return Ok(vec![0; nodes.len()]);
+        }
+        let mut uses = Vec::with_capacity(fetched.len());
+        Ok(nodes
+            .iter()
+            .map(|&node| {
+                uses.clear();
+                uses.extend(fetched.iter().map(|f| {
+                    let at = |column: &[u64]| column.get(node as usize).copied().unwrap_or(0);
+                    ResourceUse {
+                        requested: u128::from(at(&f.requested)) + u128::from(f.request),
+                        allocatable: u128::from(at(&f.allocatable)),
+                        weight: f.weight,
+                    }
+                }));
+                node_score(&uses)
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+wasched_sdk::register_plugin!(GpuBinPacking: filter, score);
