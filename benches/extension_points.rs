@@ -10,13 +10,10 @@ use wasched::framework::{
     ExtensionPoint, Placement, PreemptionCandidate, Preemptor, Progress, Unit, VictimUnit,
 };
 use wasched::{PluginSet, Snapshot};
-use wasched_benches::{
-    bundled_plugins_with_binpack, large_snapshot, native_plugins_with_binpack,
-};
+use wasched_benches::{bundled_plugins_with_binpack, large_snapshot, native_plugins_with_binpack};
 
 /// `GpuBinPacking` args: GPUs and cpu, and the filter on, so both points work.
-const BINPACK_ARGS: &str =
-    r#"{"resources": [{"name": "nvidia.com/gpu", "weight": 3}, {"name": "cpu"}], "reserveForRequesters": true}"#;
+const BINPACK_ARGS: &str = r#"{"resources": [{"name": "nvidia.com/gpu", "weight": 3}, {"name": "cpu"}], "reserveForRequesters": true}"#;
 
 /// The inputs every call gets, picked from the large cluster.
 struct Inputs {
@@ -53,7 +50,9 @@ impl Inputs {
         let topology_gang = snapshot
             .groups
             .iter()
-            .position(|g| g.spec.as_ref().is_some_and(|s| s.topology_key.is_some()) && g.parent.is_none())
+            .position(|g| {
+                g.spec.as_ref().is_some_and(|s| s.topology_key.is_some()) && g.parent.is_none()
+            })
             .expect("a topology-constrained gang") as u32;
         let nodes: Vec<u32> = (0..snapshot.node_count() as u32).collect();
         let placement = Placement {
@@ -68,7 +67,9 @@ impl Inputs {
             .map(|(&p, &n)| (p, n))
             .collect();
         let running: Vec<u32> = (0..snapshot.pods.len() as u32)
-            .filter(|&p| !snapshot.pods[p as usize].pending && snapshot.pods[p as usize].node.is_some())
+            .filter(|&p| {
+                !snapshot.pods[p as usize].pending && snapshot.pods[p as usize].node.is_some()
+            })
             .take(400)
             .collect();
         let victims: Vec<VictimUnit> = running
@@ -126,23 +127,44 @@ fn call(plugins: &mut PluginSet, point: ExtensionPoint, snapshot: &mut Snapshot,
             black_box(plugin.filter(snapshot, i.cpu_pod, &i.nodes).unwrap());
         }
         ExtensionPoint::Score => {
-            black_box(plugin.score(snapshot, i.gpu_pod, &i.nodes).unwrap());
+            black_box(
+                plugin
+                    .score(snapshot, i.gpu_pod, &i.nodes)
+                    .unwrap()
+                    .expect("scores"),
+            );
         }
         ExtensionPoint::PlacementGenerate => {
             let parent = Placement::cluster(i.nodes.len());
-            black_box(plugin.generate_placements(snapshot, i.topology_gang, &parent).unwrap());
+            black_box(
+                plugin
+                    .generate_placements(snapshot, i.topology_gang, &parent)
+                    .unwrap()
+                    .expect("placements"),
+            );
         }
         ExtensionPoint::PlacementScore => {
             black_box(
                 plugin
                     .score_placement(snapshot, i.topology_gang, &i.placement, &i.assignments)
-                    .unwrap(),
+                    .unwrap()
+                    .expect("a score"),
             );
         }
         ExtensionPoint::PodGroupPostFilter => {
             let preemptor = Preemptor::Unit(i.topology_gang);
-            black_box(plugin.order_victims(snapshot, preemptor, &i.victims).unwrap());
-            black_box(plugin.select_candidate(snapshot, preemptor, &i.candidates).unwrap());
+            black_box(
+                plugin
+                    .order_victims(snapshot, preemptor, &i.victims)
+                    .unwrap()
+                    .expect("an order"),
+            );
+            black_box(
+                plugin
+                    .select_candidate(snapshot, preemptor, &i.candidates)
+                    .unwrap()
+                    .expect("a choice"),
+            );
         }
     }
 }

@@ -5,6 +5,12 @@
 //! baseline in the same run so that ratios survive a noisy machine.
 
 use anyhow::Result;
+
+/// The allocator the `wasched` binary uses, so that benchmarks measure what
+/// users run.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use serde_json::{Value, json};
 use wasched::framework::ExtensionPoint;
 use wasched::generate::{Options, Shape};

@@ -34,7 +34,9 @@ impl PluginChoice {
         } else if path.is_file() {
             (None, PluginConfig::from_file(path)?)
         } else {
-            bail!("{text}: expected `bundled`, a plugin directory or a configuration file; no such file or directory")
+            bail!(
+                "{text}: expected `bundled`, a plugin directory or a configuration file; no such file or directory"
+            )
         };
         Ok(Self {
             label: text.to_string(),
@@ -202,11 +204,10 @@ impl Comparison {
             evictions: 0,
         };
         let mut decisions = Vec::new();
-        let order = a.decisions.iter().chain(
-            b.decisions
-                .iter()
-                .filter(|d| !in_a.contains_key(&d.key())),
-        );
+        let order = a
+            .decisions
+            .iter()
+            .chain(b.decisions.iter().filter(|d| !in_a.contains_key(&d.key())));
         for d in order {
             let key = d.key();
             let x = in_a.get(&key).unwrap_or(&absent);
@@ -262,7 +263,8 @@ impl Comparison {
 
     /// An aligned table of the differences, then the summary line.
     pub fn to_table(&self) -> String {
-        let mut rows: Vec<[String; 4]> = vec![["KIND".into(), "NAME".into(), "A".into(), "B".into()]];
+        let mut rows: Vec<[String; 4]> =
+            vec![["KIND".into(), "NAME".into(), "A".into(), "B".into()]];
         let decision = |d: &DecisionSide| {
             let mut text = d.result.clone();
             if let Some(p) = &d.placement {
@@ -274,7 +276,12 @@ impl Comparison {
             text
         };
         for d in &self.decisions {
-            rows.push([d.kind.clone(), d.name.clone(), decision(&d.a), decision(&d.b)]);
+            rows.push([
+                d.kind.clone(),
+                d.name.clone(),
+                decision(&d.a),
+                decision(&d.b),
+            ]);
         }
         let pod = |p: &PodSide| match (&p.state, &p.node) {
             (Fate::Evicted, Some(node)) => format!("evicted from {node}"),

@@ -97,6 +97,9 @@ pub struct Simulation {
     pub plugins: Option<PathBuf>,
     /// Plugin bounds, failure policy, caps and args.
     pub config: PluginConfig,
+    /// Time every plugin call and the node checks ([`Stats`]; costs a few
+    /// percent at hundreds of thousands of calls).
+    pub timed: bool,
     /// Capture the cluster before the run for a report, grouping nodes by
     /// these label keys (empty: [`report::DEFAULT_GROUP_BY`]).
     pub capture: Option<Vec<String>>,
@@ -215,6 +218,7 @@ impl Simulation {
     ) -> Result<Simulated> {
         let start = std::time::Instant::now();
         let mut plugins = load_plugins(runtime, self.plugins.as_deref(), &self.config)?;
+        plugins.time_calls(self.timed);
         let load = start.elapsed();
         let (outcome, times) = scheduler::run_observed(&mut snapshot, &mut plugins, progress);
         let stats = Stats {

@@ -223,11 +223,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     None => wasched::PluginConfig::default(),
                 },
                 capture: html.is_some().then(|| view.group_by.clone()),
+                timed: stats,
                 files,
             };
             let mut bar = progress::Bar::on_terminal("scheduling");
-            let simulated =
-                simulation.run_observed(&wasched::Runtime::new()?, &mut |done, total| {
+            let simulated = simulation
+                .run_observed(&wasched::Runtime::new()?, &mut |done, total| {
                     bar.update(done, total)
                 })?;
             bar.finish();

@@ -29,11 +29,14 @@ impl Bar {
         }
         let label = self.label;
         let bar = self.bar.get_or_insert_with(|| {
-            let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+            let bar =
+                ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} entities, {per_sec}, eta {eta}")
-                    .expect("valid template")
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{msg} [{bar:40}] {pos}/{len} entities, {per_sec}, eta {eta}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
             );
             bar.set_message(label);
             bar

@@ -23,10 +23,14 @@ fn chromium() -> Option<PathBuf> {
     ];
     let found = candidates.into_iter().flatten().find(|p| p.exists());
     if found.is_none() && std::env::var_os("WASCHED_REQUIRE_BROWSER").is_some() {
-        panic!("WASCHED_REQUIRE_BROWSER is set but Chromium is not installed (apt-get install chromium)");
+        panic!(
+            "WASCHED_REQUIRE_BROWSER is set but Chromium is not installed (apt-get install chromium)"
+        );
     }
     if found.is_none() {
-        eprintln!("browser test skipped: Chromium not found (set WASCHED_CHROMIUM or install chromium)");
+        eprintln!(
+            "browser test skipped: Chromium not found (set WASCHED_CHROMIUM or install chromium)"
+        );
     }
     found
 }
@@ -118,11 +122,18 @@ const HARNESS: &str = r#"<script>
 /// the report and returns the copy's path.
 fn with_harness(report: &Path, targets: &[(String, String)]) -> PathBuf {
     let page = std::fs::read_to_string(report).unwrap();
-    let targets: Vec<[&str; 2]> = targets.iter().map(|(k, n)| [k.as_str(), n.as_str()]).collect();
+    let targets: Vec<[&str; 2]> = targets
+        .iter()
+        .map(|(k, n)| [k.as_str(), n.as_str()])
+        .collect();
     let script = HARNESS.replace("TARGETS", &serde_json::to_string(&targets).unwrap());
     let at = page.rfind("</body>").expect("the report has a body");
     let copy = report.with_extension("harness.html");
-    std::fs::write(&copy, format!("{}{}{}", &page[..at], script, &page[at + 7..])).unwrap();
+    std::fs::write(
+        &copy,
+        format!("{}{}{}", &page[..at], script, &page[at + 7..]),
+    )
+    .unwrap();
     copy
 }
 
@@ -185,7 +196,10 @@ fn the_report_renders_every_node_and_highlights_exactly_a_groups_pods() {
             Some(d) => snapshot
                 .nodes
                 .iter()
-                .filter(|n| n.labels.get(d["key"].as_str().unwrap()).map(String::as_str) == d["value"].as_str())
+                .filter(|n| {
+                    n.labels.get(d["key"].as_str().unwrap()).map(String::as_str)
+                        == d["value"].as_str()
+                })
                 .map(|n| n.name.clone())
                 .collect(),
             None => BTreeSet::new(),
@@ -223,9 +237,20 @@ fn the_report_renders_every_node_and_highlights_exactly_a_groups_pods() {
             .iter()
             .find(|s| s["name"] == name.as_str() && s["kind"] == kind.as_str())
             .unwrap();
-        assert!(selection.get("missing").is_none(), "{name}: no decision row");
-        assert_eq!(&strings(&selection["pods"]), pods, "{name}: highlighted pods");
-        assert_eq!(&strings(&selection["domain"]), domain, "{name}: highlighted domain");
+        assert!(
+            selection.get("missing").is_none(),
+            "{name}: no decision row"
+        );
+        assert_eq!(
+            &strings(&selection["pods"]),
+            pods,
+            "{name}: highlighted pods"
+        );
+        assert_eq!(
+            &strings(&selection["domain"]),
+            domain,
+            "{name}: highlighted domain"
+        );
         assert_eq!(selection["selectedElsewhere"], 0, "{name}");
     }
 
@@ -234,14 +259,20 @@ fn the_report_renders_every_node_and_highlights_exactly_a_groups_pods() {
     let selected = format!(
         "{}#select=PodGroup/{}",
         report.display(),
-        targets.iter().find(|(_, n)| n.contains("llm-nvl")).map_or(&targets[0].1, |t| &t.1)
+        targets
+            .iter()
+            .find(|(_, n)| n.contains("llm-nvl"))
+            .map_or(&targets[0].1, |t| &t.1)
     );
     run_chromium(
         &browser,
         Path::new(&selected),
         &[&format!("--screenshot={}", shot.display())],
     );
-    assert!(std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000), "screenshot written");
+    assert!(
+        std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000),
+        "screenshot written"
+    );
     eprintln!("report screenshot: {}", shot.display());
 }
 
@@ -250,7 +281,11 @@ fn the_comparison_report_shows_both_maps_and_marks_the_differences() {
     let Some(browser) = chromium() else { return };
     let dir = common::tempdir("browser-compare");
     let config = dir.join("binpack.yaml");
-    std::fs::write(&config, "plugins:\n  - name: GpuBinPacking\n    enabled: true\n").unwrap();
+    std::fs::write(
+        &config,
+        "plugins:\n  - name: GpuBinPacking\n    enabled: true\n",
+    )
+    .unwrap();
     let report = dir.join("compare.html");
     let json = wasched(&[
         "compare",
@@ -283,7 +318,11 @@ fn the_comparison_report_shows_both_maps_and_marks_the_differences() {
     let record = harness_record(&dom);
     let snapshot_nodes = wasched::read_snapshot(&[]).unwrap().nodes.len();
     for run in ["0", "1"] {
-        assert_eq!(record["nodes"][run].as_array().unwrap().len(), snapshot_nodes, "map {run}");
+        assert_eq!(
+            record["nodes"][run].as_array().unwrap().len(),
+            snapshot_nodes,
+            "map {run}"
+        );
     }
     assert_eq!(strings(&record["differs"]), differing);
 }

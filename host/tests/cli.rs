@@ -332,12 +332,16 @@ fn compare_names_a_side_that_fails_to_load_in_one_line_and_exits_2() {
     assert!(stdout.is_empty());
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains(&format!("side B ({dir})")) && stderr.contains("no *.wasm plugin components"),
+        stderr.contains(&format!("side B ({dir})"))
+            && stderr.contains("no *.wasm plugin components"),
         "{stderr}"
     );
     let (code, _, stderr) = wasched(&["compare", "--a", "/no/such/thing", "--b", "bundled"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("--a: /no/such/thing: expected `bundled`"), "{stderr}");
+    assert!(
+        stderr.contains("--a: /no/such/thing: expected `bundled`"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -346,7 +350,10 @@ fn gpu_bin_packing_is_off_by_default_and_its_args_are_checked() {
     let (_, explicit_off, _) = wasched(&[
         "simulate",
         "--config",
-        &write("off.yaml", "plugins:\n  - name: GpuBinPacking\n    enabled: false\n"),
+        &write(
+            "off.yaml",
+            "plugins:\n  - name: GpuBinPacking\n    enabled: false\n",
+        ),
     ]);
     assert_eq!(default, explicit_off);
     let (_, on, stderr) = wasched(&["simulate", "--config", &binpack_config(), "--stats"]);
@@ -401,7 +408,9 @@ fn html_report_is_self_contained_and_progress_never_reaches_a_pipe() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
     assert!(!page.contains("__WASCHED_DATA__"));
-    assert!(page.contains(r#""groupBy":["topology.kubernetes.io/zone","topology.wasched.io/rack"]"#));
+    assert!(
+        page.contains(r#""groupBy":["topology.kubernetes.io/zone","topology.wasched.io/rack"]"#)
+    );
     for remote in ["src=\"http", "href=\"http", "@import", "url(http"] {
         assert!(!page.contains(remote), "{remote}");
     }

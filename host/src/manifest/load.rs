@@ -140,15 +140,67 @@ pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
         }
         return Ok(());
     }
-    let values = match parse_documents_in_parallel(text, PARALLEL_FROM) {
-        Some(values) => values,
-        None => parse_documents(text, file)?,
-    };
-    for value in values {
+    if text.len() >= PARALLEL_FROM {
+        let mark = Mark::of(into);
+        if add_in_pieces(into, file, text)? {
+            return Ok(());
+        }
+        mark.restore(into);
+    }
+    for value in parse_documents(text, file)? {
         add_value(into, file, value)?;
     }
     Ok(())
 }
+
+/// What [`add_value`] may have changed, to undo a read in pieces that had
+/// to give up half-way.
+struct Mark {
+    objects: usize,
+    notes: usize,
+    skipped: BTreeMap<String, usize>,
+    dialects: super::dialect::DialectState,
+}
+
+impl Mark {
+    fn of(manifests: &Manifests) -> Self {
+        Self {
+            objects: manifests.objects.len(),
+            notes: manifests.notes.len(),
+            skipped: manifests.skipped.clone(),
+            dialects: manifests.dialects.clone(),
+        }
+    }
+
+    fn restore(self, manifests: &mut Manifests) {
+        manifests.objects.truncate(self.objects);
+        manifests.notes.truncate(self.notes);
+        manifests.skipped = self.skipped;
+        manifests.dialects = self.dialects;
+    }
+}
+
+/// Reads a large YAML text in pieces ([`pieces`]) parsed on the worker threads, a
+/// batch at a time, adding each batch's objects before parsing the next
+/// (so only one batch of parsed values is in memory). `false` when a piece
+/// does not parse on its own: the caller undoes what was added and reads
+/// the text in one pass, which gives the exact error.
+fn add_in_pieces(into: &mut Manifests, file: &str, text: &str) -> Result<bool> {
+    let pieces = pieces(text);
+    let batch = PIECES_PER_THREAD * rayon::current_num_threads();
+    for run in pieces.chunks(batch) {
+        let Some(values) = parse_pieces(run) else {
+            return Ok(false);
+        };
+        for value in values {
+            add_value(into, file, value)?;
+        }
+    }
+    Ok(true)
+}
+
+/// Pieces a worker thread parses per batch.
+const PIECES_PER_THREAD: usize = 4;
 
 /// The non-empty YAML documents of `text`, in order, read one after the
 /// other; an error names the document.
@@ -172,21 +224,13 @@ fn parse_documents(text: &str, file: &str) -> Result<Vec<Value>> {
 /// Texts shorter than this are read in one pass (cutting does not pay).
 const PARALLEL_FROM: usize = 256 << 10;
 
-/// [`parse_documents`] on the worker threads: `text` is cut at its
-/// document markers (`---` at the start of a line, which YAML never allows
-/// inside a document), and the `items` of a `List` written the way
-/// `kubectl` writes it (`items:` at the start of a line, each item starting
-/// with `- `) are cut into single items; the pieces are parsed in parallel
-/// and a List's items come out in its place, each as its own object (which
-/// is how [`add_value`] reads a List). `None` when a piece does not parse on
-/// its own or a List looks unusual (the caller then reads the text in one
-/// pass, which gives the exact error); small texts are not cut. Also with
-/// one thread, cutting pays: many small values are lighter than one tree.
-fn parse_documents_in_parallel(text: &str, min_len: usize) -> Option<Vec<Value>> {
-    use rayon::prelude::*;
-    if text.len() < min_len {
-        return None;
-    }
+/// `text` cut at its document markers (`---` at the start of a line, which
+/// YAML never allows inside a document), and the `items` of a `List`
+/// written the way `kubectl` writes it (`items:` at the start of a line,
+/// each item starting with `- `) cut into runs of items, so that each piece
+/// parses on its own. Cutting pays even on one thread: many small values
+/// are lighter than one tree.
+fn pieces(text: &str) -> Vec<Piece<'_>> {
     let mut pieces = Vec::new();
     for document in split_documents(text) {
         match split_list_items(document) {
@@ -197,19 +241,31 @@ fn parse_documents_in_parallel(text: &str, min_len: usize) -> Option<Vec<Value>>
             None => pieces.push(Piece::Document(document)),
         }
     }
+    pieces
+}
+
+/// Parses `pieces` in parallel into the objects they hold, in order: a
+/// document's value (none if empty), a List's items one by one (which is
+/// how [`add_value`] reads a List). `None` when a piece does not parse on
+/// its own or a List wrapper is not a List.
+fn parse_pieces(pieces: &[Piece]) -> Option<Vec<Value>> {
+    use rayon::prelude::*;
     let parsed: Vec<Vec<Value>> = pieces
         .par_iter()
         .map(|piece| match piece {
             Piece::Document(text) if is_blank(text) => Some(Vec::new()),
             Piece::Document(text) => {
                 let value: Value = serde_norway::from_str(text).ok()?;
-                Some(if value.is_null() { Vec::new() } else { vec![value] })
+                Some(if value.is_null() {
+                    Vec::new()
+                } else {
+                    vec![value]
+                })
             }
             Piece::ListWrapper(text) => {
                 let wrapper: Value = serde_norway::from_str(text).ok()?;
                 let kind = wrapper.get("kind")?.as_str()?;
-                (kind.ends_with("List") && wrapper.get("apiVersion").is_some())
-                    .then(Vec::new)
+                (kind.ends_with("List") && wrapper.get("apiVersion").is_some()).then(Vec::new)
             }
             Piece::Items(text) => match serde_norway::from_str(text).ok()? {
                 Value::Array(items) => Some(items),
@@ -276,7 +332,10 @@ fn split_list_items(document: &str) -> Option<(String, Vec<&str>)> {
         .chunks(ITEMS_PER_PIECE)
         .enumerate()
         .map(|(i, run)| {
-            let next = item_starts.get((i + 1) * ITEMS_PER_PIECE).copied().unwrap_or(end);
+            let next = item_starts
+                .get((i + 1) * ITEMS_PER_PIECE)
+                .copied()
+                .unwrap_or(end);
             &document[run[0]..next]
         })
         .collect();
@@ -511,10 +570,13 @@ mod tests {
         let text = "# header comment\n---\napiVersion: v1\nkind: Node\nmetadata: {name: a}\n\
                     --- # trailing comment\nkind: Pod\nspec:\n  x: |\n    ---not a marker\n\
                     ---\n---\n- 1\n- 2\n---\n";
-        let pieces = split_documents(text);
-        assert_eq!(pieces.len(), 6, "{pieces:?}");
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-        let parallel = pool.install(|| parse_documents_in_parallel(text, 0)).unwrap();
+        let documents = split_documents(text);
+        assert_eq!(documents.len(), 6, "{documents:?}");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let parallel = pool.install(|| parse_pieces(&pieces(text))).unwrap();
         assert_eq!(parallel, parse_documents(text, "f").unwrap());
         assert_eq!(parallel.len(), 3);
         // A kubectl List: its items come out one by one, as add_value reads them.
@@ -522,14 +584,45 @@ mod tests {
                     - kind: Pod\n  spec:\n    x: |\n      - not an item\n\
                     # between\n- [1, 2]\nkind: List\nmetadata:\n  resourceVersion: \"\"\n";
         let (wrapper, items) = split_list_items(list).unwrap();
-        assert_eq!(wrapper, "apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\n");
+        assert_eq!(
+            wrapper,
+            "apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\n"
+        );
         assert_eq!(items.len(), 1);
         let one_pass = parse_documents(list, "f").unwrap();
-        let Value::Array(expected) = one_pass[0]["items"].clone() else { panic!() };
-        assert_eq!(pool.install(|| parse_documents_in_parallel(list, 0)).unwrap(), expected);
+        let Value::Array(expected) = one_pass[0]["items"].clone() else {
+            panic!()
+        };
+        assert_eq!(
+            pool.install(|| parse_pieces(&pieces(list))).unwrap(),
+            expected
+        );
         // A piece that does not parse alone: the one-pass reader decides.
         let broken = "a: 1\n---\nb: [\n";
-        assert!(pool.install(|| parse_documents_in_parallel(broken, 0)).is_none());
+        assert!(pool.install(|| parse_pieces(&pieces(broken))).is_none());
+    }
+
+    #[test]
+    fn a_large_text_that_breaks_late_is_undone_and_reported_as_in_one_pass() {
+        let node = |i: usize| format!("---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n{i}\n");
+        let mut text: String = (0..5_000).map(node).collect();
+        assert!(text.len() >= PARALLEL_FROM);
+        let mut manifests = Manifests::default();
+        load_str(&mut manifests, "big.yaml", &text).unwrap();
+        assert_eq!(manifests.objects.len(), 5_000);
+        text.push_str("---\nkind: [broken\n");
+        let mut manifests = Manifests::default();
+        let error = load_str(&mut manifests, "big.yaml", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("big.yaml: document 5001: not valid YAML"),
+            "{error}"
+        );
+        assert!(
+            manifests.objects.is_empty(),
+            "what the pieces added was undone"
+        );
     }
 
     #[test]

@@ -109,8 +109,14 @@ impl ClusterView {
             .enumerate()
             .map(|(n, node)| NodeView {
                 name: node.name.clone(),
-                path: group_by.iter().map(|k| node.labels.get(k).cloned()).collect(),
-                allocatable: columns.iter().map(|&r| snapshot.allocatable(r)[n]).collect(),
+                path: group_by
+                    .iter()
+                    .map(|k| node.labels.get(k).cloned())
+                    .collect(),
+                allocatable: columns
+                    .iter()
+                    .map(|&r| snapshot.allocatable(r)[n])
+                    .collect(),
                 cordoned: node.unschedulable,
                 taints: node
                     .taints
@@ -141,8 +147,16 @@ impl ClusterView {
                 .iter()
                 .map(|&r| snapshot.resource_names[r].clone())
                 .collect(),
-            pod_index: pods.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect(),
-            node_index: nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect(),
+            pod_index: pods
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.name.clone(), i))
+                .collect(),
+            node_index: nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.name.clone(), i))
+                .collect(),
             nodes,
             groups: snapshot.groups.iter().map(|g| g.key.clone()).collect(),
             pods,
@@ -318,7 +332,11 @@ impl RunView {
             .pods
             .iter()
             .map(|p| PodState {
-                state: if p.pending { Fate::Pending } else { Fate::Running },
+                state: if p.pending {
+                    Fate::Pending
+                } else {
+                    Fate::Running
+                },
                 node: p.node,
             })
             .collect();
@@ -358,7 +376,10 @@ fn decisions(cluster: &ClusterView, outcome: &Outcome) -> Vec<DecisionView> {
     let mut members: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, pod) in cluster.pods.iter().enumerate() {
         if let Some(g) = pod.group {
-            members.entry(cluster.groups[g].as_str()).or_default().push(i);
+            members
+                .entry(cluster.groups[g].as_str())
+                .or_default()
+                .push(i);
         }
     }
     let evicted_by = |name: &str| -> Vec<usize> {
@@ -369,7 +390,11 @@ fn decisions(cluster: &ClusterView, outcome: &Outcome) -> Vec<DecisionView> {
             .filter_map(|e| cluster.pod(&e.pod))
             .collect()
     };
-    let in_group = |pod: &str| cluster.pod(pod).is_some_and(|i| cluster.pods[i].group.is_some());
+    let in_group = |pod: &str| {
+        cluster
+            .pod(pod)
+            .is_some_and(|i| cluster.pods[i].group.is_some())
+    };
     let mut out = Vec::new();
     for g in &outcome.pod_groups {
         let result = if g.disruption.is_some() && g.pending == 0 && g.bound == 0 {
@@ -388,7 +413,11 @@ fn decisions(cluster: &ClusterView, outcome: &Outcome) -> Vec<DecisionView> {
                 d.evicted,
                 d.by.join(", ")
             );
-            reason = if reason.is_empty() { text } else { format!("{reason}; {text}") };
+            reason = if reason.is_empty() {
+                text
+            } else {
+                format!("{reason}; {text}")
+            };
         }
         let nodes = g.domains.last().map_or_else(Vec::new, |d| {
             (0..cluster.nodes.len())
@@ -405,7 +434,10 @@ fn decisions(cluster: &ClusterView, outcome: &Outcome) -> Vec<DecisionView> {
                 Some(domain) => format!("preempted {} pod(s) in {domain}", p.victims),
                 None => format!("failed: {}", p.reason),
             }),
-            pods: members.get(g.pod_group.as_str()).cloned().unwrap_or_default(),
+            pods: members
+                .get(g.pod_group.as_str())
+                .cloned()
+                .unwrap_or_default(),
             nodes,
             evictions: evicted_by(&g.pod_group),
         });
@@ -428,7 +460,12 @@ fn decisions(cluster: &ClusterView, outcome: &Outcome) -> Vec<DecisionView> {
         let evictions = evicted_by(&b.pod);
         let preemption =
             (!evictions.is_empty()).then(|| format!("preempted {} pod(s)", evictions.len()));
-        out.push(lone(&b.pod, "bound", format!("node {}", b.node), preemption));
+        out.push(lone(
+            &b.pod,
+            "bound",
+            format!("node {}", b.node),
+            preemption,
+        ));
     }
     for u in outcome.unschedulable.iter().filter(|u| !in_group(&u.pod)) {
         let preemption = u.preemption.as_ref().map(|p| format!("failed: {p}"));

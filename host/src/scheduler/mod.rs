@@ -99,7 +99,8 @@ pub struct EntityTime {
 pub struct RunTimes {
     /// Each queued entity's cycle, in queue order.
     pub entities: Vec<EntityTime>,
-    /// Time in the native node checks, over the run.
+    /// Time in the native node checks, over the run (zero unless the plugin
+    /// set times calls, [`PluginSet::time_calls`]).
     pub node_checks: std::time::Duration,
 }
 

@@ -37,7 +37,7 @@ impl Cycle<'_> {
     pub fn place_pod(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<NodeId, String> {
         let mut diagnosis = Diagnosis::over(nodes.len());
         let mut feasible = Vec::with_capacity(nodes.len());
-        let start = std::time::Instant::now();
+        let start = self.plugins.timing().then(std::time::Instant::now);
         let spread = filters::SpreadState::for_pod(self.snapshot, pod);
         let statics = self.static_verdicts(pod);
         for &node in nodes {
@@ -49,7 +49,9 @@ impl Cycle<'_> {
                 Err(rejection) => diagnosis.reject(rejection),
             }
         }
-        self.node_check_time += start.elapsed();
+        if let Some(start) = start {
+            self.node_check_time += start.elapsed();
+        }
         for mut plugin in self.plugins.at(ExtensionPoint::Filter) {
             if feasible.is_empty() {
                 break;

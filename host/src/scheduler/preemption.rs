@@ -102,44 +102,42 @@ struct RunningUnits {
 
 impl RunningUnits {
     fn of(snapshot: &Snapshot) -> Self {
-        let mut by_key: BTreeMap<UnitKey, Vec<PodId>> = BTreeMap::new();
+        // A group's unit kind is fixed for the run; worked out once per
+        // group here rather than per pod.
+        let mut group_unit: Vec<Option<Option<UnitKey>>> = vec![None; snapshot.groups.len()];
+        let mut keyed: Vec<(UnitKey, PodId)> = Vec::new();
         for (id, pod) in snapshot.pods.iter().enumerate() {
             let id = id as PodId;
-            if !snapshot.is_running(id) || pod.node.is_none() {
+            if pod.node.is_none() || !snapshot.is_running(id) {
                 continue;
             }
-            let key = match pod.group {
-                Some(g) => match disrupting_ancestor(snapshot, g) {
-                    Some(c) => UnitKey::Tree(c),
-                    None if snapshot.groups[g as usize]
-                        .spec
-                        .as_ref()
-                        .is_some_and(|s| s.disrupt_all) =>
-                    {
-                        UnitKey::Group(g)
+            let shared = pod.group.and_then(|g| {
+                *group_unit[g as usize].get_or_insert_with(|| {
+                    match disrupting_ancestor(snapshot, g) {
+                        Some(c) => Some(UnitKey::Tree(c)),
+                        None => snapshot.groups[g as usize]
+                            .spec
+                            .as_ref()
+                            .is_some_and(|s| s.disrupt_all)
+                            .then_some(UnitKey::Group(g)),
                     }
-                    None => UnitKey::Pod(id),
-                },
-                None => UnitKey::Pod(id),
-            };
-            by_key.entry(key).or_default().push(id);
+                })
+            });
+            keyed.push((shared.unwrap_or(UnitKey::Pod(id)), id));
         }
+        keyed.sort_unstable();
         let mut of_pod = vec![None; snapshot.pods.len()];
-        let units = by_key
-            .into_iter()
-            .enumerate()
-            .map(|(i, (key, pods))| {
-                for &p in &pods {
-                    of_pod[p as usize] = Some(i as u32);
-                }
-                let priority = pods
-                    .iter()
-                    .map(|&p| snapshot.pods[p as usize].priority)
-                    .max()
-                    .unwrap_or(i32::MIN);
-                (key, pods, priority)
-            })
-            .collect();
+        let mut units: Vec<(UnitKey, Vec<PodId>, i32)> = Vec::new();
+        for (key, pod) in keyed {
+            if units.last().is_none_or(|(last, _, _)| *last != key) {
+                units.push((key, Vec::new(), i32::MIN));
+            }
+            let index = units.len() - 1;
+            let (_, pods, priority) = &mut units[index];
+            pods.push(pod);
+            *priority = (*priority).max(snapshot.pods[pod as usize].priority);
+            of_pod[pod as usize] = Some(index as u32);
+        }
         Self { units, of_pod }
     }
 

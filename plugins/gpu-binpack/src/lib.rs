@@ -98,9 +98,7 @@ impl Args {
                 return Err(format!("{NAME}: resources[{i}].name is empty"));
             }
             if spec.weight == 0 {
-                return Err(format!(
-                    "{NAME}: resources[{i}].weight must be >= 1, got 0"
-                ));
+                return Err(format!("{NAME}: resources[{i}].weight must be >= 1, got 0"));
             }
             if self.resources[..i].iter().any(|s| s.name == spec.name) {
                 return Err(format!(

@@ -40,7 +40,11 @@ fn gpu_cluster() -> (NativeCluster, Vec<NodeId>) {
 #[test]
 fn gpu_pods_go_to_the_fullest_node_that_fits() {
     let (mut cluster, nodes) = gpu_cluster();
-    let pod = cluster.add_pod("ml/w-0").request(GPU, 2).request("cpu", 1000).id();
+    let pod = cluster
+        .add_pod("ml/w-0")
+        .request(GPU, 2)
+        .request("cpu", 1000)
+        .id();
     let scores = configured("{}").score(&cluster, pod, &nodes).unwrap();
     // (used + 2) * 100 / 8 per GPU node; the cpu-only node has no GPUs.
     assert_eq!(scores, vec![25, 75, 100, 0]);
@@ -57,7 +61,11 @@ fn pods_without_gpus_are_not_steered() {
 #[test]
 fn weights_combine_resources_like_upstream() {
     let (mut cluster, nodes) = gpu_cluster();
-    let pod = cluster.add_pod("ml/w-0").request(GPU, 2).request("cpu", 8_000).id();
+    let pod = cluster
+        .add_pod("ml/w-0")
+        .request(GPU, 2)
+        .request("cpu", 8_000)
+        .id();
     let args = r#"{"resources": [{"name": "nvidia.com/gpu", "weight": 3}, {"name": "cpu"}]}"#;
     let scores = configured(args).score(&cluster, pod, &nodes).unwrap();
     // cpu: (8000 + 8000) * 100 / 64000 = 25 on the GPU nodes (background
@@ -105,7 +113,9 @@ fn reserve_keeps_cpu_pods_off_gpu_nodes() {
     );
     assert!(plugin.filter(&cluster, gpu_pod, &nodes).is_empty());
     assert!(
-        configured("{}").filter(&cluster, cpu_pod, &nodes).is_empty(),
+        configured("{}")
+            .filter(&cluster, cpu_pod, &nodes)
+            .is_empty(),
         "off unless configured"
     );
 }
@@ -114,7 +124,10 @@ fn reserve_keeps_cpu_pods_off_gpu_nodes() {
 fn args_are_validated() {
     for (args, message) in [
         (r#"{"resources": []}"#, "resources is empty"),
-        (r#"{"resources": [{"name": ""}]}"#, "resources[0].name is empty"),
+        (
+            r#"{"resources": [{"name": ""}]}"#,
+            "resources[0].name is empty",
+        ),
         (
             r#"{"resources": [{"name": "cpu", "weight": 0}]}"#,
             "resources[0].weight must be >= 1",

@@ -28,17 +28,92 @@ pub struct ResourceUse {
 /// assert_eq!(most_allocated(&[gpu, cpu]), (75 * 3 + 25) / 4);
 /// ```
 pub fn most_allocated(resources: &[ResourceUse]) -> u64 {
-    let max = u128::from(MAX_SCORE);
-    let (sum, weights) = resources
-        .iter()
-        .filter(|r| r.allocatable > 0)
-        .fold((0u128, 0u128), |(sum, weights), r| {
-            let used = r.requested.min(r.allocatable);
-            let weight = u128::from(r.weight);
-            (sum + used * max / r.allocatable * weight, weights + weight)
-        });
+    // 64-bit sums when the weights allow (always, in practice): 128-bit
+    // multiplication and division are library calls, above all in wasm.
+    let (mut sum, mut weights) = (0u64, 0u64);
+    for r in resources.iter().filter(|r| r.allocatable > 0) {
+        let added = share(r)
+            .checked_mul(r.weight)
+            .and_then(|x| sum.checked_add(x))
+            .zip(weights.checked_add(r.weight));
+        match added {
+            Some((s, w)) => (sum, weights) = (s, w),
+            None => return most_allocated_wide(resources),
+        }
+    }
+    if weights == 0 {
+        return 0;
+    }
+    (sum / weights).min(MAX_SCORE)
+}
+
+/// [`most_allocated`] in 128-bit arithmetic, for weights too large for 64.
+fn most_allocated_wide(resources: &[ResourceUse]) -> u64 {
+    let (sum, weights) =
+        resources
+            .iter()
+            .filter(|r| r.allocatable > 0)
+            .fold((0u128, 0u128), |(sum, weights), r| {
+                let weight = u128::from(r.weight);
+                (sum + u128::from(share(r)) * weight, weights + weight)
+            });
     if weights == 0 {
         return 0;
     }
     u64::try_from(sum / weights).map_or(MAX_SCORE, |score| score.min(MAX_SCORE))
+}
+
+/// `requested * 100 / allocatable` (requested capped at allocatable, so at
+/// most 100) for `allocatable > 0`. In 64-bit arithmetic when the amounts
+/// allow it: 128-bit division is a slow library call, above all in wasm.
+fn share(r: &ResourceUse) -> u64 {
+    let used = r.requested.min(r.allocatable);
+    match (u64::try_from(used), u64::try_from(r.allocatable)) {
+        (Ok(used), Ok(allocatable)) if used <= u64::MAX / MAX_SCORE => {
+            used * MAX_SCORE / allocatable
+        }
+        _ => (used * u128::from(MAX_SCORE) / r.allocatable) as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_are_exact_in_either_width() {
+        let r = |requested: u128, allocatable: u128| ResourceUse {
+            requested,
+            allocatable,
+            weight: 1,
+        };
+        assert_eq!(share(&r(3, 8)), 37);
+        assert_eq!(share(&r(9, 8)), 100);
+        let big = u128::from(u64::MAX) * 4;
+        assert_eq!(share(&r(big / 2, big)), 50);
+        assert_eq!(
+            share(&r(u128::from(u64::MAX / 50), u128::from(u64::MAX))),
+            1
+        );
+        assert_eq!(most_allocated(&[r(0, 0)]), 0);
+        let heavy = |requested, weight| ResourceUse {
+            requested,
+            allocatable: 100,
+            weight,
+        };
+        for uses in [
+            vec![heavy(30, 1), heavy(90, 3)],
+            vec![heavy(30, u64::MAX / 2), heavy(90, u64::MAX / 2)],
+        ] {
+            assert_eq!(
+                most_allocated(&uses),
+                most_allocated_wide(&uses),
+                "{uses:?}"
+            );
+        }
+        assert_eq!(
+            most_allocated(&[heavy(30, u64::MAX / 2), heavy(90, u64::MAX / 2)]),
+            60
+        );
+    }
 }
