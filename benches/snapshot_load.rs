@@ -1,6 +1,8 @@
 //! What reading a large snapshot costs: a generated cluster of 5,000 nodes
 //! with 10,000 pending pods (the scheduler_perf standard size), from YAML
-//! text to the indexed snapshot, against the YAML parse alone as baseline.
+//! text to the indexed snapshot, against the YAML parse alone as baseline;
+//! and what the worker threads (`--threads`) buy: reading, and a pod's
+//! static node checks over 5,000 nodes, on 1 and on 2 threads.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -38,5 +40,37 @@ fn generate(c: &mut Criterion) {
     bench.finish();
 }
 
-criterion_group!(benches, load, generate);
+fn threads(c: &mut Criterion) {
+    let text = generate_yaml(&LARGE).unwrap();
+    let snapshot = snapshot_from("generated.yaml", &text).unwrap();
+    let pod = snapshot
+        .pods
+        .iter()
+        .position(|p| p.pending)
+        .expect("pending pods") as u32;
+    let mut bench = c.benchmark_group("threads");
+    bench.sample_size(10);
+    for n in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap();
+        bench.bench_function(format!("yaml_to_snapshot/{n}"), |b| {
+            b.iter(|| pool.install(|| black_box(snapshot_from("generated.yaml", &text).unwrap())))
+        });
+        bench.bench_function(format!("static_node_checks_5000_nodes/{n}"), |b| {
+            b.iter(|| {
+                pool.install(|| {
+                    black_box(wasched::filters::StaticVerdicts::of(
+                        &snapshot,
+                        black_box(pod),
+                    ))
+                })
+            })
+        });
+    }
+    bench.finish();
+}
+
+criterion_group!(benches, load, generate, threads);
 criterion_main!(benches);

@@ -94,11 +94,16 @@ fn disrupting_ancestor(snapshot: &Snapshot, group: GroupId) -> Option<CompositeI
 /// each pod's unit: computed once per preemption attempt, then asked per
 /// domain.
 struct RunningUnits {
-    /// Units: their pods and priority.
-    units: Vec<(UnitKey, Vec<PodId>, i32)>,
-    /// Pod → index into `units` (`None` for pods that do not run).
-    of_pod: Vec<Option<u32>>,
+    /// Units: their key, their pods (a range of `pods`) and priority.
+    units: Vec<(UnitKey, std::ops::Range<usize>, i32)>,
+    /// Every running pod, unit after unit.
+    pods: Vec<PodId>,
+    /// Pod → index into `units` ([`NOT_RUNNING`] for pods that do not run).
+    of_pod: Vec<u32>,
 }
+
+/// [`RunningUnits::of_pod`] of a pod that does not run.
+const NOT_RUNNING: u32 = u32::MAX;
 
 impl RunningUnits {
     fn of(snapshot: &Snapshot) -> Self {
@@ -126,19 +131,24 @@ impl RunningUnits {
             keyed.push((shared.unwrap_or(UnitKey::Pod(id)), id));
         }
         keyed.sort_unstable();
-        let mut of_pod = vec![None; snapshot.pods.len()];
-        let mut units: Vec<(UnitKey, Vec<PodId>, i32)> = Vec::new();
-        for (key, pod) in keyed {
+        let mut of_pod = vec![NOT_RUNNING; snapshot.pods.len()];
+        let mut units: Vec<(UnitKey, std::ops::Range<usize>, i32)> = Vec::new();
+        let pods: Vec<PodId> = keyed.iter().map(|&(_, pod)| pod).collect();
+        for (at, &(key, pod)) in keyed.iter().enumerate() {
             if units.last().is_none_or(|(last, _, _)| *last != key) {
-                units.push((key, Vec::new(), i32::MIN));
+                units.push((key, at..at, i32::MIN));
             }
             let index = units.len() - 1;
-            let (_, pods, priority) = &mut units[index];
-            pods.push(pod);
+            let (_, range, priority) = &mut units[index];
+            range.end = at + 1;
             *priority = (*priority).max(snapshot.pods[pod as usize].priority);
-            of_pod[pod as usize] = Some(index as u32);
+            of_pod[pod as usize] = index as u32;
         }
-        Self { units, of_pod }
+        Self {
+            units,
+            pods,
+            of_pod,
+        }
     }
 
     /// The candidate units of a preemptor of `priority`: strictly lower
@@ -157,7 +167,9 @@ impl RunningUnits {
                 let mut chosen: Vec<usize> = nodes
                     .iter()
                     .flat_map(|&n| snapshot.pods_on_node(n))
-                    .filter_map(|&p| self.of_pod[p as usize].map(|u| u as usize))
+                    .map(|&p| self.of_pod[p as usize])
+                    .filter(|&u| u != NOT_RUNNING)
+                    .map(|u| u as usize)
                     .collect();
                 chosen.sort_unstable();
                 chosen.dedup();
@@ -166,7 +178,8 @@ impl RunningUnits {
         };
         let mut out = Vec::new();
         for u in chosen {
-            let (key, pods, unit_priority) = &self.units[u];
+            let (key, range, unit_priority) = &self.units[u];
+            let pods = &self.pods[range.clone()];
             if *unit_priority >= priority {
                 continue;
             }
@@ -193,7 +206,7 @@ impl RunningUnits {
                     .unwrap_or(0),
                 priority: *unit_priority,
                 group,
-                pods: pods.clone(),
+                pods: pods.to_vec(),
             });
         }
         mark_budget_violations(snapshot, &mut out);
