@@ -415,3 +415,35 @@ fn html_report_is_self_contained_and_progress_never_reaches_a_pipe() {
         assert!(!page.contains(remote), "{remote}");
     }
 }
+
+#[test]
+fn a_terminal_gets_a_progress_bar_on_stderr_and_the_output_stays_clean() {
+    // `script` (util-linux) runs the command on a pseudo-terminal.
+    let script = which("script").expect("`script` (util-linux) runs wasched on a terminal");
+    let dir = common::tempdir("cli-tty");
+    let out = dir.join("out.json");
+    let command = format!(
+        "{} simulate -o json > {}",
+        env!("CARGO_BIN_EXE_wasched"),
+        out.display()
+    );
+    let run = Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        .env("WASCHED_CACHE_DIR", common::cache_dir())
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let terminal = String::from_utf8_lossy(&run.stdout);
+    assert!(terminal.contains("scheduling ["), "{terminal}");
+    assert!(terminal.contains(" entities"), "{terminal}");
+    let json = std::fs::read_to_string(&out).unwrap();
+    serde_json::from_str::<serde_json::Value>(&json).expect("stdout is only the JSON");
+}
+
+fn which(program: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+}
