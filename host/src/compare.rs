@@ -159,7 +159,8 @@ pub struct Comparison {
     pub a: Side,
     /// Side B's label and totals.
     pub b: Side,
-    /// PodGroup decisions that differ, in A's order, then B's extra ones.
+    /// Decisions that differ, in A's order, then B's extra ones: every
+    /// PodGroup's, and lone pods' whose pod is not already in `pods`.
     pub decisions: Vec<DecisionDifference>,
     /// Pods whose fate or node differs, by name.
     pub pods: Vec<PodDifference>,
@@ -212,17 +213,24 @@ impl Comparison {
             let key = d.key();
             let x = in_a.get(&key).unwrap_or(&absent);
             let y = in_b.get(&key).unwrap_or(&absent);
-            // Lone pods are listed with the pods; only groups here.
-            if x != y && d.kind == "PodGroup" {
+            if x == y {
+                continue;
+            }
+            differences.decisions.push(key);
+            // A lone pod whose fate differs is listed with the pods; listed
+            // here is every other decision that differs (a group admitted
+            // or placed elsewhere, a pod that preempted other pods).
+            let pod_listed = d.kind == "Pod"
+                && d.pods
+                    .iter()
+                    .any(|p| differences.pods.binary_search(p).is_ok());
+            if !pod_listed {
                 decisions.push(DecisionDifference {
                     kind: d.kind.into(),
                     name: d.name.clone(),
                     a: x.clone(),
                     b: y.clone(),
                 });
-            }
-            if x != y {
-                differences.decisions.push(key);
             }
         }
         Self {

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -153,21 +154,24 @@ fn parse_alias(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// The exit status of a failure: 1, or 2 for `compare` (as `diff`); also
+/// what a panic exits with.
+static ERROR_STATUS: AtomicU8 = AtomicU8::new(1);
+
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("wasched: internal error: {info}");
+        std::process::exit(i32::from(ERROR_STATUS.load(Ordering::Relaxed)));
     }));
     let cli = Cli::parse();
-    // `compare` exits like `diff`: 0 same, 1 different, 2 trouble.
-    let error_status = match cli.command {
-        Command::Compare { .. } => 2,
-        _ => 1,
-    };
+    if let Command::Compare { .. } = cli.command {
+        ERROR_STATUS.store(2, Ordering::Relaxed);
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("wasched: {}", format!("{e:#}").replace('\n', " "));
-            ExitCode::from(error_status)
+            ExitCode::from(ERROR_STATUS.load(Ordering::Relaxed))
         }
     }
 }
@@ -209,7 +213,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             use_threads(view.threads)?;
             let title = snapshot_title(&files);
             let label = match (&plugins, &config) {
-                (Some(dir), _) => dir.display().to_string(),
+                (Some(dir), Some(config)) => format!("{}, {}", dir.display(), config.display()),
+                (Some(dir), None) => dir.display().to_string(),
                 (None, Some(config)) => format!("bundled, {}", config.display()),
                 (None, None) => "bundled".to_string(),
             };

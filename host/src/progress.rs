@@ -41,10 +41,11 @@ impl Bar {
             bar.set_message(label);
             bar
         });
-        if bar.length() != Some(total as u64) {
-            // A second run (compare's side B) starts over.
-            bar.set_length(total as u64);
+        if (done as u64) < bar.position() {
+            // A second run (compare's side B) starts over, rate included.
+            bar.reset();
         }
+        bar.set_length(total as u64);
         bar.set_position(done as u64);
     }
 
@@ -53,5 +54,12 @@ impl Bar {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+impl Drop for Bar {
+    /// A run that fails leaves no half-drawn bar above its error line.
+    fn drop(&mut self) {
+        self.finish();
     }
 }

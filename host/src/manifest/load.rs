@@ -184,11 +184,12 @@ impl Mark {
 /// batch at a time, adding each batch's objects before parsing the next
 /// (so only one batch of parsed values is in memory). `false` when a piece
 /// does not parse on its own: the caller undoes what was added and reads
-/// the text in one pass, which gives the exact error.
+/// the text in one pass, which gives the exact error. Batches have a fixed
+/// size, so a text with several errors reports the same one whatever the
+/// number of threads.
 fn add_in_pieces(into: &mut Manifests, file: &str, text: &str) -> Result<bool> {
     let pieces = pieces(text);
-    let batch = PIECES_PER_THREAD * rayon::current_num_threads();
-    for run in pieces.chunks(batch) {
+    for run in pieces.chunks(PIECES_PER_BATCH) {
         let Some(values) = parse_pieces(run) else {
             return Ok(false);
         };
@@ -199,8 +200,8 @@ fn add_in_pieces(into: &mut Manifests, file: &str, text: &str) -> Result<bool> {
     Ok(true)
 }
 
-/// Pieces a worker thread parses per batch.
-const PIECES_PER_THREAD: usize = 4;
+/// Pieces parsed per batch (in parallel).
+const PIECES_PER_BATCH: usize = 16;
 
 /// The non-empty YAML documents of `text`, in order, read one after the
 /// other; an error names the document.
@@ -263,9 +264,15 @@ fn parse_pieces(pieces: &[Piece]) -> Option<Vec<Value>> {
                 })
             }
             Piece::ListWrapper(text) => {
+                // Exactly what add_value takes for a List, and no second
+                // `items` the cutter did not see.
                 let wrapper: Value = serde_norway::from_str(text).ok()?;
                 let kind = wrapper.get("kind")?.as_str()?;
-                (kind.ends_with("List") && wrapper.get("apiVersion").is_some()).then(Vec::new)
+                let api_version = wrapper.get("apiVersion")?.as_str()?;
+                (kind.ends_with("List")
+                    && !api_version.is_empty()
+                    && wrapper.get("items").is_none())
+                .then(Vec::new)
             }
             Piece::Items(text) => match serde_norway::from_str(text).ok()? {
                 Value::Array(items) => Some(items),
@@ -320,6 +327,10 @@ fn split_list_items(document: &str) -> Option<(String, Vec<&str>)> {
     for line in document[start..].split_inclusive('\n') {
         if line.starts_with("- ") {
             item_starts.push(end);
+        } else if line.starts_with('-') {
+            // Another way to start an item (`-` then a line break or a
+            // tab), or a marker: not the shape this cutter knows.
+            return None;
         } else if !(line.starts_with([' ', '#']) || line.trim().is_empty()) {
             break;
         }
@@ -597,6 +608,20 @@ mod tests {
             pool.install(|| parse_pieces(&pieces(list))).unwrap(),
             expected
         );
+        // Items the cutter does not know, and a wrapper that is not exactly
+        // a List, are read as a whole document or left to the one-pass
+        // reader: never cut.
+        for odd in [
+            "apiVersion: v1\nmetadata:\nitems:\n- kind: Node\n-\n  kind: Pod\nkind: List\n",
+            "apiVersion: v1\nitems:\n- kind: Node\nkind: List\nitems: []\n",
+            "apiVersion: 1\nitems:\n- kind: Node\nkind: List\n",
+        ] {
+            let read = pool.install(|| parse_pieces(&pieces(odd)));
+            assert!(
+                read.is_none() || read == parse_documents(odd, "f").ok(),
+                "{odd}"
+            );
+        }
         // A piece that does not parse alone: the one-pass reader decides.
         let broken = "a: 1\n---\nb: [\n";
         assert!(pool.install(|| parse_pieces(&pieces(broken))).is_none());

@@ -85,6 +85,10 @@ pub struct ClusterView {
     pub groups: Vec<String>,
     /// Pods, by `namespace/name`.
     pub pods: Vec<PodView>,
+    /// Per PodGroup, the root CompositePodGroup of its tree (a tree
+    /// preempts under its root's name).
+    #[serde(skip)]
+    pub roots: Vec<Option<String>>,
     #[serde(skip)]
     pod_index: HashMap<String, usize>,
     #[serde(skip)]
@@ -159,6 +163,13 @@ impl ClusterView {
                 .collect(),
             nodes,
             groups: snapshot.groups.iter().map(|g| g.key.clone()).collect(),
+            roots: (0..snapshot.groups.len() as u32)
+                .map(|g| {
+                    snapshot
+                        .root_of(g)
+                        .map(|c| snapshot.composites[c as usize].key.clone())
+                })
+                .collect(),
             pods,
         }
     }
@@ -395,6 +406,12 @@ fn decisions(cluster: &ClusterView, outcome: &Outcome) -> Vec<DecisionView> {
             .pod(pod)
             .is_some_and(|i| cluster.pods[i].group.is_some())
     };
+    let group_index: HashMap<&str, usize> = cluster
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.as_str(), i))
+        .collect();
     let mut out = Vec::new();
     for g in &outcome.pod_groups {
         let result = if g.disruption.is_some() && g.pending == 0 && g.bound == 0 {
@@ -439,7 +456,15 @@ fn decisions(cluster: &ClusterView, outcome: &Outcome) -> Vec<DecisionView> {
                 .cloned()
                 .unwrap_or_default(),
             nodes,
-            evictions: evicted_by(&g.pod_group),
+            // A PodGroup in a CompositePodGroup tree preempts as the tree,
+            // under the root's name.
+            evictions: match group_index
+                .get(g.pod_group.as_str())
+                .and_then(|&i| cluster.roots[i].as_deref())
+            {
+                Some(root) => evicted_by(root),
+                None => evicted_by(&g.pod_group),
+            },
         });
     }
     let lone = |pod: &str, result: &'static str, reason: String, preemption: Option<String>| {

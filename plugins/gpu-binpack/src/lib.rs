@@ -1,8 +1,14 @@
 //! `GpuBinPacking`: GPU bin-packing for single pods, kube-scheduler's
-//! `NodeResourcesFit` with the `MostAllocated` scoring strategy over chosen
+//! `NodeResourcesFit` `MostAllocated` scoring strategy over chosen
 //! resources — what GPU clusters configure instead of the default
 //! `LeastAllocated`, so that GPU pods fill partly used nodes and whole nodes
 //! stay free for large jobs.
+//!
+//! Upstream, choosing `MostAllocated` replaces `LeastAllocated`; here the
+//! host keeps its own `LeastAllocated` score of cpu and memory and adds this
+//! one (score plugins sum). For GPU pods the GPU term decides between nodes
+//! that differ in GPU use; give GPUs a weight and leave cpu and memory out
+//! of `resources` to keep the host's spreading of cpu and memory.
 //!
 //! A node plugin (world `node-plugin`): it is **off by default** and enabled
 //! in the configuration (`plugins: [{name: GpuBinPacking, enabled: true}]`).
@@ -15,17 +21,17 @@
 //!   `mostResourceScorer`). A resource the node does not have is left out;
 //!   an extended resource (anything but `cpu` and `memory`) the pod does
 //!   not request is left out too (upstream: "bypass scoring on this
-//!   resource"), so pods without GPUs are not steered by GPU usage. The host
-//!   adds this score to its own `LeastAllocated` score of cpu and memory.
+//!   resource"), so pods without GPUs are not steered by GPU usage.
 //! - **Filter** (only with `reserveForRequesters: true`): a pod that
 //!   requests none of the configured extended resources is kept off nodes
-//!   that have any of them, so GPU nodes stay for GPU pods.
+//!   that have any of them, so GPU nodes stay for GPU pods
+//!   (`UnschedulableAndUnresolvable`: no eviction changes it).
 //!
 //! Args (all optional):
 //!
 //! | field | default | meaning |
 //! |---|---|---|
-//! | `resources` | `[{name: nvidia.com/gpu, weight: 1}]` | resources to pack and their weights (≥ 1), as upstream's `scoringStrategy.resources` |
+//! | `resources` | `[{name: nvidia.com/gpu, weight: 1}]` | resources to pack and their weights (`1 ..= 100`), as upstream's `scoringStrategy.resources` |
 //! | `reserveForRequesters` | `false` | filter pods that request none of the configured extended resources off nodes that have them |
 //!
 //! Requests are taken as declared: upstream's non-zero defaults for pods
@@ -45,8 +51,12 @@ use wasched_sdk::{Cluster, Code, NodeId, NodeRejection, Plugin, PodId, ResourceI
 /// The name this plugin registers under.
 pub const NAME: &str = "GpuBinPacking";
 
-/// The resources that are never "extended": always scored when configured.
-const BASE_RESOURCES: [&str; 2] = ["cpu", "memory"];
+/// The resources that are not "scalar" upstream (`IsScalarResourceName`):
+/// always scored when configured, requested or not.
+const BASE_RESOURCES: [&str; 3] = ["cpu", "memory", "ephemeral-storage"];
+
+/// Upstream's bound on a resource's weight in a scoring strategy.
+pub const MAX_WEIGHT: u64 = 100;
 
 /// One resource to pack (`scoringStrategy.resources[]`).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -54,7 +64,7 @@ const BASE_RESOURCES: [&str; 2] = ["cpu", "memory"];
 pub struct ResourceSpec {
     /// The resource name as in `status.allocatable` (`nvidia.com/gpu`).
     pub name: String,
-    /// Its weight, ≥ 1. Default 1.
+    /// Its weight, `1 ..= 100`. Default 1.
     #[serde(default = "one")]
     pub weight: u64,
 }
@@ -88,7 +98,7 @@ impl Default for Args {
 
 impl Args {
     /// Checks the args: at least one resource, each named once with a
-    /// non-empty name and a weight of at least 1.
+    /// non-empty name and a weight in `1 ..= 100` (as upstream validates).
     pub fn validate(&self) -> Result<(), String> {
         if self.resources.is_empty() {
             return Err(format!("{NAME}: resources is empty; name at least one"));
@@ -97,8 +107,11 @@ impl Args {
             if spec.name.is_empty() {
                 return Err(format!("{NAME}: resources[{i}].name is empty"));
             }
-            if spec.weight == 0 {
-                return Err(format!("{NAME}: resources[{i}].weight must be >= 1, got 0"));
+            if !(1..=MAX_WEIGHT).contains(&spec.weight) {
+                return Err(format!(
+                    "{NAME}: resources[{i}].weight must be in 1..={MAX_WEIGHT}, got {}",
+                    spec.weight
+                ));
             }
             if self.resources[..i].iter().any(|s| s.name == spec.name) {
                 return Err(format!(
@@ -111,7 +124,8 @@ impl Args {
     }
 }
 
-/// Whether a resource is extended (scored only for pods that request it).
+/// Whether a resource is scalar upstream (extended resources, hugepages,
+/// ...): scored only for pods that request it.
 pub fn is_extended(name: &str) -> bool {
     !BASE_RESOURCES.contains(&name)
 }
@@ -214,7 +228,7 @@ impl Plugin for GpuBinPacking {
                 Some(NodeRejection {
                     node,
                     status: Status::new(
-                        Code::Unschedulable,
+                        Code::UnschedulableAndUnresolvable,
                         format!("node(s) had {name} reserved for pods that request it"),
                     ),
                 })

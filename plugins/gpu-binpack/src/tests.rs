@@ -106,7 +106,7 @@ fn reserve_keeps_cpu_pods_off_gpu_nodes() {
         .collect();
     assert_eq!(rejected, nodes[..3].to_vec());
     let reason = &plugin.filter(&cluster, cpu_pod, &nodes)[0].status;
-    assert_eq!(reason.code, Code::Unschedulable);
+    assert_eq!(reason.code, Code::UnschedulableAndUnresolvable);
     assert_eq!(
         reason.reason,
         "node(s) had nvidia.com/gpu reserved for pods that request it"
@@ -130,7 +130,11 @@ fn args_are_validated() {
         ),
         (
             r#"{"resources": [{"name": "cpu", "weight": 0}]}"#,
-            "resources[0].weight must be >= 1",
+            "resources[0].weight must be in 1..=100, got 0",
+        ),
+        (
+            r#"{"resources": [{"name": "cpu", "weight": 101}]}"#,
+            "resources[0].weight must be in 1..=100, got 101",
         ),
         (
             r#"{"resources": [{"name": "cpu"}, {"name": "cpu"}]}"#,

@@ -72,7 +72,14 @@ fn share(r: &ResourceUse) -> u64 {
         (Ok(used), Ok(allocatable)) if used <= u64::MAX / MAX_SCORE => {
             used * MAX_SCORE / allocatable
         }
-        _ => (used * u128::from(MAX_SCORE) / r.allocatable) as u64,
+        // used ≤ allocatable, so past u128::MAX / 100 dividing first
+        // loses nothing that shows in a score of 0..=100.
+        _ => match used.checked_mul(u128::from(MAX_SCORE)) {
+            Some(scaled) => (scaled / r.allocatable) as u64,
+            None => {
+                (used / (r.allocatable / u128::from(MAX_SCORE))).min(u128::from(MAX_SCORE)) as u64
+            }
+        },
     }
 }
 
@@ -96,6 +103,8 @@ mod tests {
             1
         );
         assert_eq!(most_allocated(&[r(0, 0)]), 0);
+        assert_eq!(share(&r(u128::MAX / 2, u128::MAX)), 50);
+        assert_eq!(share(&r(u128::MAX, u128::MAX)), 100);
         let heavy = |requested, weight| ResourceUse {
             requested,
             allocatable: 100,
