@@ -11,9 +11,27 @@ mod progress;
 
 /// mimalloc: the run allocates many small, short-lived objects (manifest
 /// values, per-call answers), where glibc's allocator spent a fifth of the
-/// time (`perf`).
+/// time (`perf`). Built without transparent huge pages (fewer, smaller
+/// page faults, 40 MB less peak memory).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// mimalloc's `mi_option_purge_delay` (its position in `mi_option_t`,
+/// mimalloc.h; the Rust bindings name no constant for it).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Hands freed memory back to the system after 1 ms rather than mimalloc's
+/// default delays: the parsed manifests are freed while the snapshot is
+/// built, and returning them promptly keeps the peak of the 5,000-node /
+/// 10,000-pod run at 146 MB instead of 159 MB (a few percent more time, in
+/// the noise of this machine). `MIMALLOC_PURGE_DELAY` in the environment
+/// still decides when set.
+fn tune_allocator() {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one integer option; valid at any time.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 1) };
+    }
+}
 
 /// Workload-aware Kubernetes scheduling as WebAssembly components.
 #[derive(Parser)]
@@ -159,6 +177,7 @@ fn parse_alias(text: &str) -> Result<(String, String), String> {
 static ERROR_STATUS: AtomicU8 = AtomicU8::new(1);
 
 fn main() -> ExitCode {
+    tune_allocator();
     std::panic::set_hook(Box::new(|info| {
         eprintln!("wasched: internal error: {info}");
         std::process::exit(i32::from(ERROR_STATUS.load(Ordering::Relaxed)));
