@@ -293,8 +293,8 @@ impl Comparison {
         }
         let pod = |p: &PodSide| match (&p.state, &p.node) {
             (Fate::Evicted, Some(node)) => format!("evicted from {node}"),
-            (state, Some(node)) => format!("{} on {node}", fate_word(*state)),
-            (state, None) => fate_word(*state).to_string(),
+            (state, Some(node)) => format!("{} on {node}", state.as_str()),
+            (state, None) => state.as_str().to_string(),
         };
         for p in &self.pods {
             rows.push(["Pod".into(), p.pod.clone(), pod(&p.a), pod(&p.b)]);
@@ -307,15 +307,6 @@ impl Comparison {
         out.push_str(&self.summary_line());
         out.push('\n');
         out
-    }
-}
-
-fn fate_word(fate: Fate) -> &'static str {
-    match fate {
-        Fate::Running => "running",
-        Fate::Bound => "bound",
-        Fate::Pending => "pending",
-        Fate::Evicted => "evicted",
     }
 }
 

@@ -230,6 +230,16 @@ pub enum Fate {
 }
 
 impl Fate {
+    /// The word for it, as in the JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fate::Running => "running",
+            Fate::Bound => "bound",
+            Fate::Pending => "pending",
+            Fate::Evicted => "evicted",
+        }
+    }
+
     /// Whether the pod occupies a node after the run.
     pub fn holds_node(self) -> bool {
         matches!(self, Fate::Running | Fate::Bound)
@@ -393,14 +403,13 @@ fn decisions(cluster: &ClusterView, outcome: &Outcome) -> Vec<DecisionView> {
                 .push(i);
         }
     }
-    let evicted_by = |name: &str| -> Vec<usize> {
-        outcome
-            .evictions
-            .iter()
-            .filter(|e| e.by == name)
-            .filter_map(|e| cluster.pod(&e.pod))
-            .collect()
-    };
+    let mut evictions: HashMap<&str, Vec<usize>> = HashMap::new();
+    for e in &outcome.evictions {
+        if let Some(pod) = cluster.pod(&e.pod) {
+            evictions.entry(e.by.as_str()).or_default().push(pod);
+        }
+    }
+    let evicted_by = |name: &str| evictions.get(name).cloned().unwrap_or_default();
     let in_group = |pod: &str| {
         cluster
             .pod(pod)

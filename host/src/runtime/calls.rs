@@ -258,9 +258,7 @@ impl Plugin for WasmPlugin {
                 VersionExports::Current(e) => Ok(wired(&e.pod_group_post_filter)
                     .call_order_victims(store, snap, wit::preemptor(preemptor), &units)?
                     .map_err(wit::status)),
-                VersionExports::V0_1(_) => Err(wasmtime::format_err!(
-                    "0.1.0 components are not wired into pod-group-post-filter"
-                )),
+                VersionExports::V0_1(_) => Err(post_filter_not_wired()),
             },
         )
     }
@@ -279,9 +277,7 @@ impl Plugin for WasmPlugin {
                 VersionExports::Current(e) => Ok(wired(&e.pod_group_post_filter)
                     .call_select_candidate(store, snap, wit::preemptor(preemptor), &candidates)?
                     .map_err(wit::status)),
-                VersionExports::V0_1(_) => Err(wasmtime::format_err!(
-                    "0.1.0 components are not wired into pod-group-post-filter"
-                )),
+                VersionExports::V0_1(_) => Err(post_filter_not_wired()),
             },
         )
     }
@@ -299,4 +295,10 @@ impl Plugin for WasmPlugin {
 enum Generated {
     Current(super::bindings::types::Placements),
     V0_1(Vec<v0_1::types::Placement>),
+}
+
+/// 0.1.0's `pod-group-post-filter` (built around a `group-trial` callback
+/// no host served) is never wired; the host does not call it.
+fn post_filter_not_wired() -> wasmtime::Error {
+    wasmtime::format_err!("0.1.0 components are not wired into pod-group-post-filter")
 }

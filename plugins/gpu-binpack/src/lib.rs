@@ -132,7 +132,9 @@ pub fn is_extended(name: &str) -> bool {
 
 /// One configured resource resolved against a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Column {
+pub struct Column<'a> {
+    /// The resource's name.
+    pub name: &'a str,
     /// The resource's id in the snapshot.
     pub id: ResourceId,
     /// Its weight.
@@ -144,12 +146,13 @@ pub struct Column {
 /// The configured resources present in the snapshot (`names` is
 /// [`Cluster::resource_names`]), in configuration order; resources the
 /// snapshot does not know are left out (no node has them).
-pub fn resolve(resources: &[ResourceSpec], names: &[String]) -> Vec<Column> {
+pub fn resolve<'a>(resources: &'a [ResourceSpec], names: &[String]) -> Vec<Column<'a>> {
     resources
         .iter()
         .filter_map(|spec| {
             let id = names.iter().position(|n| n == &spec.name)?;
             Some(Column {
+                name: &spec.name,
                 id: ResourceId::try_from(id).ok()?,
                 weight: spec.weight,
                 extended: is_extended(&spec.name),
@@ -182,7 +185,7 @@ struct Fetched {
 
 impl GpuBinPacking {
     /// The configured resources in the snapshot, with the pod's requests.
-    fn columns(&self, cluster: &impl Cluster, pod: PodId) -> (Vec<Column>, Vec<u64>) {
+    fn columns(&self, cluster: &impl Cluster, pod: PodId) -> (Vec<Column<'_>>, Vec<u64>) {
         let columns = resolve(&self.args.resources, &cluster.resource_names());
         (columns, cluster.pod_requests(pod))
     }
@@ -214,23 +217,26 @@ impl Plugin for GpuBinPacking {
         if requests_any || extended.is_empty() {
             return Vec::new();
         }
-        let names = cluster.resource_names();
-        let reserved: Vec<(String, Vec<u64>)> = extended
+        // One status per reserved resource, cloned onto each node it rejects.
+        let reserved: Vec<(Status, Vec<u64>)> = extended
             .iter()
-            .map(|c| (names[c.id as usize].clone(), cluster.allocatable(c.id)))
+            .map(|c| {
+                let status = Status::new(
+                    Code::UnschedulableAndUnresolvable,
+                    format!("node(s) had {} reserved for pods that request it", c.name),
+                );
+                (status, cluster.allocatable(c.id))
+            })
             .collect();
         nodes
             .iter()
             .filter_map(|&node| {
-                let (name, _) = reserved
+                let (status, _) = reserved
                     .iter()
                     .find(|(_, column)| column.get(node as usize).copied().unwrap_or(0) > 0)?;
                 Some(NodeRejection {
                     node,
-                    status: Status::new(
-                        Code::UnschedulableAndUnresolvable,
-                        format!("node(s) had {name} reserved for pods that request it"),
-                    ),
+                    status: status.clone(),
                 })
             })
             .collect()
