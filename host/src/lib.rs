@@ -14,10 +14,12 @@
 //! 6. [`runtime`] implements the framework's plugins with wasm components;
 //!
 //! and around them [`config`], [`outcome`], [`metrics`], [`report`] (the
-//! HTML page), [`compare`] (what-if), [`builder`], [`generate`] and the
-//! pipeline [`simulate`] that the CLI runs.
+//! HTML page), [`compare`] (what-if), [`cluster`] (the real control plane
+//! and kube-scheduler v1.37.2, through the Go harness), [`builder`],
+//! [`generate`] and the pipeline [`simulate`] that the CLI runs.
 
 pub mod builder;
+pub mod cluster;
 pub mod compare;
 pub mod config;
 pub mod filters;
@@ -34,7 +36,7 @@ pub mod table;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 pub use config::PluginConfig;
 pub use framework::PluginSet;
@@ -63,6 +65,12 @@ pub fn read_snapshot(files: &[PathBuf]) -> Result<Snapshot> {
 
 /// [`read_snapshot`] with options.
 pub fn read_snapshot_with(files: &[PathBuf], options: &ReadOptions) -> Result<Snapshot> {
+    Snapshot::build(&read_manifests_with(files, options)?)
+}
+
+/// The manifests a snapshot is built from: the files (or the bundled
+/// default) read, dialects mapped, Jobs expanded.
+pub fn read_manifests_with(files: &[PathBuf], options: &ReadOptions) -> Result<manifest::Manifests> {
     let mut manifests = manifest::Manifests::default();
     manifests.dialects.topology_aliases = options.topology_aliases.clone();
     if files.is_empty() {
@@ -71,7 +79,7 @@ pub fn read_snapshot_with(files: &[PathBuf], options: &ReadOptions) -> Result<Sn
         manifest::load_files(&mut manifests, files)?;
     }
     manifest::expand_jobs(&mut manifests)?;
-    Snapshot::build(&manifests)
+    Ok(manifests)
 }
 
 /// Loads the bundled plugins, or every component in `dir`, under `config`.
@@ -86,9 +94,22 @@ pub fn load_plugins(
     }
 }
 
+/// Which scheduler decides.
+#[derive(Debug, Clone, Default)]
+pub enum Engine {
+    /// wasched's own cycle with the plugin components.
+    #[default]
+    Wasched,
+    /// The real kube-scheduler v1.37.2 on a real control plane (the Go
+    /// harness; its configuration, timeout and score classes in the options).
+    KubeScheduler(cluster::ScheduleOptions),
+}
+
 /// One run of `wasched simulate`: what to read and which plugins to load.
 #[derive(Debug, Clone, Default)]
 pub struct Simulation {
+    /// Which scheduler decides ([`Engine::Wasched`] unless asked).
+    pub engine: Engine,
     /// Manifest files and directories; empty for the bundled default.
     pub files: Vec<PathBuf>,
     /// How to read them.
@@ -195,13 +216,19 @@ impl Simulation {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Simulated> {
         let start = std::time::Instant::now();
-        let snapshot = read_snapshot_with(&self.files, &self.read)?;
+        let manifests = read_manifests_with(&self.files, &self.read)?;
+        let snapshot = Snapshot::build(&manifests)?;
         let read = start.elapsed();
         let cluster = self
             .capture
             .as_ref()
             .map(|group_by| report::ClusterView::capture(&snapshot, group_by));
-        let mut simulated = self.schedule(snapshot, runtime, progress)?;
+        let mut simulated = match &self.engine {
+            Engine::Wasched => self.schedule(snapshot, runtime, progress)?,
+            Engine::KubeScheduler(options) => {
+                kube_scheduler(&manifests, &snapshot, options)?
+            }
+        };
         simulated.stats.read = read;
         simulated.cluster = cluster;
         Ok(simulated)
@@ -241,6 +268,35 @@ impl Simulation {
             cluster: None,
         })
     }
+}
+
+/// Runs `manifests` (modelled as `snapshot`) through the real
+/// kube-scheduler: the decisions in wasched's shape; `stats.schedule` is
+/// the time from the start of scheduling to the last decision.
+pub fn kube_scheduler(
+    manifests: &manifest::Manifests,
+    snapshot: &Snapshot,
+    options: &cluster::ScheduleOptions,
+) -> Result<Simulated> {
+    let harness = cluster::Harness::locate()?;
+    let run = cluster::schedule(&harness, manifests, snapshot, options)
+        .context("engine kube-scheduler")?;
+    let stats = Stats {
+        schedule: std::time::Duration::from_secs_f64(run.result.stats.decided_seconds),
+        pods: run.outcome.placements.len() + run.outcome.unschedulable.len(),
+        ..Stats::default()
+    };
+    Ok(Simulated {
+        outcome: run.outcome,
+        logs: Vec::new(),
+        stats,
+        plugins: vec![report::PluginInfo {
+            name: "kube-scheduler".into(),
+            source: harness.path().display().to_string(),
+            contract: "kube-scheduler v1.37.2 (default profile)".into(),
+        }],
+        cluster: None,
+    })
 }
 
 /// Worker threads by default: the machine's cores.

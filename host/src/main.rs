@@ -57,10 +57,20 @@ enum Command {
         /// Output format.
         #[arg(long, short, value_enum, default_value_t = Format::Table)]
         output: Format,
+        /// Which scheduler decides: wasched's cycle with the plugin
+        /// components, or the real kube-scheduler v1.37.2 on a real control
+        /// plane (built from Go modules on first use).
+        #[arg(long, value_enum, default_value_t = EngineArg::Wasched)]
+        engine: EngineArg,
         /// Plugin configuration (YAML or JSON): per-plugin failure policy,
-        /// CPU and memory bounds, and args. See the README.
+        /// CPU and memory bounds, and args (see the README). With
+        /// `--engine kube-scheduler`: a KubeSchedulerConfiguration.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
+        /// `--engine kube-scheduler`: give up when it has not settled within
+        /// this many seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+        timeout: u64,
         /// Also write the run's metrics (Prometheus text format) to FILE.
         #[arg(long, value_name = "FILE")]
         metrics: Option<PathBuf>,
@@ -109,6 +119,11 @@ enum Command {
         #[command(flatten)]
         view: ViewArgs,
     },
+    /// A real Kubernetes v1.37.2 control plane on this machine.
+    Cluster {
+        #[command(subcommand)]
+        command: ClusterCommand,
+    },
     /// Print a deterministic synthetic snapshot (YAML) of a cluster in zones,
     /// blocks and racks with background load and pending gang jobs.
     Generate {
@@ -128,6 +143,43 @@ enum Command {
         #[arg(long, short, value_enum, default_value_t = SnapshotFormat::Yaml)]
         output: SnapshotFormat,
     },
+}
+
+#[derive(Subcommand)]
+enum ClusterCommand {
+    /// Start a real control plane (embedded etcd and kube-apiserver v1.37.2
+    /// with the workload APIs, on 127.0.0.1), load a snapshot into it as a
+    /// real cluster holds it, write a kubeconfig, and run until Ctrl-C or
+    /// SIGTERM. State lives in a temporary directory removed at exit.
+    Up {
+        /// Manifest files (as for `simulate`); none: the bundled default.
+        files: Vec<PathBuf>,
+        /// Write the administrator's kubeconfig (kubectl works with it) here.
+        #[arg(long, value_name = "FILE")]
+        kubeconfig: PathBuf,
+        /// Also run the real kube-scheduler v1.37.2 with the workload gates.
+        #[arg(long)]
+        with_kube_scheduler: bool,
+        /// The KubeSchedulerConfiguration of `--with-kube-scheduler`
+        /// (default: upstream's default profile, every node scored).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The API server's port on 127.0.0.1 (default: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Map an early-dialect topology policy name to a node label key.
+        #[arg(long, value_name = "NAME=KEY", value_parser = parse_alias)]
+        topology_alias: Vec<(String, String)>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// Engines of `simulate`.
+enum EngineArg {
+    /// wasched's cycle with the plugin components.
+    Wasched,
+    /// The real kube-scheduler v1.37.2.
+    KubeScheduler,
 }
 
 /// Options shared by the commands that schedule.
@@ -217,11 +269,45 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             print!("{text}");
             Ok(ExitCode::SUCCESS)
         }
+        Command::Cluster {
+            command:
+                ClusterCommand::Up {
+                    files,
+                    kubeconfig,
+                    with_kube_scheduler,
+                    config,
+                    port,
+                    topology_alias,
+                },
+        } => {
+            let read = wasched::ReadOptions {
+                topology_aliases: topology_alias.into_iter().collect(),
+            };
+            let manifests = wasched::read_manifests_with(&files, &read)?;
+            let snapshot = wasched::Snapshot::build(&manifests)?;
+            let objects = wasched::cluster::translate(&manifests, &snapshot)?;
+            for note in &objects.notes {
+                eprintln!("note: {note}");
+            }
+            for warning in &objects.warnings {
+                eprintln!("warning: {warning}");
+            }
+            let harness = wasched::cluster::Harness::locate()?;
+            let options = wasched::cluster::UpOptions {
+                kubeconfig,
+                with_kube_scheduler,
+                config,
+                port,
+            };
+            match harness.up(&objects, &options)? {}
+        }
         Command::Simulate {
             files,
             plugins,
             output,
+            engine,
             config,
+            timeout,
             metrics,
             topology_alias,
             verbose,
@@ -232,20 +318,45 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             use_threads(view.threads)?;
             let title = snapshot_title(&files);
             let label = match (&plugins, &config) {
+                _ if engine == EngineArg::KubeScheduler => match &config {
+                    Some(config) => format!("kube-scheduler, {}", config.display()),
+                    None => "kube-scheduler".to_string(),
+                },
                 (Some(dir), Some(config)) => format!("{}, {}", dir.display(), config.display()),
                 (Some(dir), None) => dir.display().to_string(),
                 (None, Some(config)) => format!("bundled, {}", config.display()),
                 (None, None) => "bundled".to_string(),
             };
+            let (engine, config) = match engine {
+                EngineArg::Wasched => (
+                    wasched::Engine::Wasched,
+                    match config {
+                        Some(path) => wasched::PluginConfig::from_file(&path)?,
+                        None => wasched::PluginConfig::default(),
+                    },
+                ),
+                EngineArg::KubeScheduler => {
+                    if plugins.is_some() {
+                        anyhow::bail!("--plugins loads components into wasched's engine; --engine kube-scheduler runs kube-scheduler's own plugins");
+                    }
+                    let options = wasched::cluster::ScheduleOptions {
+                        config,
+                        timeout: std::time::Duration::from_secs(timeout),
+                        ..Default::default()
+                    };
+                    (
+                        wasched::Engine::KubeScheduler(options),
+                        wasched::PluginConfig::default(),
+                    )
+                }
+            };
             let simulation = wasched::Simulation {
+                engine,
                 read: wasched::ReadOptions {
                     topology_aliases: topology_alias.into_iter().collect(),
                 },
                 plugins,
-                config: match config {
-                    Some(path) => wasched::PluginConfig::from_file(&path)?,
-                    None => wasched::PluginConfig::default(),
-                },
+                config,
                 capture: html.is_some().then(|| view.group_by.clone()),
                 timed: stats,
                 files,

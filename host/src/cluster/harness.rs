@@ -1,0 +1,223 @@
+//! The Go harness `wasched-kube` (the repository's `kube/` module): the real
+//! control plane and kube-scheduler v1.37.2 built from their Go modules.
+//! Found beside the `wasched` binary, through `WASCHED_KUBE`, in the source
+//! tree's `kube/bin/`, or on `PATH`; built there on first use when the
+//! source tree and Go are at hand.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use super::objects::ClusterObjects;
+use super::readback::KubeResult;
+
+/// The harness's file name.
+pub const BINARY: &str = "wasched-kube";
+
+/// The Go module, in the source tree this wasched was built from.
+const SOURCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../kube");
+
+/// How to build the harness, for messages.
+pub const BUILD_HINT: &str = "make -C kube (Go 1.26 and a Go module proxy serving k8s.io/kubernetes v1.37.2), or point WASCHED_KUBE at a built wasched-kube";
+
+/// A located harness binary.
+#[derive(Debug, Clone)]
+pub struct Harness {
+    binary: PathBuf,
+}
+
+impl Harness {
+    /// A harness at `binary`.
+    pub fn at(binary: impl Into<PathBuf>) -> Self {
+        Self {
+            binary: binary.into(),
+        }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.binary
+    }
+
+    /// Finds the harness (`WASCHED_KUBE`, beside the running executable,
+    /// the source tree's `kube/bin/`, `PATH`), building it into
+    /// `kube/bin/` on first use when the source tree and `go` are there.
+    pub fn locate() -> Result<Self> {
+        if let Some(path) = std::env::var_os("WASCHED_KUBE") {
+            let path = PathBuf::from(path);
+            if !path.is_file() {
+                bail!("WASCHED_KUBE={}: no such file", path.display());
+            }
+            return Ok(Self::at(path));
+        }
+        let mut candidates = Vec::new();
+        if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+            candidates.push(dir.join(BINARY));
+        }
+        let built = Path::new(SOURCE).join("bin").join(BINARY);
+        candidates.push(built.clone());
+        if let Some(path) = std::env::var_os("PATH") {
+            candidates.extend(std::env::split_paths(&path).map(|d| d.join(BINARY)));
+        }
+        if let Some(found) = candidates.into_iter().find(|c| c.is_file()) {
+            return Ok(Self::at(found));
+        }
+        if !Path::new(SOURCE).join("go.mod").is_file() {
+            bail!("{BINARY} is not built and its source is not at {SOURCE}: build it with {BUILD_HINT}");
+        }
+        eprintln!("wasched: building {BINARY} from {SOURCE} (first use; the real kube-apiserver and kube-scheduler take minutes to compile)");
+        let status = Command::new("make")
+            .arg("-C")
+            .arg(SOURCE)
+            .stdout(Stdio::null())
+            .status()
+            .map_err(|e| anyhow!("cannot run make to build {BINARY} ({e}): build it with {BUILD_HINT}"))?;
+        if !status.success() || !built.is_file() {
+            bail!("building {BINARY} failed ({status}): build it with {BUILD_HINT}");
+        }
+        Ok(Self::at(built))
+    }
+
+    /// Runs the snapshot's `objects` through the real kube-scheduler:
+    /// `wasched-kube schedule` starts the control plane, creates every
+    /// object, then starts kube-scheduler, waits until it is quiet and
+    /// reads its decisions back.
+    pub fn schedule(&self, objects: &ClusterObjects, options: &ScheduleOptions) -> Result<KubeResult> {
+        let dir = scratch_dir()?;
+        let file = dir.path.join("objects.json");
+        std::fs::write(&file, serde_json::to_vec(&objects.to_list())?)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        let mut command = Command::new(&self.binary);
+        command
+            .arg("schedule")
+            .arg("--objects")
+            .arg(&file)
+            .arg("--timeout")
+            .arg(format!("{}ms", options.timeout.as_millis()));
+        if let Some(config) = &options.config {
+            command.arg("--config").arg(config);
+        }
+        if options.ties {
+            command.arg("--ties");
+        }
+        if let Some(log) = &options.log {
+            command.arg("--log").arg(log);
+        }
+        let output = command
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("cannot run {}", self.binary.display()))?;
+        if !output.status.success() {
+            bail!("{}", last_line(&output.stderr, &output.status));
+        }
+        serde_json::from_slice(&output.stdout)
+            .with_context(|| format!("{} printed something other than its result", self.binary.display()))
+    }
+
+    /// Replaces this process with `wasched-kube up`: the control plane with
+    /// the snapshot's objects, a kubeconfig at `kubeconfig`, kube-scheduler
+    /// if asked; it runs until SIGINT or SIGTERM. Returns only on error.
+    pub fn up(&self, objects: &ClusterObjects, options: &UpOptions) -> Result<std::convert::Infallible> {
+        use std::os::unix::process::CommandExt;
+        let dir = scratch_dir()?;
+        let file = dir.path.join("objects.json");
+        std::fs::write(&file, serde_json::to_vec(&objects.to_list())?)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        let mut command = Command::new(&self.binary);
+        command
+            .arg("up")
+            .arg("--objects")
+            .arg(&file)
+            .arg("--delete-objects")
+            .arg("--kubeconfig")
+            .arg(&options.kubeconfig)
+            .arg("--port")
+            .arg(options.port.to_string());
+        if options.with_kube_scheduler {
+            command.arg("--with-kube-scheduler");
+        }
+        if let Some(config) = &options.config {
+            command.arg("--config").arg(config);
+        }
+        // The harness removes the objects file once read; the directory
+        // stays empty in /tmp (exec never returns to remove it).
+        std::mem::forget(dir);
+        let error = command.exec();
+        Err(anyhow!("cannot run {}: {error}", self.binary.display()))
+    }
+}
+
+/// How `wasched-kube schedule` runs.
+#[derive(Debug, Clone)]
+pub struct ScheduleOptions {
+    /// A KubeSchedulerConfiguration file (default: upstream's default
+    /// profile, every node scored).
+    pub config: Option<PathBuf>,
+    /// Report the score class of every binding.
+    pub ties: bool,
+    /// Give up when kube-scheduler is not quiet within this.
+    pub timeout: Duration,
+    /// Keep the control plane's and scheduler's logs here.
+    pub log: Option<PathBuf>,
+}
+
+impl Default for ScheduleOptions {
+    fn default() -> Self {
+        Self {
+            config: None,
+            ties: false,
+            timeout: Duration::from_secs(300),
+            log: None,
+        }
+    }
+}
+
+/// How `wasched-kube up` runs.
+#[derive(Debug, Clone, Default)]
+pub struct UpOptions {
+    /// Where to write the kubeconfig.
+    pub kubeconfig: PathBuf,
+    /// Also run kube-scheduler.
+    pub with_kube_scheduler: bool,
+    /// Its KubeSchedulerConfiguration.
+    pub config: Option<PathBuf>,
+    /// The API server's port on 127.0.0.1 (0: a free one).
+    pub port: u16,
+}
+
+/// The harness's one-line error, without its `wasched-kube: ` prefix.
+fn last_line(stderr: &[u8], status: &std::process::ExitStatus) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let line = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let line = line.strip_prefix("wasched-kube: ").unwrap_or(line);
+    if line.is_empty() {
+        format!("{BINARY} failed ({status}) without saying why")
+    } else {
+        line.to_string()
+    }
+}
+
+/// A directory removed when dropped.
+struct Scratch {
+    path: PathBuf,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+fn scratch_dir() -> Result<Scratch> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "wasched-cluster-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&path).with_context(|| format!("cannot make {}", path.display()))?;
+    Ok(Scratch { path })
+}

@@ -1,0 +1,347 @@
+//! What the real kube-scheduler decided, as `wasched-kube schedule` reads
+//! it back, and the same decisions in wasched's [`Outcome`] shape.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Deserialize;
+
+use crate::model::{GroupId, Snapshot};
+use crate::outcome::{
+    Binding, Disruption, Domain, Eviction, Outcome, PodGroupDecision, PreemptionOutcome,
+    Unschedulable,
+};
+
+/// A status condition.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+pub struct Condition {
+    /// `type`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `True` or `False`.
+    pub status: String,
+    /// `reason`.
+    #[serde(default)]
+    pub reason: String,
+    /// `message`.
+    #[serde(default)]
+    pub message: String,
+}
+
+/// The class of equally scored choices kube-scheduler chose among.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+pub struct Tie {
+    /// The top total score.
+    pub score: i64,
+    /// Every node (or placement) with that score, sorted.
+    pub choices: Vec<String>,
+}
+
+/// One pod at the end of the run.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct KubePod {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `spec.nodeName`.
+    #[serde(default)]
+    pub node: String,
+    /// `status.nominatedNodeName`.
+    #[serde(default)]
+    pub nominated_node: String,
+    /// Gone from the API server.
+    #[serde(default)]
+    pub deleted: bool,
+    /// Its `DisruptionTarget` condition.
+    #[serde(default)]
+    pub disruption: Option<Condition>,
+    /// The preemptor the `Preempted` event named (`PodGroup ns/name`).
+    #[serde(default)]
+    pub preempted_by: String,
+    /// Its `PodScheduled` condition.
+    #[serde(default)]
+    pub scheduled: Option<Condition>,
+    /// Order of its binding in the run (1 = first), 0 if not bound in it.
+    #[serde(default)]
+    pub bound_order: u64,
+    /// The score class its node was chosen from (when asked for).
+    #[serde(default)]
+    pub tie: Option<Tie>,
+}
+
+impl KubePod {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+/// A PodGroup or CompositePodGroup at the end of the run.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeGroup {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `status.conditions`.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+    /// The top classes of its placement scorings, oldest first.
+    #[serde(default)]
+    pub placement_ties: Vec<Tie>,
+}
+
+/// Timings of the run, measured inside the harness.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeStats {
+    /// Scheduling cycles (pods and pod groups popped from the queue).
+    pub cycles: i64,
+    /// Seconds from the start of scheduling to the last decision.
+    pub decided_seconds: f64,
+    /// Seconds until kube-scheduler was seen quiet.
+    pub quiet_seconds: f64,
+    /// Terminating pods the harness finished in place of their kubelets.
+    pub finished: i64,
+}
+
+/// Everything `wasched-kube schedule` prints.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct KubeResult {
+    /// Objects created.
+    pub loaded: usize,
+    /// Every pod that existed during the run.
+    pub pods: Vec<KubePod>,
+    /// Every PodGroup.
+    pub pod_groups: Vec<KubeGroup>,
+    /// Every CompositePodGroup.
+    pub composite_pod_groups: Vec<KubeGroup>,
+    /// Timings.
+    pub stats: KubeStats,
+}
+
+impl KubeResult {
+    /// Pods by `namespace/name`.
+    pub fn pods_by_key(&self) -> HashMap<String, &KubePod> {
+        self.pods.iter().map(|p| (p.key(), p)).collect()
+    }
+}
+
+/// The condition kube-scheduler sets on every attempted PodGroup.
+const INITIALLY_SCHEDULED: &str = "PodGroupInitiallyScheduled";
+/// What the DefaultPreemption plugin prefixes its PodGroupPostFilter
+/// messages with.
+const GROUP_PREEMPTION: &str = "pod group preemption: ";
+
+/// Why a pod stayed pending, as kube-scheduler said it; `unknown` when it
+/// said nothing (a pod it never attempted: held at PreEnqueue, waiting for
+/// its PodGroup).
+fn pending_reason(pod: Option<&&KubePod>) -> String {
+    pod.and_then(|p| p.scheduled.as_ref())
+        .filter(|c| c.status == "False" && !c.message.is_empty())
+        .map_or_else(
+            || "unknown: kube-scheduler reported no reason (never attempted: held at PreEnqueue or waiting for its PodGroup)".into(),
+            |c| c.message.clone(),
+        )
+}
+
+/// The preemptor's `namespace/name` in a `Kind namespace/name` text.
+fn preemptor_name(by: &str) -> &str {
+    by.split_once(' ').map_or(by, |(_, name)| name)
+}
+
+/// The topology domains the bound pods of `group` ended up in: one per
+/// level of its CompositePodGroup tree (outermost first) and its own, from
+/// the nodes' labels.
+fn domains_of(snapshot: &Snapshot, group: GroupId, nodes: &[&str]) -> Vec<Domain> {
+    let mut keys = Vec::new();
+    let info = &snapshot.groups[group as usize];
+    let mut parent = info.parent;
+    let mut steps = 0;
+    while let Some(c) = parent {
+        steps += 1;
+        if steps > snapshot.composites.len() {
+            break;
+        }
+        let composite = &snapshot.composites[c as usize];
+        keys.extend(composite.spec.topology_key.clone());
+        parent = composite.parent;
+    }
+    keys.reverse();
+    keys.extend(info.spec.as_ref().and_then(|s| s.topology_key.clone()));
+    let Some(first) = nodes.first() else {
+        return Vec::new();
+    };
+    let Some(node) = snapshot.nodes.iter().find(|n| n.name == *first) else {
+        return Vec::new();
+    };
+    keys.into_iter()
+        .filter_map(|key| {
+            let value = node.labels.get(&key)?.clone();
+            Some(Domain { key, value })
+        })
+        .collect()
+}
+
+/// kube-scheduler's decisions on `snapshot` in wasched's shape: the pods
+/// the snapshot has pending and what became of them, the running pods it
+/// evicted, and a decision per PodGroup with pending members (then per
+/// running PodGroup it disrupted). Fields kube-scheduler does not report
+/// are marked `unknown` in their text.
+pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
+    let pods = result.pods_by_key();
+    let conditions: HashMap<String, &KubeGroup> = result
+        .pod_groups
+        .iter()
+        .map(|g| (format!("{}/{}", g.namespace, g.name), g))
+        .collect();
+    let mut outcome = Outcome {
+        warnings: snapshot.warnings.clone(),
+        notes: snapshot.notes.clone(),
+        ..Outcome::default()
+    };
+    let mut bound: Vec<(u64, Binding)> = Vec::new();
+    for info in snapshot.pods.iter().filter(|p| p.pending) {
+        let pod = pods.get(&info.key);
+        match pod {
+            Some(p) if !p.node.is_empty() && !p.deleted => bound.push((
+                p.bound_order,
+                Binding {
+                    pod: info.key.clone(),
+                    node: p.node.clone(),
+                },
+            )),
+            _ => outcome.unschedulable.push(Unschedulable {
+                pod: info.key.clone(),
+                reason: pending_reason(pod),
+                preemption: None,
+            }),
+        }
+    }
+    bound.sort_by_key(|(order, _)| *order);
+    outcome.placements = bound.into_iter().map(|(_, b)| b).collect();
+
+    // Victims: pods running before the run that kube-scheduler disrupted.
+    let mut disrupted: BTreeMap<GroupId, (Vec<String>, u32)> = BTreeMap::new();
+    let mut preemptors: BTreeMap<String, u32> = BTreeMap::new();
+    for (id, info) in snapshot.pods.iter().enumerate() {
+        if info.pending || info.terminating {
+            continue;
+        }
+        let Some(p) = pods.get(&info.key) else { continue };
+        if p.disruption.is_none() && !p.deleted {
+            continue;
+        }
+        let by = if p.preempted_by.is_empty() {
+            "unknown".to_string()
+        } else {
+            preemptor_name(&p.preempted_by).to_string()
+        };
+        *preemptors.entry(by.clone()).or_default() += 1;
+        if let Some(group) = snapshot.pods[id].group {
+            let entry = disrupted.entry(group).or_default();
+            if !entry.0.contains(&by) {
+                entry.0.push(by.clone());
+            }
+            entry.1 += 1;
+        }
+        outcome.evictions.push(Eviction {
+            pod: info.key.clone(),
+            by,
+        });
+    }
+
+    for (id, group) in snapshot.groups.iter().enumerate() {
+        let members: Vec<&crate::model::PodInfo> =
+            group.members.iter().map(|&p| &snapshot.pods[p as usize]).collect();
+        let pending: Vec<&crate::model::PodInfo> = members.iter().copied().filter(|p| p.pending).collect();
+        let id = id as GroupId;
+        let disruption = disrupted.remove(&id).map(|(by, evicted)| Disruption {
+            condition: "DisruptionTarget".into(),
+            reason: "PreemptionByScheduler".into(),
+            by,
+            evicted,
+        });
+        if pending.is_empty() && disruption.is_none() {
+            continue;
+        }
+        let nodes: Vec<&str> = pending
+            .iter()
+            .filter_map(|p| pods.get(&p.key))
+            .filter(|p| !p.node.is_empty() && !p.deleted)
+            .map(|p| p.node.as_str())
+            .collect();
+        let bound = nodes.len() as u32;
+        let condition = conditions
+            .get(&group.key)
+            .and_then(|g| g.conditions.iter().find(|c| c.kind == INITIALLY_SCHEDULED));
+        let admitted = condition.is_some_and(|c| c.status == "True") && bound > 0;
+        let victims = preemptors.get(&group.key).copied().unwrap_or(0);
+        let message = condition.map(|c| c.message.clone()).unwrap_or_default();
+        let mut decision = PodGroupDecision {
+            pod_group: group.key.clone(),
+            scheduled: admitted || (pending.is_empty() && disruption.is_some()),
+            reason: String::new(),
+            min_count: group.min_count(),
+            bound,
+            pending: pending.len() as u32 - bound,
+            placement: None,
+            domains: Vec::new(),
+            condition_reason: String::new(),
+            preemption: None,
+            disruption,
+        };
+        if admitted {
+            decision.domains = domains_of(snapshot, id, &nodes);
+            decision.placement = Some(match decision.domains.last() {
+                Some(d) => format!("{}={}", d.key, d.value),
+                None => "cluster".into(),
+            });
+            if victims > 0 {
+                decision.reason = format!("admitted by preempting {victims} pod(s)");
+                decision.preemption = Some(PreemptionOutcome {
+                    result: "preempted".into(),
+                    domain: Some("cluster".into()),
+                    victims,
+                    reason: String::new(),
+                });
+            } else if decision.pending > 0 {
+                let first = pending
+                    .iter()
+                    .find(|p| pods.get(&p.key).is_none_or(|k| k.node.is_empty()))
+                    .and_then(|p| pods.get(&p.key));
+                decision.reason = format!(
+                    "admitted with {bound} of {} pending pods; the rest did not fit: {}",
+                    pending.len(),
+                    pending_reason(first)
+                );
+            }
+        } else if !pending.is_empty() {
+            match condition {
+                Some(c) => {
+                    decision.condition_reason = c.reason.clone();
+                    decision.reason = message.clone();
+                    if let Some(at) = message.find(GROUP_PREEMPTION) {
+                        decision.preemption = Some(PreemptionOutcome {
+                            result: "failed".into(),
+                            domain: None,
+                            victims: 0,
+                            reason: message[at + GROUP_PREEMPTION.len()..].to_string(),
+                        });
+                    }
+                }
+                None => {
+                    decision.reason = "unknown: kube-scheduler set no PodGroupInitiallyScheduled condition (never attempted: held at PreEnqueue)".into();
+                }
+            }
+        }
+        outcome.pod_groups.push(decision);
+    }
+    outcome.warnings.push(
+        "engine kube-scheduler: the real kube-scheduler v1.37.2 decided (wasched-kube); where it breaks ties between equal scores its choice may differ from run to run".into(),
+    );
+    outcome
+}

@@ -1,0 +1,60 @@
+package controlplane
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+)
+
+// FeatureGates are the gates this control plane turns on for the API
+// server and the scheduler alike (they share one process-wide gate):
+// Kubernetes v1.37's workload-aware scheduling, which is off by default.
+//
+//   - GenericWorkload (beta): Workload and PodGroup, gang scheduling,
+//     workload-aware preemption;
+//   - TopologyAwareWorkloadScheduling (alpha): placements per topology
+//     domain (TopologyPlacementGenerator, PodGroupPodsCount);
+//   - CompositePodGroup (alpha): PodGroup hierarchies;
+//   - PodGroupPreemptionPolicy (alpha): spec.preemptionPolicy of groups;
+//   - SchedulerAsyncPreemption (beta, on by default) is turned off: victims
+//     are then deleted inside the scheduling cycle instead of by a detached
+//     goroutine the queue cannot see, so that "quiet" is observable. The
+//     victims chosen are the same.
+var FeatureGates = map[string]bool{
+	"GenericWorkload":                 true,
+	"TopologyAwareWorkloadScheduling": true,
+	"CompositePodGroup":               true,
+	"PodGroupPreemptionPolicy":        true,
+	"SchedulerAsyncPreemption":        false,
+}
+
+var gatesOnce sync.Once
+var gatesErr error
+
+// SetFeatureGates applies FeatureGates to the process-wide gate, once and
+// before anything reads it.
+func SetFeatureGates() error {
+	gatesOnce.Do(func() {
+		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(FeatureGates); err != nil {
+			gatesErr = fmt.Errorf("feature gates %s: %w", GatesFlag(), err)
+		}
+	})
+	return gatesErr
+}
+
+// GatesFlag is FeatureGates as a --feature-gates value, sorted.
+func GatesFlag() string {
+	names := make([]string, 0, len(FeatureGates))
+	for name := range FeatureGates {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s=%t", name, FeatureGates[name])
+	}
+	return strings.Join(parts, ",")
+}

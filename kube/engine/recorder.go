@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+)
+
+// Tie is the class of equally good choices the scheduler chose among: the
+// nodes (or placements) that shared the top total score.
+type Tie struct {
+	// Score is the top total score.
+	Score int64 `json:"score"`
+	// Choices are the nodes or placements with that score, sorted.
+	Choices []string `json:"choices"`
+}
+
+func (t Tie) contains(choice string) bool {
+	i := sort.SearchStrings(t.Choices, choice)
+	return i < len(t.Choices) && t.Choices[i] == choice
+}
+
+// recorder keeps what the harness learns from inside kube-scheduler: the
+// top score classes of every scoring (so that a comparison can accept any
+// node of the class where kube-scheduler breaks a tie arbitrarily), and the
+// events it records (preemptions name their preemptor there).
+type recorder struct {
+	ties bool
+
+	mu         sync.Mutex
+	nodeTies   map[string][]Tie // pod "ns/name" → scorings, oldest first
+	groupTies  map[string][]Tie // pod group "ns/name" → placement scorings
+	preemptors map[string]string
+}
+
+func newRecorder(ties bool) *recorder {
+	return &recorder{
+		ties:       ties,
+		nodeTies:   map[string][]Tie{},
+		groupTies:  map[string][]Tie{},
+		preemptors: map[string]string{},
+	}
+}
+
+func topClass[T any](items []T, total func(T) int64, name func(T) string) Tie {
+	tie := Tie{}
+	for i, item := range items {
+		switch score := total(item); {
+		case i == 0 || score > tie.Score:
+			tie = Tie{Score: score, Choices: []string{name(item)}}
+		case score == tie.Score:
+			tie.Choices = append(tie.Choices, name(item))
+		}
+	}
+	sort.Strings(tie.Choices)
+	return tie
+}
+
+// tieFor is the score class a choice came from: of the scorings made for
+// key, the latest in which choice had the top score. Without one (a single
+// feasible node, or a nominated node taken without scoring) the choice was
+// the only one.
+func tieFor(scorings []Tie, choice string) Tie {
+	for i := len(scorings) - 1; i >= 0; i-- {
+		if scorings[i].contains(choice) {
+			return scorings[i]
+		}
+	}
+	return Tie{Choices: []string{choice}}
+}
+
+// recordingFramework is a profile's framework that also tells the recorder
+// the total scores of every node scoring and placement scoring. Everything
+// else is the framework itself.
+type recordingFramework struct {
+	framework.Framework
+	rec *recorder
+}
+
+func (f *recordingFramework) RunScorePlugins(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodePluginScores, *fwk.Status) {
+	scores, status := f.Framework.RunScorePlugins(ctx, state, pod, nodes)
+	if status.IsSuccess() && len(scores) > 0 {
+		tie := topClass(scores, func(s fwk.NodePluginScores) int64 { return s.TotalScore },
+			func(s fwk.NodePluginScores) string { return s.Name })
+		key := pod.Namespace + "/" + pod.Name
+		f.rec.mu.Lock()
+		f.rec.nodeTies[key] = append(f.rec.nodeTies[key], tie)
+		f.rec.mu.Unlock()
+	}
+	return scores, status
+}
+
+func (f *recordingFramework) RunPlacementScorePlugins(ctx context.Context, state fwk.PodGroupCycleState, group fwk.PodGroupInfo, placements []*fwk.PodGroupAssignments, states []fwk.PlacementCycleState) ([]fwk.PlacementPluginScores, *fwk.Status) {
+	scores, status := f.Framework.RunPlacementScorePlugins(ctx, state, group, placements, states)
+	if status.IsSuccess() && len(scores) > 0 {
+		tie := topClass(scores, func(s fwk.PlacementPluginScores) int64 { return s.TotalScore },
+			func(s fwk.PlacementPluginScores) string { return s.Placement.Name })
+		key := group.GetNamespace() + "/" + group.GetName()
+		f.rec.mu.Lock()
+		f.rec.groupTies[key] = append(f.rec.groupTies[key], tie)
+		f.rec.mu.Unlock()
+	}
+	return scores, status
+}
+
+// wrap replaces every profile's framework with a recording one.
+func (r *recorder) wrap(profiles profile.Map) {
+	if !r.ties {
+		return
+	}
+	for name, f := range profiles {
+		profiles[name] = &recordingFramework{Framework: f, rec: r}
+	}
+}
+
+// recorderFactory gives each profile an event recorder that posts to the
+// API server through broadcaster, as kube-scheduler's does, and tells r of
+// every Preempted event at the moment kube-scheduler records it.
+func (r *recorder) recorderFactory(broadcaster events.EventBroadcaster) profile.RecorderFactory {
+	upstream := profile.NewRecorderFactory(broadcaster)
+	return func(name string) events.EventRecorderLogger {
+		return &eventRecorder{EventRecorderLogger: upstream(name), rec: r}
+	}
+}
+
+type eventRecorder struct {
+	events.EventRecorderLogger
+	rec *recorder
+}
+
+func (e *eventRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	e.observe(regarding, related, reason)
+	e.EventRecorderLogger.Eventf(regarding, related, eventtype, reason, action, note, args...)
+}
+
+func (e *eventRecorder) WithLogger(logger klog.Logger) events.EventRecorderLogger {
+	return &eventRecorder{EventRecorderLogger: e.EventRecorderLogger.WithLogger(logger), rec: e.rec}
+}
+
+func (e *eventRecorder) observe(regarding, related runtime.Object, reason string) {
+	if reason != "Preempted" || regarding == nil || related == nil {
+		return
+	}
+	victim, err := meta.Accessor(regarding)
+	if err != nil {
+		return
+	}
+	preemptor, err := meta.Accessor(related)
+	if err != nil {
+		return
+	}
+	kind := "Pod"
+	if gvk := related.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+		kind = gvk.Kind
+	} else {
+		switch related.(type) {
+		case *v1.Pod:
+		default:
+			kind = typeName(related)
+		}
+	}
+	e.rec.mu.Lock()
+	e.rec.preemptors[victim.GetNamespace()+"/"+victim.GetName()] = kind + " " + preemptor.GetNamespace() + "/" + preemptor.GetName()
+	e.rec.mu.Unlock()
+}

@@ -1,0 +1,264 @@
+// Package engine runs the real kube-scheduler v1.37 in this process
+// against a control plane, watches it until it has nothing left to do,
+// and reads its decisions back.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+)
+
+// Options of a run.
+type Options struct {
+	// Config is the KubeSchedulerConfiguration (nil: DefaultConfig).
+	Config *schedconfig.KubeSchedulerConfiguration
+	// Plugins are out-of-tree plugins the configuration may name.
+	Plugins frameworkruntime.Registry
+	// Ties asks for the top score class of every choice (costs memory).
+	Ties bool
+}
+
+// Scheduler is kube-scheduler running in this process, with the harness's
+// watch beside it.
+type Scheduler struct {
+	sched    *scheduler.Scheduler
+	watch    *watch
+	rec      *recorder
+	names    map[string]bool
+	cancel   context.CancelFunc
+	done     chan struct{}
+	started  time.Time
+	popsMu   sync.Mutex
+	popped   map[types.UID]uint64
+	profiles []string
+}
+
+// Start builds kube-scheduler from the configuration, waits for its
+// informers to sync and starts scheduling. Stop it with Stop.
+func Start(ctx context.Context, config *rest.Config, options Options) (*Scheduler, error) {
+	cfg := options.Config
+	if cfg == nil {
+		var err error
+		if cfg, err = LoadConfig(nil); err != nil {
+			return nil, err
+		}
+	}
+	clientConfig := rest.CopyConfig(config)
+	clientConfig.QPS = cfg.ClientConnection.QPS
+	clientConfig.Burst = int(cfg.ClientConnection.Burst)
+	clientConfig.ContentType = cfg.ClientConnection.ContentType
+	clientConfig.UserAgent = "kube-scheduler"
+	client, err := kubernetes.NewForConfig(clientConfig)
+	if err != nil {
+		return nil, err
+	}
+	dynClient, err := dynamic.NewForConfig(clientConfig)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	s := &Scheduler{
+		watch:  newWatch(client),
+		rec:    newRecorder(options.Ties),
+		names:  map[string]bool{},
+		cancel: cancel,
+		done:   make(chan struct{}),
+		popped: map[types.UID]uint64{},
+	}
+	for _, p := range cfg.Profiles {
+		s.names[p.SchedulerName] = true
+		s.profiles = append(s.profiles, p.SchedulerName)
+	}
+	informerFactory := scheduler.NewInformerFactory(client, 0, nil)
+	dynInformerFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynClient, 0, v1.NamespaceAll, nil)
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+	sched, err := scheduler.New(runCtx, client, informerFactory, dynInformerFactory,
+		s.rec.recorderFactory(broadcaster),
+		scheduler.WithComponentConfigVersion(cfg.TypeMeta.APIVersion),
+		scheduler.WithKubeConfig(clientConfig),
+		scheduler.WithProfiles(cfg.Profiles...),
+		scheduler.WithPercentageOfNodesToScore(cfg.PercentageOfNodesToScore),
+		scheduler.WithFrameworkOutOfTreeRegistry(options.Plugins),
+		scheduler.WithPodInitialBackoffSeconds(cfg.PodInitialBackoffSeconds),
+		scheduler.WithPodMaxBackoffSeconds(cfg.PodMaxBackoffSeconds),
+		scheduler.WithExtenders(cfg.Extenders...),
+		scheduler.WithParallelism(cfg.Parallelism),
+	)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("kube-scheduler: %w", err)
+	}
+	s.sched = sched
+	s.rec.wrap(sched.Profiles)
+	next := sched.NextEntity
+	sched.NextEntity = func(logger klog.Logger) (framework.QueuedEntityInfo, error) {
+		entity, err := next(logger)
+		if entity != nil {
+			seq := s.watch.changes.Load()
+			s.popsMu.Lock()
+			entity.ForEachPodInfo(func(p *framework.QueuedPodInfo) bool {
+				s.popped[p.Pod.UID] = seq
+				return true
+			})
+			s.popsMu.Unlock()
+		}
+		return entity, err
+	}
+	if err := broadcaster.StartRecordingToSinkWithContext(runCtx); err != nil {
+		cancel()
+		return nil, fmt.Errorf("kube-scheduler events: %w", err)
+	}
+	if !s.watch.start(runCtx, ctx) {
+		cancel()
+		return nil, fmt.Errorf("the harness's pod watch did not sync: %w", ctx.Err())
+	}
+	informerFactory.Start(runCtx.Done())
+	dynInformerFactory.Start(runCtx.Done())
+	informerFactory.WaitForCacheSync(ctx.Done())
+	dynInformerFactory.WaitForCacheSync(ctx.Done())
+	if err := sched.WaitForHandlersSync(ctx); err != nil {
+		cancel()
+		return nil, fmt.Errorf("kube-scheduler's informers did not sync: %w", err)
+	}
+	s.started = time.Now()
+	go func() {
+		defer close(s.done)
+		sched.Run(runCtx)
+		broadcaster.Shutdown()
+	}()
+	return s, nil
+}
+
+// Stop stops scheduling and waits for the scheduler to return.
+func (s *Scheduler) Stop() {
+	if s == nil || s.cancel == nil {
+		return
+	}
+	s.cancel()
+	s.cancel = nil
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+	}
+}
+
+// waiting says why the scheduler is not quiet, or "" when it is: nothing
+// in its active queue or in flight, no pod marked for deletion left, every
+// pending pod of its profiles parked (unschedulable, gated, waiting for its
+// PodGroup, or in backoff), and every pod in backoff attempted since the
+// last change that could alter its result — its next attempt would decide
+// as the last one did.
+func (s *Scheduler) waiting() string {
+	q := s.sched.SchedulingQueue
+	if pods := q.PodsInActiveQ(); len(pods) > 0 {
+		return describe("in the active queue", pods)
+	}
+	if pods := q.InFlightPods(); len(pods) > 0 {
+		return describe("being scheduled", pods)
+	}
+	if pods := q.PendingPodGroupPods(); len(pods) > 0 {
+		return describe("arrived while their group was scheduled", pods)
+	}
+	if n := s.watch.terminating.Load(); n > 0 {
+		return fmt.Sprintf("%d pod(s) terminating", n)
+	}
+	parked := map[types.UID]bool{}
+	for _, pods := range [][]*v1.Pod{q.UnschedulablePods(), q.IncompletePodGroupPodsPods()} {
+		for _, p := range pods {
+			parked[p.UID] = true
+		}
+	}
+	changes := s.watch.changes.Load()
+	var retry []*v1.Pod
+	s.popsMu.Lock()
+	for _, p := range q.PodsInBackoffQ() {
+		parked[p.UID] = true
+		if s.popped[p.UID] != changes {
+			retry = append(retry, p)
+		}
+	}
+	s.popsMu.Unlock()
+	if len(retry) > 0 {
+		return describe("in backoff, not yet retried since the last change", retry)
+	}
+	var elsewhere []*v1.Pod
+	for _, state := range s.watch.snapshot() {
+		p := state.pod
+		if state.deleted || p.Spec.NodeName != "" || !s.names[p.Spec.SchedulerName] ||
+			p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
+			continue
+		}
+		if !parked[p.UID] {
+			elsewhere = append(elsewhere, p)
+		}
+	}
+	if len(elsewhere) > 0 {
+		return describe("being bound or waiting at Permit", elsewhere)
+	}
+	return ""
+}
+
+func describe(where string, pods []*v1.Pod) string {
+	names := make([]string, len(pods))
+	for i, p := range pods {
+		names[i] = p.Namespace + "/" + p.Name
+	}
+	sort.Strings(names)
+	if len(names) > 10 {
+		names = append(names[:10], fmt.Sprintf("and %d more", len(names)-10))
+	}
+	return fmt.Sprintf("%d pod(s) %s: %s", len(pods), where, strings.Join(names, ", "))
+}
+
+// WaitQuiet polls the scheduler's own state until it is quiet (see
+// waiting) and has stayed so, with no new scheduling cycle and no change,
+// over settle; or until timeout, when the error names the pods still
+// waiting.
+func (s *Scheduler) WaitQuiet(ctx context.Context, timeout, settle time.Duration) error {
+	const poll = 25 * time.Millisecond
+	deadline := time.Now().Add(timeout)
+	var since time.Time
+	var cycle int64
+	var changes uint64
+	for {
+		why := s.waiting()
+		now := time.Now()
+		c, n := s.sched.SchedulingQueue.SchedulingCycle(), s.watch.changes.Load()
+		switch {
+		case why != "" || c != cycle || n != changes:
+			since, cycle, changes = time.Time{}, c, n
+		case since.IsZero():
+			since = now
+		case now.Sub(since) >= settle:
+			return nil
+		}
+		if now.After(deadline) {
+			if why == "" {
+				why = "it kept scheduling"
+			}
+			return fmt.Errorf("kube-scheduler was not quiet within %s: %s", timeout, why)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// podState is what the harness knows of one pod over the run.
+type podState struct {
+	pod *v1.Pod
+	// deleted is set once the pod is gone from the API server.
+	deleted bool
+	// disrupted is set once the pod carried DisruptionTarget.
+	disrupted *v1.PodCondition
+	// boundSeq orders bindings: the change number when nodeName appeared.
+	boundSeq uint64
+}
+
+// watch follows every pod on the API server through an informer of its
+// own (not the scheduler's): it counts changes that can affect a decision
+// (a binding, a nomination, a disruption, a deletion), keeps every pod's
+// last state (deleted ones too), and acts as the kubelets that do not run
+// here — a pod marked for deletion is finished at once (deleted with grace
+// period 0), as if its containers had stopped.
+type watch struct {
+	client kubernetes.Interface
+
+	// changes counts decision-relevant changes; quiet() reads it.
+	changes atomic.Uint64
+	// lastChange is when changes last moved (unix nanoseconds).
+	lastChange atomic.Int64
+	// terminating counts pods marked for deletion not yet gone.
+	terminating atomic.Int64
+	// finished counts pods this watch deleted with grace period 0.
+	finished atomic.Int64
+
+	mu   sync.Mutex
+	pods map[types.UID]*podState
+
+	factory informers.SharedInformerFactory
+	synced  cache.InformerSynced
+}
+
+func newWatch(client kubernetes.Interface) *watch {
+	w := &watch{client: client, pods: map[types.UID]*podState{}}
+	w.factory = informers.NewSharedInformerFactory(client, 0)
+	informer := w.factory.Core().V1().Pods().Informer()
+	informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if pod, ok := obj.(*v1.Pod); ok {
+				w.observe(nil, pod)
+			}
+		},
+		UpdateFunc: func(old, obj any) {
+			oldPod, _ := old.(*v1.Pod)
+			if pod, ok := obj.(*v1.Pod); ok {
+				w.observe(oldPod, pod)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if pod, ok := obj.(*v1.Pod); ok {
+				w.gone(pod)
+			}
+		},
+	})
+	w.synced = informer.HasSynced
+	return w
+}
+
+// start runs the informer until run is done and waits, at most until wait
+// is done, for it to sync.
+func (w *watch) start(run, wait context.Context) bool {
+	w.factory.Start(run.Done())
+	return cache.WaitForCacheSync(wait.Done(), w.synced)
+}
+
+func (w *watch) changed() {
+	w.changes.Add(1)
+	w.lastChange.Store(time.Now().UnixNano())
+}
+
+func disruption(pod *v1.Pod) *v1.PodCondition {
+	for i := range pod.Status.Conditions {
+		c := &pod.Status.Conditions[i]
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+func (w *watch) observe(old, pod *v1.Pod) {
+	w.mu.Lock()
+	state, known := w.pods[pod.UID]
+	if !known {
+		state = &podState{}
+		w.pods[pod.UID] = state
+	}
+	state.pod = pod
+	relevant := false
+	if old != nil {
+		relevant = old.Spec.NodeName != pod.Spec.NodeName ||
+			old.Status.NominatedNodeName != pod.Status.NominatedNodeName ||
+			(old.DeletionTimestamp == nil) != (pod.DeletionTimestamp == nil)
+		if old.Spec.NodeName == "" && pod.Spec.NodeName != "" {
+			state.boundSeq = w.changes.Load() + 1
+		}
+	}
+	if c := disruption(pod); c != nil && state.disrupted == nil {
+		state.disrupted = c.DeepCopy()
+		relevant = true
+	}
+	terminating := pod.DeletionTimestamp != nil && (old == nil || old.DeletionTimestamp == nil)
+	w.mu.Unlock()
+	if relevant {
+		w.changed()
+	}
+	if terminating {
+		w.terminating.Add(1)
+		go w.finish(pod)
+	}
+}
+
+func (w *watch) gone(pod *v1.Pod) {
+	w.mu.Lock()
+	state, known := w.pods[pod.UID]
+	if !known {
+		state = &podState{pod: pod}
+		w.pods[pod.UID] = state
+	}
+	wasTerminating := state.pod != nil && state.pod.DeletionTimestamp != nil
+	state.deleted = true
+	w.mu.Unlock()
+	if wasTerminating {
+		w.terminating.Add(-1)
+	}
+	w.changed()
+}
+
+// finish deletes a terminating pod with grace period 0, as its kubelet
+// would once its containers stopped. The UID precondition makes sure a
+// new pod of the same name is never touched.
+func (w *watch) finish(pod *v1.Pod) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	zero := int64(0)
+	uid := pod.UID
+	err := w.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: &zero,
+		Preconditions:      &metav1.Preconditions{UID: &uid},
+	})
+	if err == nil {
+		w.finished.Add(1)
+	} else if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		// Leave it terminating: quiet() then never holds and the run's
+		// timeout names the pod.
+		return
+	}
+}
+
+// snapshot copies every pod's state.
+func (w *watch) snapshot() []podState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	states := make([]podState, 0, len(w.pods))
+	for _, s := range w.pods {
+		states = append(states, *s)
+	}
+	return states
+}
+
+func typeName(object any) string {
+	t := reflect.TypeOf(object)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
