@@ -216,14 +216,6 @@ fn invalid_composite_trees_are_reported_and_the_rest_is_scheduled() {
             "ml/orphan",
             "Invalid: PodGroup ml/orphan: parent CompositePodGroup ml/ghost does not exist",
         ),
-        (
-            "ml/too-deep",
-            "Invalid: PodGroup ml/too-deep is deeper than 4 levels",
-        ),
-        (
-            "ml/mixed-child",
-            "Invalid: members belong to different Workloads (one, two)",
-        ),
     ];
     for (key, expected) in invalid {
         let g = group(&out, key);
@@ -235,12 +227,24 @@ fn invalid_composite_trees_are_reported_and_the_rest_is_scheduled() {
             "{key}"
         );
     }
+    // Too deep, or members of several Workloads: KEP-6012's Invalid, but
+    // kube-scheduler v1.37.2 schedules such trees, and so does wasched,
+    // with a warning.
+    for problem in [
+        "PodGroup ml/too-deep is deeper than 4 levels",
+        "members belong to different Workloads (one, two)",
+    ] {
+        assert!(
+            out.warnings.iter().any(|w| w.contains(problem)),
+            "{problem}: {:?}",
+            out.warnings
+        );
+    }
     let b = bound(&out);
-    assert!(
-        b.contains_key("ml/fine-child-0") && b.contains_key("ml/plain-0"),
-        "{b:?}"
-    );
-    assert_eq!(b.len(), 2);
+    for pod in ["ml/fine-child-0", "ml/plain-0", "ml/too-deep-0", "ml/mixed-child-0"] {
+        assert!(b.contains_key(pod), "{pod}: {b:?}");
+    }
+    assert_eq!(b.len(), 4);
 }
 
 /// Evicted pods, sorted.

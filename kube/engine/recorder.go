@@ -29,12 +29,29 @@ func (t Tie) contains(choice string) bool {
 	return i < len(t.Choices) && t.Choices[i] == choice
 }
 
+// Preferences break kube-scheduler's ties toward given choices: where the
+// preferred node of a pod is among the nodes sharing the top score, it is
+// taken; where the placement holding a group's preferred node is among the
+// placements sharing the top score, it is taken. kube-scheduler breaks such
+// ties arbitrarily (nodes) or at random (placements); the decision stays one
+// it makes on its own scores. A comparison uses this to follow another
+// scheduler's tie-breaks instead of diverging at every tie.
+type Preferences struct {
+	// Nodes maps a pod's "namespace/name" to its preferred node.
+	Nodes map[string]string `json:"nodes"`
+	// Groups maps a PodGroup's or CompositePodGroup's "namespace/name" to
+	// a node its placement should hold.
+	Groups map[string]string `json:"groups"`
+}
+
 // recorder keeps what the harness learns from inside kube-scheduler: the
 // top score classes of every scoring (so that a comparison can accept any
 // node of the class where kube-scheduler breaks a tie arbitrarily), and the
-// events it records (preemptions name their preemptor there).
+// events it records (preemptions name their preemptor there). With
+// preferences it also breaks ties (see Preferences).
 type recorder struct {
-	ties bool
+	ties   bool
+	prefer *Preferences
 
 	mu         sync.Mutex
 	nodeTies   map[string][]Tie // pod "ns/name" → scorings, oldest first
@@ -42,9 +59,10 @@ type recorder struct {
 	preemptors map[string]string
 }
 
-func newRecorder(ties bool) *recorder {
+func newRecorder(ties bool, prefer *Preferences) *recorder {
 	return &recorder{
 		ties:       ties,
+		prefer:     prefer,
 		nodeTies:   map[string][]Tie{},
 		groupTies:  map[string][]Tie{},
 		preemptors: map[string]string{},
@@ -93,8 +111,19 @@ func (f *recordingFramework) RunScorePlugins(ctx context.Context, state fwk.Cycl
 			func(s fwk.NodePluginScores) string { return s.Name })
 		key := pod.Namespace + "/" + pod.Name
 		f.rec.mu.Lock()
-		f.rec.nodeTies[key] = append(f.rec.nodeTies[key], tie)
+		if f.rec.ties {
+			f.rec.nodeTies[key] = append(f.rec.nodeTies[key], tie)
+		}
 		f.rec.mu.Unlock()
+		if f.rec.prefer != nil && len(tie.Choices) > 1 {
+			if node, ok := f.rec.prefer.Nodes[key]; ok && tie.contains(node) {
+				for i := range scores {
+					if scores[i].Name == node {
+						scores[i].TotalScore++
+					}
+				}
+			}
+		}
 	}
 	return scores, status
 }
@@ -106,15 +135,40 @@ func (f *recordingFramework) RunPlacementScorePlugins(ctx context.Context, state
 			func(s fwk.PlacementPluginScores) string { return s.Placement.Name })
 		key := group.GetNamespace() + "/" + group.GetName()
 		f.rec.mu.Lock()
-		f.rec.groupTies[key] = append(f.rec.groupTies[key], tie)
+		if f.rec.ties {
+			f.rec.groupTies[key] = append(f.rec.groupTies[key], tie)
+		}
 		f.rec.mu.Unlock()
+		if f.rec.prefer != nil && len(tie.Choices) > 1 {
+			if node, ok := f.rec.prefer.Groups[key]; ok {
+				for i := range scores {
+					if scores[i].TotalScore == tie.Score && holds(scores[i].Placement, node) {
+						scores[i].TotalScore++
+						break
+					}
+				}
+			}
+		}
 	}
 	return scores, status
 }
 
+// holds reports whether placement includes node.
+func holds(placement *fwk.Placement, node string) bool {
+	if placement == nil {
+		return false
+	}
+	for _, n := range placement.Nodes {
+		if n.Node() != nil && n.Node().Name == node {
+			return true
+		}
+	}
+	return false
+}
+
 // wrap replaces every profile's framework with a recording one.
 func (r *recorder) wrap(profiles profile.Map) {
-	if !r.ties {
+	if !r.ties && r.prefer == nil {
 		return
 	}
 	for name, f := range profiles {

@@ -13,6 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
@@ -23,6 +24,8 @@ import (
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"example.invalid/wasched/kube/objects"
 )
 
 // Options of a run.
@@ -33,6 +36,8 @@ type Options struct {
 	Plugins frameworkruntime.Registry
 	// Ties asks for the top score class of every choice (costs memory).
 	Ties bool
+	// Prefer breaks ties toward these choices (see Preferences).
+	Prefer *Preferences
 }
 
 // Scheduler is kube-scheduler running in this process, with the harness's
@@ -48,11 +53,16 @@ type Scheduler struct {
 	popsMu   sync.Mutex
 	popped   map[types.UID]uint64
 	profiles []string
+
+	runCtx      context.Context
+	broadcaster events.EventBroadcaster
 }
 
-// Start builds kube-scheduler from the configuration, waits for its
-// informers to sync and starts scheduling. Stop it with Stop.
-func Start(ctx context.Context, config *rest.Config, options Options) (*Scheduler, error) {
+// New builds kube-scheduler from the configuration and waits for its
+// informers to sync, without scheduling yet: pods created now enter its
+// queue in the order they are created (see Queued), and Run starts the
+// scheduling loop. Stop it with Stop.
+func New(ctx context.Context, config *rest.Config, options Options) (*Scheduler, error) {
 	cfg := options.Config
 	if cfg == nil {
 		var err error
@@ -76,7 +86,7 @@ func Start(ctx context.Context, config *rest.Config, options Options) (*Schedule
 	runCtx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{
 		watch:  newWatch(client),
-		rec:    newRecorder(options.Ties),
+		rec:    newRecorder(options.Ties, options.Prefer),
 		names:  map[string]bool{},
 		cancel: cancel,
 		done:   make(chan struct{}),
@@ -137,12 +147,51 @@ func Start(ctx context.Context, config *rest.Config, options Options) (*Schedule
 		cancel()
 		return nil, fmt.Errorf("kube-scheduler's informers did not sync: %w", err)
 	}
+	s.runCtx = runCtx
+	s.broadcaster = broadcaster
+	return s, nil
+}
+
+// Queued waits until kube-scheduler's queue holds every one of pods (in
+// some queue: active, gated, waiting for its PodGroup).
+func (s *Scheduler) Queued(ctx context.Context, pods []objects.Object) error {
+	want := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		want[types.UID(p.UID)] = true
+	}
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		queued, _ := s.sched.SchedulingQueue.PendingPods()
+		found := 0
+		for _, p := range queued {
+			if want[p.UID] {
+				found++
+			}
+		}
+		return found == len(want), nil
+	})
+	if err != nil {
+		return fmt.Errorf("kube-scheduler's queue did not take in the %d pending pod(s): %w", len(want), err)
+	}
+	return nil
+}
+
+// Run starts scheduling.
+func (s *Scheduler) Run() {
 	s.started = time.Now()
 	go func() {
 		defer close(s.done)
-		sched.Run(runCtx)
-		broadcaster.Shutdown()
+		s.sched.Run(s.runCtx)
+		s.broadcaster.Shutdown()
 	}()
+}
+
+// Start is New then Run, for pods already created.
+func Start(ctx context.Context, config *rest.Config, options Options) (*Scheduler, error) {
+	s, err := New(ctx, config, options)
+	if err != nil {
+		return nil, err
+	}
+	s.Run()
 	return s, nil
 }
 

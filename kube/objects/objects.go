@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -117,6 +119,19 @@ func stage(o *unstructured.Unstructured) int {
 	}
 }
 
+// Pending splits items into the pods waiting to be scheduled (no
+// spec.nodeName), in their order, and everything else.
+func Pending(items []*unstructured.Unstructured) (rest, pending []*unstructured.Unstructured) {
+	for _, item := range items {
+		if stage(item) == 8 {
+			pending = append(pending, item)
+		} else {
+			rest = append(rest, item)
+		}
+	}
+	return rest, pending
+}
+
 // Loader creates objects through one client.
 type Loader struct {
 	client  dynamic.Interface
@@ -142,6 +157,27 @@ func NewLoader(config *rest.Config) (*Loader, error) {
 // parallel), and writes back the status each carried. The first object the
 // server refuses stops the load; the error names it and quotes the server.
 func (l *Loader) Load(ctx context.Context, items []*unstructured.Unstructured) (*Loaded, error) {
+	return l.load(ctx, items, false)
+}
+
+// LoadInOrder creates the objects one at a time, in the order given: a
+// scheduler that watches sees them arrive in that order.
+func (l *Loader) LoadInOrder(ctx context.Context, items []*unstructured.Unstructured) (*Loaded, error) {
+	return l.load(ctx, items, true)
+}
+
+func (l *Loader) load(ctx context.Context, items []*unstructured.Unstructured, inOrder bool) (*Loaded, error) {
+	if inOrder {
+		loaded := &Loaded{Objects: make([]Object, len(items))}
+		for i, item := range items {
+			object, err := l.create(ctx, item)
+			if err != nil {
+				return nil, err
+			}
+			loaded.Objects[i] = object
+		}
+		return loaded, nil
+	}
 	ordered := make([]*unstructured.Unstructured, len(items))
 	copy(ordered, items)
 	sort.SliceStable(ordered, func(i, j int) bool { return stage(ordered[i]) < stage(ordered[j]) })
@@ -159,14 +195,35 @@ func (l *Loader) Load(ctx context.Context, items []*unstructured.Unstructured) (
 	return loaded, nil
 }
 
+// sequential are the kinds created one at a time in namespace/name order:
+// the server stamps creationTimestamp in seconds, and kube-scheduler
+// orders the children of a CompositePodGroup by it, then by name; created
+// in name order, the two orders agree.
+var sequential = map[string]bool{"PodGroup": true, "CompositePodGroup": true}
+
 func (l *Loader) loadStage(ctx context.Context, items []*unstructured.Unstructured, into []Object) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	workers := l.workers
+	if sequential[items[0].GetKind()] {
+		workers = 1
+		order := make([]int, len(items))
+		for i := range order {
+			order[i] = i
+		}
+		key := func(i int) string { return items[i].GetNamespace() + "/" + items[i].GetName() }
+		sort.SliceStable(order, func(a, b int) bool { return key(order[a]) < key(order[b]) })
+		sorted := make([]*unstructured.Unstructured, len(items))
+		for i, j := range order {
+			sorted[i] = items[j]
+		}
+		copy(items, sorted)
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
-	for range min(l.workers, len(items)) {
+	for range min(workers, len(items)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -213,7 +270,11 @@ func (l *Loader) create(ctx context.Context, item *unstructured.Unstructured) (O
 		object.Namespace = ""
 	}
 	status, hasStatus, _ := unstructured.NestedMap(item.Object, "status")
-	created, err := resource.Create(ctx, item, metav1.CreateOptions{})
+	var created *unstructured.Unstructured
+	err = retryWhileAdmissionCatchesUp(ctx, func() (err error) {
+		created, err = resource.Create(ctx, item, metav1.CreateOptions{})
+		return err
+	})
 	if err != nil {
 		return object, refused(object, "create", err)
 	}
@@ -227,6 +288,27 @@ func (l *Loader) create(ctx context.Context, item *unstructured.Unstructured) (O
 		}
 	}
 	return object, nil
+}
+
+// retryWhileAdmissionCatchesUp retries create while the server refuses it
+// for a PriorityClass its admission plugin does not know yet: the Priority
+// plugin looks classes up in an informer cache, which learns of a class
+// created a moment ago only after that moment (kubectl apply of a class and
+// its users in one go meets the same race). Any other answer is final.
+func retryWhileAdmissionCatchesUp(ctx context.Context, create func() error) error {
+	var err error
+	for attempt := 0; attempt < 100; attempt++ {
+		err = create()
+		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no PriorityClass with name") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return err
 }
 
 // refused quotes the server's own message.

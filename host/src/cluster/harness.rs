@@ -102,8 +102,17 @@ impl Harness {
         if options.ties {
             command.arg("--ties");
         }
+        if let Some(prefer) = &options.prefer {
+            let file = dir.path.join("prefer.json");
+            std::fs::write(&file, serde_json::to_vec(prefer)?)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+            command.arg("--prefer").arg(file);
+        }
         if let Some(log) = &options.log {
             command.arg("--log").arg(log);
+            if let Some(v) = std::env::var_os("WASCHED_KUBE_V") {
+                command.arg("--v").arg(v);
+            }
         }
         let output = command
             .stdin(Stdio::null())
@@ -149,6 +158,19 @@ impl Harness {
     }
 }
 
+/// Tie-breaks for kube-scheduler (`wasched-kube schedule --prefer`): where
+/// several nodes share the top score for a pod and the preferred one is
+/// among them, it is taken; likewise for a PodGroup's or
+/// CompositePodGroup's tied placements, the one holding the preferred
+/// node. Only ties kube-scheduler would break arbitrarily are affected.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Preferences {
+    /// Pod `namespace/name` → node.
+    pub nodes: std::collections::BTreeMap<String, String>,
+    /// PodGroup or CompositePodGroup `namespace/name` → node.
+    pub groups: std::collections::BTreeMap<String, String>,
+}
+
 /// How `wasched-kube schedule` runs.
 #[derive(Debug, Clone)]
 pub struct ScheduleOptions {
@@ -157,9 +179,12 @@ pub struct ScheduleOptions {
     pub config: Option<PathBuf>,
     /// Report the score class of every binding.
     pub ties: bool,
+    /// Break kube-scheduler's ties toward these choices.
+    pub prefer: Option<Preferences>,
     /// Give up when kube-scheduler is not quiet within this.
     pub timeout: Duration,
-    /// Keep the control plane's and scheduler's logs here.
+    /// Keep the control plane's and scheduler's logs here (default:
+    /// `WASCHED_KUBE_LOG`, at verbosity `WASCHED_KUBE_V`; else discarded).
     pub log: Option<PathBuf>,
 }
 
@@ -168,8 +193,9 @@ impl Default for ScheduleOptions {
         Self {
             config: None,
             ties: false,
+            prefer: None,
             timeout: Duration::from_secs(300),
-            log: None,
+            log: std::env::var_os("WASCHED_KUBE_LOG").map(PathBuf::from),
         }
     }
 }

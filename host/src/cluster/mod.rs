@@ -6,15 +6,18 @@
 //! - [`objects`] translates a snapshot into what a real cluster holds;
 //! - [`harness`] finds, builds and runs `wasched-kube`;
 //! - [`readback`] reads kube-scheduler's decisions back into an
-//!   [`Outcome`](crate::Outcome).
+//!   [`Outcome`](crate::Outcome);
+//! - [`agreement`] compares them with wasched's, pod by pod, ties allowed
+//!   for where kube-scheduler breaks them.
 
+pub mod agreement;
 pub mod harness;
 pub mod objects;
 pub mod readback;
 
 use anyhow::Result;
 
-pub use harness::{Harness, ScheduleOptions, UpOptions};
+pub use harness::{Harness, Preferences, ScheduleOptions, UpOptions};
 pub use objects::{ClusterObjects, translate};
 pub use readback::KubeResult;
 

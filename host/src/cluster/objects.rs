@@ -24,6 +24,10 @@
 //!   with `allocatable`/`capacity` completed as wasched reads them.
 //! - Terminal and terminating pods are not created: the API server cannot
 //!   hold a pod that is already going away, and they hold no resources.
+//! - **Order.** Pending pods come last, in the order they entered the
+//!   queue (creation time, then `namespace/name`); the harness creates them
+//!   one by one in that order once kube-scheduler watches, so its queue
+//!   orders them as wasched's does.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -155,6 +159,10 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
     let mut computed_budgets = 0;
     let mut started_pods = 0;
     let mut items = Vec::new();
+    // Pending pods last, in the order they entered the queue (creation
+    // time, then namespace/name), which is the order the harness creates
+    // them in.
+    let mut pending: Vec<(i64, String, Value)> = Vec::new();
     for (origin, object) in &manifests.objects {
         let mut value = serde_json::to_value(object_value(object))?;
         let meta = value
@@ -195,9 +203,13 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
                 };
                 let own = spec.and_then(|s| s.priority_class_name.as_deref());
                 let class = classes.class_for(want, own, &what)?;
-                set_class(&mut value, class);
-                if info.node.is_some() || !info.pending {
+                set_class(&mut value, class, want);
+                if !info.pending {
                     started_pods += usize::from(start_running(&mut value, info.started));
+                } else {
+                    namespaces.insert(info.namespace.clone());
+                    pending.push((info.created, info.key.clone(), value));
+                    continue;
                 }
             }
             Object::PodGroup(group) => {
@@ -206,7 +218,7 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
                 if let Some(spec) = id.and_then(|g| snapshot.groups[g].spec.as_ref()) {
                     let want = Resolved { value: spec.priority, never: spec.never_preempt };
                     let class = classes.class_for(want, group.spec.priority_class_name.as_deref(), &what)?;
-                    set_class(&mut value, class);
+                    set_class(&mut value, class, want);
                 }
             }
             Object::CompositePodGroup(composite) => {
@@ -215,7 +227,7 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
                     let want = Resolved { value: info.spec.priority, never: info.spec.never_preempt };
                     let own = composite.spec.priority_class_name.as_deref();
                     let class = classes.class_for(want, own, &what)?;
-                    set_class(&mut value, class);
+                    set_class(&mut value, class, want);
                 }
             }
             Object::PodDisruptionBudget(budget) => {
@@ -270,6 +282,8 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
         ));
     }
     out.items.extend(items);
+    pending.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    out.items.extend(pending.into_iter().map(|(.., value)| value));
 
     let mut note = |count: usize, text: &str| {
         if count > 0 {
@@ -357,14 +371,18 @@ fn strip_metadata(meta: &mut Map<String, Value>) -> (usize, usize) {
     (owners, finalizers)
 }
 
-/// Sets `spec.priorityClassName` (or clears it) and drops what admission
-/// computes from it.
-fn set_class(value: &mut Value, class: Option<String>) {
+/// Sets `spec.priorityClassName` (or clears it) and `spec.preemptionPolicy`
+/// to what the class computes, and drops `spec.priority`, which admission
+/// computes from the class. The policy is written out because API
+/// defaulting fills an absent one with `PreemptLowerPriority` before
+/// admission compares it with the class's.
+fn set_class(value: &mut Value, class: Option<String>, want: Resolved) {
     let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
     spec.remove("priority");
-    spec.remove("preemptionPolicy");
+    let policy = if want.never { "Never" } else { "PreemptLowerPriority" };
+    spec.insert("preemptionPolicy".into(), json!(policy));
     match class {
         Some(class) => {
             spec.insert("priorityClassName".into(), json!(class));

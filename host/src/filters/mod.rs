@@ -9,9 +9,12 @@ use std::collections::BTreeMap;
 
 use std::collections::HashMap;
 
-use k8s_openapi::api::core::v1::{NodeSelectorRequirement, Taint, Toleration};
+use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration};
 
 use crate::model::{NodeId, NodeInfo, PodId, PodInfo, Snapshot, label_selector_matches};
+
+mod score;
+pub use score::default_scores;
 
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
@@ -362,25 +365,30 @@ fn matches_node_affinity(pod: &PodInfo, node: &NodeInfo) -> bool {
         .node_selector
         .iter()
         .all(|(k, v)| node.labels.get(k) == Some(v));
-    let affinity_ok = pod.required_node_affinity.as_ref().is_none_or(|terms| {
-        terms.iter().any(|term| {
-            let expressions = term.match_expressions.iter().flatten();
-            let fields = term.match_fields.iter().flatten();
-            let has_requirements = term
-                .match_expressions
-                .as_ref()
-                .is_some_and(|e| !e.is_empty())
-                || term.match_fields.as_ref().is_some_and(|f| !f.is_empty());
-            has_requirements
-                && expressions
-                    .into_iter()
-                    .all(|r| requirement_matches(r, node.labels.get(&r.key).map(String::as_str)))
-                && fields.into_iter().all(|r| {
-                    r.key == "metadata.name" && requirement_matches(r, Some(node.name.as_str()))
-                })
-        })
-    });
+    let affinity_ok = pod
+        .required_node_affinity
+        .as_ref()
+        .is_none_or(|terms| terms.iter().any(|term| term_matches(term, node)));
     selector_ok && affinity_ok
+}
+
+/// Whether a node selector term matches `node`: it has requirements and all
+/// of them match (a term without requirements matches nothing).
+fn term_matches(term: &NodeSelectorTerm, node: &NodeInfo) -> bool {
+    let expressions = term.match_expressions.iter().flatten();
+    let fields = term.match_fields.iter().flatten();
+    let has_requirements = term
+        .match_expressions
+        .as_ref()
+        .is_some_and(|e| !e.is_empty())
+        || term.match_fields.as_ref().is_some_and(|f| !f.is_empty());
+    has_requirements
+        && expressions
+            .into_iter()
+            .all(|r| requirement_matches(r, node.labels.get(&r.key).map(String::as_str)))
+        && fields
+            .into_iter()
+            .all(|r| r.key == "metadata.name" && requirement_matches(r, Some(node.name.as_str())))
 }
 
 fn requirement_matches(requirement: &NodeSelectorRequirement, value: Option<&str>) -> bool {
@@ -423,24 +431,6 @@ fn fits_resources(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> Result<()
     } else {
         Err(Rejection::Resources(short))
     }
-}
-
-/// kube-scheduler's default scoring (`NodeResourcesFit`, `LeastAllocated`,
-/// cpu and memory weighted equally): the share of cpu and memory left free
-/// once `pod` is placed, 0..=100.
-pub fn least_allocated_score(snapshot: &Snapshot, pod: PodId, node: NodeId) -> i64 {
-    let info = &snapshot.pods[pod as usize];
-    let mut total = 0i64;
-    for r in 0..2 {
-        let allocatable = snapshot.allocatable(r)[node as usize];
-        if allocatable == 0 {
-            continue;
-        }
-        let used = snapshot.requested(r)[node as usize].saturating_add(info.requests[r]);
-        let free = allocatable.saturating_sub(used);
-        total += (free as u128 * 100 / allocatable as u128) as i64;
-    }
-    total / 2
 }
 
 #[cfg(test)]

@@ -193,6 +193,8 @@ impl Snapshot {
                 .as_ref()
                 .ok_or_else(|| anyhow!("{origin}: field spec: required"))?;
             pod_amounts.push(resources::pod_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?);
+            let scoring_requests =
+                resources::pod_scoring_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?;
             let group = spec
                 .scheduling_group
                 .as_ref()
@@ -249,6 +251,7 @@ impl Snapshot {
                 never_preempt,
                 group: None,
                 requests: Vec::new(),
+                scoring_requests,
                 tolerations: spec.tolerations.clone().unwrap_or_default(),
                 node_selector: spec.node_selector.clone().unwrap_or_default(),
                 required_node_affinity: affinity
@@ -257,6 +260,12 @@ impl Snapshot {
                             .as_ref()
                     })
                     .map(|s| s.node_selector_terms.clone()),
+                preferred_node_affinity: affinity
+                    .and_then(|a| a.preferred_during_scheduling_ignored_during_execution.as_ref())
+                    .into_iter()
+                    .flatten()
+                    .map(|p| (p.weight, p.preference.clone()))
+                    .collect(),
                 created,
                 started: pod
                     .status
@@ -471,8 +480,16 @@ impl Snapshot {
                 workload: spec.workload.clone(),
             }
         }));
-        let problems = composite::validate(&members);
+        let (problems, irregular) = composite::classify(&members);
         let composites = self.composites.len();
+        let mut warned = std::collections::BTreeSet::new();
+        for problem in irregular.into_values() {
+            if warned.insert(problem.clone()) {
+                self.warnings.push(format!(
+                    "CompositePodGroup tree: {problem}; KEP-6012 calls such a tree Invalid, kube-scheduler v1.37.2 schedules it, and so does wasched"
+                ));
+            }
+        }
         for (i, problem) in problems {
             let text = Some(format!("Invalid: {problem}"));
             if i < composites {
@@ -599,6 +616,7 @@ impl Snapshot {
             .map(|r| per_node.iter().map(|n| n[r]).collect())
             .collect();
         self.requested = vec![vec![0; nodes]; resources];
+        self.scoring_requested = [vec![0; nodes], vec![0; nodes]];
         self.pods_on_node = vec![Vec::new(); nodes];
         for (pod, requests) in self.pods.iter_mut().zip(per_pod) {
             pod.requests = requests;
@@ -761,6 +779,12 @@ fn group_spec(
         .scheduling_constraints
         .as_ref()
         .and_then(|c| c.topology.as_ref());
+    if spec.parent_composite_pod_group_name.is_some() && spec.workload_ref.is_none() {
+        // The API server's ValidatePodGroup.
+        bail!(
+            "{origin}: field spec.workloadRef: required: must be set when parentCompositePodGroupName is set"
+        );
+    }
     Ok(GroupSpec {
         policy,
         priority,

@@ -87,6 +87,19 @@ fn namespace(key: &str) -> &str {
 /// children are absent. `composites` are the keys of the CompositePodGroups
 /// among the members (parents must be among them).
 pub fn validate(members: &[Member]) -> BTreeMap<usize, String> {
+    let (mut problems, irregular) = classify(members);
+    for (i, problem) in irregular {
+        problems.entry(i).or_insert(problem);
+    }
+    problems
+}
+
+/// [`validate`], split in two: the problems that keep kube-scheduler
+/// v1.37.2 from ever scheduling a tree (a cycle, a missing parent: its
+/// queue never completes the hierarchy), and the ones KEP-6012 calls
+/// `Invalid` but v1.37.2 does not enforce (more than 4 levels, members of
+/// several Workloads): it schedules those trees.
+pub fn classify(members: &[Member]) -> (BTreeMap<usize, String>, BTreeMap<usize, String>) {
     let index: HashMap<&str, usize> = members
         .iter()
         .enumerate()
@@ -134,9 +147,10 @@ pub fn validate(members: &[Member]) -> BTreeMap<usize, String> {
         }
         tree_of.push(root);
     }
+    let mut irregular: BTreeMap<String, String> = BTreeMap::new();
     for (i, member) in members.iter().enumerate() {
-        if depth(members, &index, i) > MAX_DEPTH {
-            problems.entry(tree_of[i].clone()).or_insert_with(|| {
+        if depth(members, &index, i) > MAX_DEPTH && !problems.contains_key(&tree_of[i]) {
+            irregular.entry(tree_of[i].clone()).or_insert_with(|| {
                 format!(
                     "{} {} is deeper than {MAX_DEPTH} levels",
                     member.kind, member.key
@@ -155,9 +169,9 @@ pub fn validate(members: &[Member]) -> BTreeMap<usize, String> {
         }
     }
     for (root, mut names) in workloads {
-        if names.len() > 1 {
+        if names.len() > 1 && !problems.contains_key(root) {
             names.sort_unstable();
-            problems.entry(root.to_string()).or_insert_with(|| {
+            irregular.entry(root.to_string()).or_insert_with(|| {
                 format!(
                     "members belong to different Workloads ({})",
                     names.join(", ")
@@ -165,11 +179,14 @@ pub fn validate(members: &[Member]) -> BTreeMap<usize, String> {
             });
         }
     }
-    tree_of
-        .iter()
-        .enumerate()
-        .filter_map(|(i, root)| problems.get(root).map(|p| (i, p.clone())))
-        .collect()
+    let per_member = |problems: &BTreeMap<String, String>| {
+        tree_of
+            .iter()
+            .enumerate()
+            .filter_map(|(i, root)| problems.get(root).map(|p| (i, p.clone())))
+            .collect()
+    };
+    (per_member(&problems), per_member(&irregular))
 }
 
 /// Levels from member `i` up to its root, counting itself; stops counting

@@ -77,12 +77,19 @@ pub struct PodInfo {
     pub group: Option<GroupId>,
     /// Requests, indexed like [`Snapshot::resource_names`].
     pub requests: Vec<u64>,
+    /// The cpu and memory `NodeResourcesFit` scores by: requests, with
+    /// containers that request none counted at 100m / 200Mi
+    /// ([`resources::pod_scoring_requests`]).
+    pub scoring_requests: [u64; 2],
     /// `spec.tolerations`.
     pub tolerations: Vec<Toleration>,
     /// `spec.nodeSelector`.
     pub node_selector: BTreeMap<String, String>,
     /// `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`.
     pub required_node_affinity: Option<Vec<NodeSelectorTerm>>,
+    /// `spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution`:
+    /// (weight, term).
+    pub preferred_node_affinity: Vec<(i32, NodeSelectorTerm)>,
     /// `metadata.creationTimestamp`, Unix seconds (0 if absent).
     pub created: i64,
     /// `status.startTime`, else `created`.
@@ -182,6 +189,8 @@ pub struct Snapshot {
     pub notes: Vec<String>,
     allocatable: Vec<Vec<u64>>,
     requested: Vec<Vec<u64>>,
+    /// Per node, the sum of its pods' [`PodInfo::scoring_requests`].
+    scoring_requested: [Vec<u64>; 2],
     pods_on_node: Vec<Vec<PodId>>,
     /// Budgets matching each pod, ascending.
     pod_budgets: Vec<Vec<BudgetId>>,
@@ -219,6 +228,17 @@ impl Snapshot {
     /// Requested amount of resource `r` per node, bound and assumed pods.
     pub fn requested(&self, r: usize) -> &[u64] {
         self.requested.get(r).map_or(&[], Vec::as_slice)
+    }
+
+    /// The cpu and memory requested on `node` as `NodeResourcesFit` scores
+    /// them (its pods' [`PodInfo::scoring_requests`]).
+    pub fn scoring_requested(&self, node: NodeId) -> [u64; 2] {
+        [0, 1].map(|r| {
+            self.scoring_requested[r]
+                .get(node as usize)
+                .copied()
+                .unwrap_or(0)
+        })
     }
 
     /// Pods bound or assumed on `node`, ascending.
@@ -331,6 +351,9 @@ impl Snapshot {
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
             column[node as usize] = column[node as usize].saturating_add(*request);
         }
+        for (column, request) in self.scoring_requested.iter_mut().zip(info.scoring_requests) {
+            column[node as usize] = column[node as usize].saturating_add(request);
+        }
         let on_node = &mut self.pods_on_node[node as usize];
         let at = on_node.partition_point(|&p| p < pod);
         on_node.insert(at, pod);
@@ -341,6 +364,9 @@ impl Snapshot {
         let node = info.node.take()?;
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
             column[node as usize] = column[node as usize].saturating_sub(*request);
+        }
+        for (column, request) in self.scoring_requested.iter_mut().zip(info.scoring_requests) {
+            column[node as usize] = column[node as usize].saturating_sub(request);
         }
         let on_node = &mut self.pods_on_node[node as usize];
         if let Ok(at) = on_node.binary_search(&pod) {

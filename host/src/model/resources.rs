@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use k8s_openapi::api::core::v1::{Container, Node, PodSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 
@@ -57,17 +57,44 @@ pub fn node_allocatable(node: &Node) -> Result<Amounts> {
     Ok(out)
 }
 
-/// A container's requests, where a resource with only a limit requests its limit.
+/// Whether a resource may be requested below its limit
+/// (`helper.IsOvercommitAllowed`): native resources (no domain, or a
+/// `kubernetes.io/` one) except hugepages. Extended resources such as
+/// `nvidia.com/gpu` may not.
+fn overcommit_allowed(resource: &str) -> bool {
+    let native = !resource.contains('/') || resource.contains("kubernetes.io/");
+    native && !resource.starts_with("hugepages-")
+}
+
+/// A container's requests, where a resource with only a limit requests its
+/// limit. A resource that cannot be overcommitted must have a limit equal
+/// to its request, as the API server requires.
 fn container_requests(container: &Container, field: &str) -> Result<Amounts> {
     let resources = container.resources.as_ref();
-    let mut out = amounts(
+    let limits = amounts(
         resources.and_then(|r| r.limits.as_ref()),
         &format!("{field}.resources.limits"),
     )?;
-    out.extend(amounts(
+    let requests = amounts(
         resources.and_then(|r| r.requests.as_ref()),
         &format!("{field}.resources.requests"),
-    )?);
+    )?;
+    for (resource, request) in &requests {
+        if overcommit_allowed(resource) {
+            continue;
+        }
+        match limits.get(resource) {
+            None => bail!(
+                "field {field}.resources.limits.{resource}: required: a limit must be set for resources that cannot be overcommitted"
+            ),
+            Some(limit) if limit != request => bail!(
+                "field {field}.resources.requests.{resource}: must be equal to its limit ({limit}): {resource} cannot be overcommitted"
+            ),
+            Some(_) => {}
+        }
+    }
+    let mut out = limits;
+    out.extend(requests);
     Ok(out)
 }
 
@@ -90,17 +117,45 @@ fn max(into: &mut Amounts, from: &Amounts) {
 /// regular init container (plus the sidecars started before it) if that is
 /// more, plus `spec.overhead`; always one `pods`.
 pub fn pod_requests(spec: &PodSpec) -> Result<Amounts> {
+    aggregate(spec, &[])
+}
+
+/// kube-scheduler's default for a container that requests no cpu
+/// (`schedutil.DefaultMilliCPURequest`), in millicores.
+pub const DEFAULT_CPU_REQUEST: u64 = 100;
+/// Its default for a container that requests no memory
+/// (`schedutil.DefaultMemoryRequest`: 200 MiB), in bytes.
+pub const DEFAULT_MEMORY_REQUEST: u64 = 200 * 1024 * 1024;
+
+/// The cpu (millicores) and memory (bytes) `NodeResourcesFit` scores a pod
+/// by: its requests, where every container that requests no cpu or no
+/// memory (neither a request nor a limit) counts as requesting 100m and
+/// 200Mi (`NonMissingContainerRequests`); so a pod without requests still
+/// spreads pods out. Filtering uses the real requests.
+pub fn pod_scoring_requests(spec: &PodSpec) -> Result<[u64; 2]> {
+    let defaults = [("cpu", DEFAULT_CPU_REQUEST), ("memory", DEFAULT_MEMORY_REQUEST)];
+    let total = aggregate(spec, &defaults)?;
+    Ok(defaults.map(|(resource, _)| total.get(resource).copied().unwrap_or(0)))
+}
+
+/// [`pod_requests`], where each container that requests none of a resource
+/// in `defaults` requests the default.
+fn aggregate(spec: &PodSpec, defaults: &[(&str, u64)]) -> Result<Amounts> {
+    let requests = |container: &Container, field: String| -> Result<Amounts> {
+        let mut requests = container_requests(container, &field)?;
+        for (resource, default) in defaults {
+            requests.entry(resource.to_string()).or_insert(*default);
+        }
+        Ok(requests)
+    };
     let mut total = Amounts::new();
     for (i, container) in spec.containers.iter().enumerate() {
-        add(
-            &mut total,
-            &container_requests(container, &format!("spec.containers[{i}]"))?,
-        );
+        add(&mut total, &requests(container, format!("spec.containers[{i}]"))?);
     }
     let mut sidecars = Amounts::new();
     let mut init_peak = Amounts::new();
     for (i, container) in spec.init_containers.iter().flatten().enumerate() {
-        let requests = container_requests(container, &format!("spec.initContainers[{i}]"))?;
+        let requests = requests(container, format!("spec.initContainers[{i}]"))?;
         if container.restart_policy.as_deref() == Some("Always") {
             add(&mut sidecars, &requests);
             max(&mut init_peak, &sidecars);
@@ -147,6 +202,39 @@ mod tests {
         assert_eq!(r["memory"], 2 << 30, "limit-as-request + sidecar");
         assert_eq!(r["nvidia.com/gpu"], 2);
         assert_eq!(r[PODS], 1);
+    }
+
+    #[test]
+    fn scoring_counts_containers_without_requests_at_the_defaults() {
+        let spec = spec(json!({
+            "containers": [
+                {"name": "a", "resources": {"requests": {"cpu": "2"}}},
+                {"name": "b"},
+                {"name": "c", "resources": {"requests": {"cpu": "0", "memory": "0"}}},
+                {"name": "d", "resources": {"limits": {"memory": "1Gi"}}}
+            ],
+            "overhead": {"cpu": "10m"}
+        }));
+        let [cpu, memory] = pod_scoring_requests(&spec).unwrap();
+        // a: 2000 + b: 100 + c: 0 (set, even to zero) + d: 100, + overhead.
+        assert_eq!(cpu, 2000 + 100 + 100 + 10);
+        // a, b: 200Mi each; c: 0; d: its limit.
+        assert_eq!(memory, 2 * DEFAULT_MEMORY_REQUEST + (1 << 30));
+        let real = pod_requests(&spec).unwrap();
+        assert_eq!((real["cpu"], real["memory"]), (2010, 1 << 30));
+    }
+
+    #[test]
+    fn extended_resources_need_a_limit_equal_to_the_request() {
+        let missing = spec(json!({"containers": [{"name": "a", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]}));
+        assert_eq!(
+            pod_requests(&missing).unwrap_err().to_string(),
+            "field spec.containers[0].resources.limits.nvidia.com/gpu: required: a limit must be set for resources that cannot be overcommitted"
+        );
+        let unequal = spec(json!({"containers": [{"name": "a", "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "2"}}}]}));
+        assert!(pod_requests(&unequal).unwrap_err().to_string().contains("must be equal to its limit (2)"));
+        let native = spec(json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1", "example.kubernetes.io/thing": "1"}}}]}));
+        assert!(pod_requests(&native).is_ok(), "cpu and kubernetes.io resources may be overcommitted");
     }
 
     #[test]

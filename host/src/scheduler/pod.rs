@@ -68,10 +68,7 @@ impl Cycle<'_> {
         if feasible.is_empty() {
             return Err(diagnosis.render(self.snapshot));
         }
-        let mut totals: Vec<i64> = feasible
-            .iter()
-            .map(|&n| filters::least_allocated_score(self.snapshot, pod, n))
-            .collect();
+        let mut totals = filters::default_scores(self.snapshot, pod, &feasible);
         for mut plugin in self.plugins.at(ExtensionPoint::Score) {
             let answer = plugin.score(self.snapshot, pod, &feasible);
             match self.failures.settle(answer)? {

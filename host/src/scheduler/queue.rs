@@ -17,11 +17,28 @@ pub enum Entity {
     Pod(PodId),
 }
 
-/// The queue in `PrioritySort` order: priority descending, then creation
-/// time, then `namespace/name`. A PodGroup's priority is its spec's (for a
-/// PodGroup object that is missing: its highest member's).
+/// The queue in `PrioritySort` order: priority descending, then the time
+/// the entity entered the queue, then `namespace/name`. A pod enters the
+/// queue when it is created; a PodGroup or CompositePodGroup tree when its
+/// first pending member does (kube-scheduler v1.37 gives a group entity the
+/// queue timestamp of the first member pod it receives,
+/// `newQueuedPodGroupInfoFromRootLookup` in `scheduling_queue.go`), so a
+/// group sorts as its earliest pending member: by that pod's creation time
+/// and `namespace/name`. A PodGroup's priority is its spec's (for a PodGroup
+/// object that is missing: its highest member's).
 pub fn queue(snapshot: &Snapshot) -> Vec<Entity> {
     let pending = |p: &PodId| snapshot.pods[*p as usize].pending;
+    // The earliest pending member of some groups: (created, key).
+    let first_member = |groups: &mut dyn Iterator<Item = GroupId>| {
+        groups
+            .flat_map(|g| snapshot.groups[g as usize].members.iter().copied())
+            .filter(pending)
+            .map(|p| {
+                let pod = &snapshot.pods[p as usize];
+                (pod.created, pod.key.as_str())
+            })
+            .min()
+    };
     let mut entities: Vec<(i32, i64, &str, Entity)> = Vec::new();
     for (id, group) in snapshot.groups.iter().enumerate() {
         let in_valid_tree = group.parent.is_some() && group.invalid.is_none();
@@ -37,29 +54,17 @@ pub fn queue(snapshot: &Snapshot) -> Vec<Entity> {
                 .max()
                 .unwrap_or(0),
         };
-        entities.push((
-            priority,
-            group.created,
-            &group.key,
-            Entity::Group(id as GroupId),
-        ));
+        let (created, key) =
+            first_member(&mut std::iter::once(id as GroupId)).expect("has a pending member");
+        entities.push((priority, created, key, Entity::Group(id as GroupId)));
     }
     for (id, root) in snapshot.composites.iter().enumerate() {
         let id = id as CompositeId;
         if root.parent.is_some() || root.invalid.is_some() {
             continue;
         }
-        let waiting = snapshot
-            .subtree_groups(id)
-            .iter()
-            .any(|&g| snapshot.groups[g as usize].members.iter().any(pending));
-        if waiting {
-            entities.push((
-                root.spec.priority,
-                root.created,
-                &root.key,
-                Entity::Tree(id),
-            ));
+        if let Some((created, key)) = first_member(&mut snapshot.subtree_groups(id).into_iter()) {
+            entities.push((root.spec.priority, created, key, Entity::Tree(id)));
         }
     }
     for (id, pod) in snapshot.pods.iter().enumerate() {

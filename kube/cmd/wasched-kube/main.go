@@ -38,7 +38,7 @@ import (
 
 const usage = `usage:
   wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--port N] [--log FILE]
-  wasched-kube schedule --objects FILE [--config FILE] [--timeout DURATION] [--settle DURATION] [--ties] [--log FILE]
+  wasched-kube schedule --objects FILE [--config FILE] [--timeout DURATION] [--settle DURATION] [--ties] [--prefer FILE] [--log FILE]
 `
 
 func main() {
@@ -75,6 +75,7 @@ type common struct {
 	deleteObjects bool
 	config        string
 	log           string
+	verbosity     int
 }
 
 func (c *common) register(flags *flag.FlagSet) {
@@ -82,12 +83,13 @@ func (c *common) register(flags *flag.FlagSet) {
 	flags.BoolVar(&c.deleteObjects, "delete-objects", false, "remove the --objects file once read")
 	flags.StringVar(&c.config, "config", "", "KubeSchedulerConfiguration file (default: upstream's default profile, percentageOfNodesToScore 100)")
 	flags.StringVar(&c.log, "log", "", "write the control plane's and scheduler's logs to FILE (default: discarded)")
+	flags.IntVar(&c.verbosity, "v", 0, "log verbosity (klog -v) of --log")
 }
 
 // prepare reads what the command needs before anything starts, so that
 // bad input fails before a server runs.
 func (c *common) prepare() ([]*unstructured.Unstructured, *schedconfig.KubeSchedulerConfiguration, error) {
-	if err := quietLogs(c.log); err != nil {
+	if err := quietLogs(c.log, c.verbosity); err != nil {
 		return nil, nil, err
 	}
 	if err := controlplane.SetFeatureGates(); err != nil {
@@ -118,9 +120,10 @@ func (c *common) prepare() ([]*unstructured.Unstructured, *schedconfig.KubeSched
 	return items, config, err
 }
 
-func quietLogs(path string) error {
+func quietLogs(path string, verbosity int) error {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
+	_ = fs.Set("v", fmt.Sprint(verbosity))
 	_ = fs.Set("logtostderr", "false")
 	_ = fs.Set("alsologtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
@@ -136,22 +139,65 @@ func quietLogs(path string) error {
 	return nil
 }
 
-func startAndLoad(ctx context.Context, port int, items []*unstructured.Unstructured) (*controlplane.ControlPlane, *objects.Loaded, error) {
-	cp, err := controlplane.Start(ctx, controlplane.Options{Port: port})
-	if err != nil {
-		return nil, nil, fmt.Errorf("the control plane cannot start: %w", err)
+// cluster is a running control plane with a snapshot's objects and,
+// when asked, kube-scheduler.
+type cluster struct {
+	cp     *controlplane.ControlPlane
+	sched  *engine.Scheduler
+	loaded int
+}
+
+func (c *cluster) stop() {
+	c.sched.Stop()
+	c.cp.Stop()
+}
+
+// startCluster starts the control plane and creates the objects. With a
+// scheduler, the pending pods are created after it has synced, one at a
+// time in the order given (their snapshot's creation order), and
+// scheduling starts once its queue holds them all: it sees the whole set
+// at once, in the order a live cluster would have shown it.
+func startCluster(ctx context.Context, port int, items []*unstructured.Unstructured, scheduler *engine.Options) (c *cluster, err error) {
+	c = &cluster{}
+	if c.cp, err = controlplane.Start(ctx, controlplane.Options{Port: port}); err != nil {
+		return nil, fmt.Errorf("the control plane cannot start: %w", err)
 	}
-	loader, err := objects.NewLoader(cp.RestConfig())
+	defer func() {
+		if err != nil {
+			c.stop()
+			c = nil
+		}
+	}()
+	loader, err := objects.NewLoader(c.cp.RestConfig())
 	if err != nil {
-		cp.Stop()
-		return nil, nil, err
+		return c, err
 	}
-	loaded, err := loader.Load(ctx, items)
+	if scheduler == nil {
+		loaded, err := loader.Load(ctx, items)
+		if err != nil {
+			return c, err
+		}
+		c.loaded = len(loaded.Objects)
+		return c, nil
+	}
+	rest, pending := objects.Pending(items)
+	loaded, err := loader.Load(ctx, rest)
 	if err != nil {
-		cp.Stop()
-		return nil, nil, err
+		return c, err
 	}
-	return cp, loaded, nil
+	if c.sched, err = engine.New(ctx, c.cp.RestConfig(), *scheduler); err != nil {
+		return c, err
+	}
+	queued, err := loader.LoadInOrder(ctx, pending)
+	if err != nil {
+		return c, err
+	}
+	if err := c.sched.Queued(ctx, queued.Objects); err != nil {
+		return c, err
+	}
+	c.loaded = len(loaded.Objects) + len(queued.Objects)
+	c.sched.Run()
+	return c, nil
 }
 
 func up(ctx context.Context, args []string) error {
@@ -171,29 +217,26 @@ func up(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cp, loaded, err := startAndLoad(ctx, *port, items)
+	var scheduler *engine.Options
+	what := "no kube-scheduler"
+	if *withScheduler {
+		scheduler = &engine.Options{Config: config}
+		what = "kube-scheduler v1.37.2 running (" + controlplane.GatesFlag() + ")"
+	}
+	running, err := startCluster(ctx, *port, items, scheduler)
 	if err != nil {
 		return err
 	}
-	defer cp.Stop()
-	data, err := cp.Kubeconfig()
+	defer running.stop()
+	data, err := running.cp.Kubeconfig()
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(*kubeconfig, data, 0o600); err != nil {
 		return fmt.Errorf("cannot write the kubeconfig: %w", err)
 	}
-	what := "no kube-scheduler"
-	if *withScheduler {
-		sched, err := engine.Start(ctx, cp.RestConfig(), engine.Options{Config: config})
-		if err != nil {
-			return err
-		}
-		defer sched.Stop()
-		what = "kube-scheduler v1.37.2 running (" + controlplane.GatesFlag() + ")"
-	}
 	fmt.Printf("ready: kube-apiserver v1.37.2 at %s, %d object(s) loaded, %s; kubeconfig %s (stop with Ctrl-C)\n",
-		cp.Host(), len(loaded.Objects), what, *kubeconfig)
+		running.cp.Host(), running.loaded, what, *kubeconfig)
 	<-ctx.Done()
 	return nil
 }
@@ -205,8 +248,20 @@ func schedule(ctx context.Context, args []string) error {
 	timeout := flags.Duration("timeout", 5*time.Minute, "give up when kube-scheduler is not quiet within DURATION")
 	settle := flags.Duration("settle", 500*time.Millisecond, "quiet must hold this long, with no new cycle")
 	ties := flags.Bool("ties", false, "report the top score class of every binding")
+	preferFile := flags.String("prefer", "", "break kube-scheduler's ties toward the choices in FILE (JSON: nodes, groups)")
 	if err := flags.Parse(args); err != nil {
 		return err
+	}
+	var prefer *engine.Preferences
+	if *preferFile != "" {
+		data, err := os.ReadFile(*preferFile)
+		if err != nil {
+			return err
+		}
+		prefer = &engine.Preferences{}
+		if err := json.Unmarshal(data, prefer); err != nil {
+			return fmt.Errorf("%s: %w", *preferFile, err)
+		}
 	}
 	if c.objects == "" {
 		return errors.New("schedule: --objects FILE is required")
@@ -215,27 +270,22 @@ func schedule(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cp, loaded, err := startAndLoad(ctx, 0, items)
+	running, err := startCluster(ctx, 0, items, &engine.Options{Config: config, Ties: *ties, Prefer: prefer})
 	if err != nil {
 		return err
 	}
-	defer cp.Stop()
-	sched, err := engine.Start(ctx, cp.RestConfig(), engine.Options{Config: config, Ties: *ties})
-	if err != nil {
+	defer running.stop()
+	if err := running.sched.WaitQuiet(ctx, *timeout, *settle); err != nil {
 		return err
 	}
-	defer sched.Stop()
-	if err := sched.WaitQuiet(ctx, *timeout, *settle); err != nil {
-		return err
-	}
-	result, err := sched.Result(ctx, cp.RestConfig())
+	result, err := running.sched.Result(ctx, running.cp.RestConfig())
 	if err != nil {
 		return err
 	}
 	output := struct {
 		Loaded int `json:"loaded"`
 		*engine.Result
-	}{len(loaded.Objects), result}
+	}{running.loaded, result}
 	encoder := json.NewEncoder(os.Stdout)
 	encoder.SetIndent("", "  ")
 	return encoder.Encode(output)

@@ -1,0 +1,196 @@
+//! kube-scheduler's default node scores, for what wasched models: the
+//! default profile's `Score` plugins with their weights,
+//!
+//! - `NodeResourcesFit` (weight 1), strategy `LeastAllocated` over cpu and
+//!   memory (weights 1): the share left free once the pod is placed,
+//!   counting containers that request no cpu or memory at 100m / 200Mi;
+//! - `NodeResourcesBalancedAllocation` (weight 1): how evenly cpu and
+//!   memory are used with the pod, against without it (real requests;
+//!   skipped for pods that request neither);
+//! - `TaintToleration` (weight 3): fewer untolerated `PreferNoSchedule`
+//!   taints is better, normalized over the nodes scored;
+//! - `NodeAffinity` (weight 2): the weights of the pod's preferred node
+//!   affinity terms the node matches, normalized over the nodes scored.
+//!
+//! The arithmetic is upstream's (`noderesources/least_allocated.go`,
+//! `balanced_allocation.go`, `tainttoleration`, `nodeaffinity`,
+//! `helper.DefaultNormalizeScore`), integer where it is integer, `f64`
+//! where it is `float64`, so totals equal kube-scheduler's and ties fall
+//! where its ties fall. `ImageLocality`, soft `PodTopologySpread` and
+//! `InterPodAffinity` scores are not modelled (see the README).
+
+use k8s_openapi::api::core::v1::Toleration;
+
+use crate::model::{NodeId, PodId, PodInfo, Snapshot};
+
+/// `framework.MaxNodeScore`.
+const MAX_NODE_SCORE: i64 = 100;
+/// Weights of the default profile.
+const FIT_WEIGHT: i64 = 1;
+const BALANCED_WEIGHT: i64 = 1;
+const TAINT_WEIGHT: i64 = 3;
+const AFFINITY_WEIGHT: i64 = 2;
+
+/// The total default score of `pod` on each of `nodes` (the nodes that
+/// passed the filters, over which scores are normalized).
+pub fn default_scores(snapshot: &Snapshot, pod: PodId, nodes: &[NodeId]) -> Vec<i64> {
+    let info = &snapshot.pods[pod as usize];
+    let balanced = info.requests[0] != 0 || info.requests[1] != 0;
+    let mut totals: Vec<i64> = nodes
+        .iter()
+        .map(|&node| {
+            let mut total = FIT_WEIGHT * least_allocated(snapshot, info, node);
+            if balanced {
+                total += BALANCED_WEIGHT * balanced_allocation(snapshot, info, node);
+            }
+            total
+        })
+        .collect();
+    let tolerations: Vec<&Toleration> = info
+        .tolerations
+        .iter()
+        .filter(|t| matches!(t.effect.as_deref(), None | Some("") | Some("PreferNoSchedule")))
+        .collect();
+    let taints: Vec<i64> = nodes
+        .iter()
+        .map(|&n| intolerable_prefer_no_schedule(snapshot, &tolerations, n))
+        .collect();
+    for (total, score) in totals.iter_mut().zip(normalize(taints, true)) {
+        *total += TAINT_WEIGHT * score;
+    }
+    if !info.preferred_node_affinity.is_empty() {
+        let affinity: Vec<i64> = nodes
+            .iter()
+            .map(|&n| {
+                let node = &snapshot.nodes[n as usize];
+                info.preferred_node_affinity
+                    .iter()
+                    .filter(|(weight, term)| *weight != 0 && super::term_matches(term, node))
+                    .map(|(weight, _)| i64::from(*weight))
+                    .sum()
+            })
+            .collect();
+        for (total, score) in totals.iter_mut().zip(normalize(affinity, false)) {
+            *total += AFFINITY_WEIGHT * score;
+        }
+    }
+    totals
+}
+
+/// `leastResourceScorer` over cpu and memory, weight 1 each; resources a
+/// node has none of are left out.
+fn least_allocated(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
+    let requested = snapshot.scoring_requested(node);
+    let (mut score, mut weights) = (0i64, 0i64);
+    for r in 0..2 {
+        let capacity = snapshot.allocatable(r)[node as usize] as i64;
+        if capacity == 0 {
+            continue;
+        }
+        let wanted = requested[r].saturating_add(pod.scoring_requests[r]) as i64;
+        score += if wanted > capacity {
+            0
+        } else {
+            (capacity - wanted) * MAX_NODE_SCORE / capacity
+        };
+        weights += 1;
+    }
+    if weights == 0 { 0 } else { score / weights }
+}
+
+/// `balancedResourceScorer`: the balance of cpu and memory use with the pod
+/// against without it, mapped to 50..=100 (75: unchanged).
+fn balanced_allocation(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
+    let mut with = Vec::with_capacity(2);
+    let mut without = Vec::with_capacity(2);
+    for r in 0..2 {
+        let capacity = snapshot.allocatable(r)[node as usize];
+        if capacity == 0 {
+            continue;
+        }
+        let allocated = snapshot.requested(r)[node as usize];
+        with.push((allocated.saturating_add(pod.requests[r]), capacity));
+        without.push((allocated, capacity));
+    }
+    let score_with = balance(&with);
+    let score_without = balance(&without);
+    MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + score_with - score_without) / 2
+}
+
+/// `balancedResourceScore`: `(1 - std) * 100` of the used fractions.
+fn balance(used: &[(u64, u64)]) -> i64 {
+    let fractions: Vec<f64> = used
+        .iter()
+        .map(|&(requested, capacity)| (requested as i64 as f64 / capacity as i64 as f64).min(1.0))
+        .collect();
+    let std = match fractions.len() {
+        2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
+        n if n > 2 => {
+            let mean = fractions.iter().sum::<f64>() / n as f64;
+            let sum: f64 = fractions.iter().map(|f| (f - mean) * (f - mean)).sum();
+            (sum / n as f64).sqrt()
+        }
+        _ => 0.0,
+    };
+    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+}
+
+/// `countIntolerableTaintsPreferNoSchedule`, given the pod's tolerations
+/// that apply to `PreferNoSchedule`.
+fn intolerable_prefer_no_schedule(snapshot: &Snapshot, tolerations: &[&Toleration], node: NodeId) -> i64 {
+    snapshot.nodes[node as usize]
+        .taints
+        .iter()
+        .filter(|taint| taint.effect == "PreferNoSchedule")
+        .filter(|taint| {
+            !tolerations.iter().any(|t| {
+                super::tolerates(
+                    t,
+                    &taint.key,
+                    taint.value.as_deref().unwrap_or_default(),
+                    &taint.effect,
+                )
+            })
+        })
+        .count() as i64
+}
+
+/// `helper.DefaultNormalizeScore(MaxNodeScore, reverse, scores)`.
+fn normalize(mut scores: Vec<i64>, reverse: bool) -> Vec<i64> {
+    let max = scores.iter().copied().max().unwrap_or(0).max(0);
+    if max == 0 {
+        if reverse {
+            scores.iter_mut().for_each(|s| *s = MAX_NODE_SCORE);
+        }
+        return scores;
+    }
+    for score in &mut scores {
+        *score = MAX_NODE_SCORE * *score / max;
+        if reverse {
+            *score = MAX_NODE_SCORE - *score;
+        }
+    }
+    scores
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balance_is_one_minus_half_the_difference_of_two_fractions() {
+        // cpu 50%, memory 10%: std 0.2, score 80.
+        assert_eq!(balance(&[(4000, 8000), (1, 10)]), 80);
+        // Over capacity counts as full.
+        assert_eq!(balance(&[(9, 8), (8, 8)]), 100);
+        assert_eq!(balance(&[(1, 2)]), 100, "one resource: no deviation");
+    }
+
+    #[test]
+    fn normalize_maps_the_largest_to_100_and_reverses() {
+        assert_eq!(normalize(vec![0, 1, 2], false), vec![0, 50, 100]);
+        assert_eq!(normalize(vec![0, 1, 2], true), vec![100, 50, 0]);
+        assert_eq!(normalize(vec![0, 0], true), vec![100, 100]);
+        assert_eq!(normalize(vec![0, 0], false), vec![0, 0]);
+    }
+}

@@ -1,0 +1,249 @@
+//! Differential tests: every scenario in `testdata/scenarios`, the default
+//! snapshot and generated clusters, scheduled by wasched's engine with the
+//! bundled components and by the real kube-scheduler v1.37.2 on a real
+//! control plane (the Go harness in `kube/`), compared pod by pod.
+//!
+//! Where kube-scheduler breaks a tie between equally scored nodes or
+//! placements, the harness breaks it toward wasched's choice when that is
+//! among the tied best (so one tie does not cascade), and any node of
+//! kube-scheduler's top-score class (from its own scores) is accepted.
+//! Every remaining difference must be a row of the README's table of
+//! deliberate differences, and every row must still be a difference: the
+//! table is held exact.
+//!
+//! These tests need the harness: `WASCHED_KUBE` names it, or it is found
+//! in `kube/bin/`, or built there on first use (`make -C kube`). They never
+//! skip: without Go and the module proxy they fail saying so.
+//! `WASCHED_DIFF_SEEDS=N` compares N generated clusters instead of 3.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use wasched::cluster::agreement::{self, Disagreement};
+use wasched::cluster::{self, Harness, KubeRun, ScheduleOptions};
+use wasched::framework::{ExtensionPoint, Plugin};
+use wasched::model::{NodeId, PodId, Snapshot};
+use wasched::ReadOptions;
+
+/// A snapshot under comparison: its name in the README's table, and files.
+struct Case {
+    name: String,
+    files: Vec<PathBuf>,
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = vec![Case {
+        name: "default".into(),
+        files: Vec::new(),
+    }];
+    let dir = common::testdata("scenarios");
+    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    scenarios.sort();
+    for path in scenarios {
+        cases.push(Case {
+            name: path.file_stem().unwrap().to_string_lossy().into_owned(),
+            files: vec![path],
+        });
+    }
+    let seeds: u64 = std::env::var("WASCHED_DIFF_SEEDS")
+        .ok()
+        .map(|s| s.parse().expect("WASCHED_DIFF_SEEDS is a number"))
+        .unwrap_or(3);
+    let dir = common::tempdir("differential");
+    for seed in 1..=seeds {
+        let options = wasched::generate::Options {
+            nodes: 200,
+            pending_pods: 400,
+            seed,
+            shape: wasched::generate::Shape::Mixed,
+        };
+        let path = dir.join(format!("generated-{seed}.yaml"));
+        std::fs::write(&path, wasched::generate::generate_yaml(&options).unwrap()).unwrap();
+        cases.push(Case {
+            name: format!("generated seed {seed}"),
+            files: vec![path],
+        });
+    }
+    cases
+}
+
+/// One case through both engines.
+struct Compared {
+    name: String,
+    snapshot: Snapshot,
+    wasched: wasched::Outcome,
+    kube: KubeRun,
+}
+
+fn harness() -> Harness {
+    Harness::locate().unwrap_or_else(|e| panic!("the differential tests need the harness: {e:#}"))
+}
+
+/// wasched's decisions on `snapshot` with the bundled plugins and `extra`.
+fn wasched_run(snapshot: &Snapshot, extra: Option<Box<dyn Plugin>>) -> wasched::Outcome {
+    let runtime = common::runtime();
+    let mut plugins = runtime
+        .bundled(&wasched::PluginConfig::default())
+        .unwrap();
+    if let Some(plugin) = extra {
+        plugins.add(plugin).unwrap();
+    }
+    wasched::scheduler::run(&mut snapshot.clone(), &mut plugins)
+}
+
+/// Every case through wasched, then through kube-scheduler with its ties
+/// broken toward wasched's choices, a few kube-scheduler runs at a time
+/// (each is mostly waiting on its control plane).
+fn compare_all(cases: Vec<Case>) -> Vec<Compared> {
+    let harness = harness();
+    let prepared: Vec<_> = cases
+        .into_iter()
+        .map(|case| {
+            let manifests = wasched::read_manifests_with(&case.files, &ReadOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e:#}", case.name));
+            let snapshot = Snapshot::build(&manifests).unwrap();
+            let outcome = wasched_run(&snapshot, None);
+            (case.name, manifests, snapshot, outcome)
+        })
+        .collect();
+    let queue = Mutex::new(prepared.into_iter().enumerate().collect::<Vec<_>>());
+    let done = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..3 {
+            scope.spawn(|| {
+                loop {
+                    let Some((i, (name, manifests, snapshot, outcome))) = queue.lock().unwrap().pop()
+                    else {
+                        return;
+                    };
+                    let options = ScheduleOptions {
+                        ties: true,
+                        prefer: Some(agreement::preferences(&snapshot, &outcome)),
+                        ..ScheduleOptions::default()
+                    };
+                    let kube = cluster::schedule(&harness, &manifests, &snapshot, &options)
+                        .unwrap_or_else(|e| panic!("{name}: kube-scheduler: {e:#}"));
+                    done.lock().unwrap().push((
+                        i,
+                        Compared {
+                            name,
+                            snapshot,
+                            wasched: outcome,
+                            kube,
+                        },
+                    ));
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap();
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The README's table of deliberate differences: (snapshot, pod, field,
+/// wasched, kube-scheduler).
+fn expected_differences() -> BTreeSet<(String, Disagreement)> {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let start = readme
+        .find("<!-- differences:start -->")
+        .expect("the README has a table of differences");
+    let end = readme.find("<!-- differences:end -->").unwrap();
+    let mut rows = BTreeSet::new();
+    for line in readme[start..end].lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<String> = line
+            .trim_matches('|')
+            .split(" | ")
+            .map(|c| c.trim().trim_matches('`').to_string())
+            .collect();
+        if cells[0] == "snapshot" || cells[0].starts_with("---") {
+            continue;
+        }
+        assert_eq!(cells.len(), 6, "a row of 6 cells: {line}");
+        rows.insert((
+            cells[0].clone(),
+            Disagreement {
+                pod: cells[1].clone(),
+                field: cells[2].clone(),
+                wasched: cells[3].clone(),
+                kube_scheduler: cells[4].clone(),
+            },
+        ));
+    }
+    rows
+}
+
+#[test]
+fn wasched_decides_what_kube_scheduler_decides() {
+    let compared = compare_all(cases());
+    let mut found = BTreeSet::new();
+    let mut pods = 0;
+    for case in &compared {
+        pods += case.snapshot.pods.iter().filter(|p| p.pending).count();
+        for d in agreement::disagreements(&case.snapshot, &case.wasched, &case.kube) {
+            found.insert((case.name.clone(), d));
+        }
+    }
+    let expected = expected_differences();
+    let new: Vec<String> = found
+        .difference(&expected)
+        .map(|(case, d)| format!("| {case} | {} | {} | {} | {} |", d.pod, d.field, d.wasched, d.kube_scheduler))
+        .collect();
+    let gone: Vec<String> = expected
+        .difference(&found)
+        .map(|(case, d)| format!("{case}: {d}"))
+        .collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "{} snapshots, {pods} pending pods compared.\nDifferences not in the README's table:\n{}\nRows of the table that are no longer differences:\n{}",
+        compared.len(),
+        new.join("\n"),
+        gone.join("\n")
+    );
+    eprintln!(
+        "{} snapshots, {pods} pending pods: wasched and kube-scheduler agree but for the {} deliberate differences",
+        compared.len(),
+        expected.len()
+    );
+
+    // The comparison bites: one perturbed score (every node but the first
+    // gets nothing, the first 100 extra) makes wasched disagree.
+    let perturbed = wasched_run(&compared[0].snapshot, Some(Box::new(FirstNodeFirst)));
+    let differs = agreement::disagreements(&compared[0].snapshot, &perturbed, &compared[0].kube);
+    assert!(
+        differs.iter().any(|d| d.field == "node" || d.field == "fate"),
+        "a perturbed score must show as a difference"
+    );
+}
+
+/// A score plugin that perturbs wasched's scores: 100 for the node whose
+/// name sorts first, 0 for every other.
+struct FirstNodeFirst;
+
+impl Plugin for FirstNodeFirst {
+    fn name(&self) -> &str {
+        "FirstNodeFirst"
+    }
+    fn points(&self) -> &[ExtensionPoint] {
+        &[ExtensionPoint::Score]
+    }
+    fn score(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _pod: PodId,
+        nodes: &[NodeId],
+    ) -> wasched::framework::Answer<Result<Vec<i64>, wasched::framework::Status>> {
+        let first = nodes.iter().min().copied();
+        Ok(Ok(nodes
+            .iter()
+            .map(|&n| if Some(n) == first { 100 } else { 0 })
+            .collect()))
+    }
+}
