@@ -22,8 +22,6 @@ struct Inputs {
     gpu_pod: u32,
     cpu_pod: u32,
     nodes: Vec<u32>,
-    placement: Placement,
-    assignments: Vec<(u32, u32)>,
     victims: Vec<VictimUnit>,
     candidates: Vec<PreemptionCandidate>,
 }
@@ -55,15 +53,10 @@ impl Inputs {
             })
             .expect("a topology-constrained gang") as u32;
         let nodes: Vec<u32> = (0..snapshot.node_count() as u32).collect();
-        let placement = Placement {
-            name: "rack".into(),
-            nodes: nodes[..16].to_vec(),
-            domain: None,
-        };
         let members = &snapshot.groups[topology_gang as usize].members;
         let assignments: Vec<(u32, u32)> = members
             .iter()
-            .zip(&placement.nodes)
+            .zip(&nodes[..16])
             .map(|(&p, &n)| (p, n))
             .collect();
         let running: Vec<u32> = (0..snapshot.pods.len() as u32)
@@ -101,8 +94,6 @@ impl Inputs {
             gpu_pod: pending(true),
             cpu_pod: pending(false),
             nodes,
-            placement,
-            assignments,
             victims,
             candidates,
         }
@@ -144,12 +135,7 @@ fn call(plugins: &mut PluginSet, point: ExtensionPoint, snapshot: &mut Snapshot,
             );
         }
         ExtensionPoint::PlacementScore => {
-            black_box(
-                plugin
-                    .score_placement(snapshot, i.topology_gang, &i.placement, &i.assignments)
-                    .unwrap()
-                    .expect("a score"),
-            );
+            unreachable!("no bundled plugin scores placements; the host does")
         }
         ExtensionPoint::PodGroupPostFilter => {
             let preemptor = Preemptor::Unit(i.topology_gang);
@@ -180,7 +166,6 @@ fn extension_points(c: &mut Criterion) {
         ("GpuBinPacking", ExtensionPoint::Filter),
         ("GpuBinPacking", ExtensionPoint::Score),
         ("TopologyPlacement", ExtensionPoint::PlacementGenerate),
-        ("TopologyPlacement", ExtensionPoint::PlacementScore),
         ("WorkloadPreemption", ExtensionPoint::PodGroupPostFilter),
     ];
     for (plugin, point) in cases {

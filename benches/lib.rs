@@ -84,13 +84,7 @@ pub fn native_plugins() -> PluginSet {
     );
     let topology = topology_placement::TopologyPlacement::new(Default::default())
         .expect("default args are valid");
-    let topology = NativePlugin::new(
-        topology,
-        &[
-            ExtensionPoint::PlacementGenerate,
-            ExtensionPoint::PlacementScore,
-        ],
-    );
+    let topology = NativePlugin::new(topology, &[ExtensionPoint::PlacementGenerate]);
     let preemption = NativePlugin::new(
         workload_preemption::WorkloadPreemption::default(),
         &[ExtensionPoint::PodGroupPostFilter],

@@ -23,9 +23,11 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::api::scheduling::v1alpha3::{self as alpha, CompositePodGroup};
 use k8s_openapi::api::scheduling::v1beta1::{
-    AllDisruptionMode, BasicSchedulingPolicy, DisruptionMode, GangSchedulingPolicy, PodGroup,
-    PodGroupSchedulingConstraints, PodGroupSchedulingPolicy, PodGroupSpec, PodGroupTemplate,
-    TopologyConstraint, TypedLocalObjectReference, Workload, WorkloadReference, WorkloadSpec,
+    AllDisruptionMode, BasicSchedulingPolicy, CompositeBasicSchedulingPolicy,
+    CompositeGangSchedulingPolicy, CompositePodGroupSchedulingPolicy, CompositePodGroupTemplate,
+    DisruptionMode, GangSchedulingPolicy, PodGroup, PodGroupSchedulingConstraints,
+    PodGroupSchedulingPolicy, PodGroupSpec, PodGroupTemplate, TopologyConstraint,
+    TypedLocalObjectReference, Workload, WorkloadReference, WorkloadSpec,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -460,6 +462,13 @@ impl PodGroupBuilder {
         check_dns_label(&what, "metadata.namespace", &ns)?;
         check_dns_label(&what, "metadata.name", &name)?;
         self.group.spec.scheduling_policy = policy(&what, "spec.schedulingPolicy", self.min_count)?;
+        if self.group.spec.parent_composite_pod_group_name.is_some()
+            && self.group.spec.workload_ref.is_none()
+        {
+            bail!(
+                "{what}: field spec.workloadRef: required: must be set when parentCompositePodGroupName is set"
+            );
+        }
         if let Some(priority) = self.group.spec.priority
             && priority > 1_000_000_000
         {
@@ -485,11 +494,19 @@ fn policy(what: &str, field: &str, min_count: Option<i32>) -> Result<PodGroupSch
     })
 }
 
+/// A template: its name and `minCount` (`None`: basic).
+type Template = (String, Option<i32>);
+
+/// A CompositePodGroup template: name, `minGroupCount` (`None`: basic) and
+/// its PodGroup templates.
+type CompositeTemplate = (String, Option<i32>, Vec<Template>);
+
 /// Builds a `scheduling.k8s.io/v1beta1 Workload`.
 #[derive(Debug, Clone)]
 pub struct WorkloadBuilder {
     workload: Workload,
-    templates: Vec<(String, Option<i32>)>,
+    templates: Vec<Template>,
+    composites: Vec<CompositeTemplate>,
 }
 
 impl WorkloadBuilder {
@@ -502,6 +519,7 @@ impl WorkloadBuilder {
         Self {
             workload,
             templates: Vec::new(),
+            composites: Vec::new(),
         }
     }
 
@@ -521,6 +539,20 @@ impl WorkloadBuilder {
         self
     }
 
+    /// Adds a CompositePodGroup template (`min_group_count` `None` means
+    /// `basic`) with PodGroup templates as its children.
+    pub fn composite_template(
+        mut self,
+        name: &str,
+        min_group_count: Option<i32>,
+        children: &[(&str, Option<i32>)],
+    ) -> Self {
+        let children = children.iter().map(|(n, m)| (n.to_string(), *m)).collect();
+        self.composites
+            .push((name.into(), min_group_count, children));
+        self
+    }
+
     /// Validates and returns the Workload.
     pub fn build(mut self) -> Result<Workload> {
         let ns = self.workload.metadata.namespace.clone().unwrap_or_default();
@@ -528,29 +560,78 @@ impl WorkloadBuilder {
         let what = format!("Workload {ns}/{name}");
         check_dns_label(&what, "metadata.namespace", &ns)?;
         check_dns_label(&what, "metadata.name", &name)?;
-        if self.templates.is_empty() || self.templates.len() > MAX_TEMPLATES {
+        let count = self.templates.len()
+            + self
+                .composites
+                .iter()
+                .map(|(_, _, children)| 1 + children.len())
+                .sum::<usize>();
+        if count == 0 || count > MAX_TEMPLATES {
             bail!(
-                "{what}: field spec.podGroupTemplates: must have 1 to {MAX_TEMPLATES} templates, got {}",
-                self.templates.len()
+                "{what}: field spec.podGroupTemplates: must have 1 to {MAX_TEMPLATES} templates, got {count}"
             );
         }
-        let mut templates = Vec::new();
-        for (i, (template, min_count)) in self.templates.iter().enumerate() {
-            let field = format!("spec.podGroupTemplates[{i}]");
+        let mut names: Vec<String> = Vec::new();
+        let mut templates =
+            |list: &[(String, Option<i32>)], field: &str| -> Result<Vec<PodGroupTemplate>> {
+                let mut templates = Vec::new();
+                for (i, (template, min_count)) in list.iter().enumerate() {
+                    let field = format!("{field}[{i}]");
+                    check_dns_label(&what, &format!("{field}.name"), template)?;
+                    if names.contains(template) {
+                        bail!("{what}: field {field}.name: {template:?} is used twice");
+                    }
+                    names.push(template.clone());
+                    templates.push(PodGroupTemplate {
+                        name: template.clone(),
+                        scheduling_policy: policy(
+                            &what,
+                            &format!("{field}.schedulingPolicy"),
+                            *min_count,
+                        )?,
+                        ..Default::default()
+                    });
+                }
+                Ok(templates)
+            };
+        let plain = templates(&self.templates, "spec.podGroupTemplates")?;
+        let mut composites = Vec::new();
+        for (i, (template, min_group_count, children)) in self.composites.iter().enumerate() {
+            let field = format!("spec.compositePodGroupTemplates[{i}]");
             check_dns_label(&what, &format!("{field}.name"), template)?;
-            if templates
-                .iter()
-                .any(|t: &PodGroupTemplate| &t.name == template)
-            {
-                bail!("{what}: field {field}.name: {template:?} is used twice");
+            if children.is_empty() {
+                bail!(
+                    "{what}: field {field}: must have at least one child PodGroupTemplate or CompositePodGroupTemplate"
+                );
             }
-            templates.push(PodGroupTemplate {
+            let scheduling_policy = match min_group_count {
+                None => CompositePodGroupSchedulingPolicy {
+                    basic: Some(CompositeBasicSchedulingPolicy(json!({}))),
+                    gang: None,
+                },
+                Some(n) if *n >= 1 => CompositePodGroupSchedulingPolicy {
+                    basic: None,
+                    gang: Some(CompositeGangSchedulingPolicy {
+                        min_group_count: *n,
+                    }),
+                },
+                Some(n) => bail!(
+                    "{what}: field {field}.schedulingPolicy.gang.minGroupCount: must be at least 1, got {n}"
+                ),
+            };
+            composites.push(CompositePodGroupTemplate {
                 name: template.clone(),
-                scheduling_policy: policy(&what, &format!("{field}.schedulingPolicy"), *min_count)?,
+                scheduling_policy,
+                pod_group_templates: Some(templates(
+                    children,
+                    &format!("{field}.podGroupTemplates"),
+                )?),
                 ..Default::default()
             });
         }
-        self.workload.spec.pod_group_templates = Some(templates);
+        self.workload.spec.pod_group_templates = (!plain.is_empty()).then_some(plain);
+        self.workload.spec.composite_pod_group_templates =
+            (!composites.is_empty()).then_some(composites);
         Ok(self.workload)
     }
 }
@@ -598,6 +679,19 @@ impl CompositePodGroupBuilder {
     /// `parentCompositePodGroupName`.
     pub fn parent(mut self, composite: &str) -> Self {
         self.composite.spec.parent_composite_pod_group_name = Some(composite.into());
+        self
+    }
+
+    /// `priorityClassName`.
+    pub fn priority_class(mut self, name: &str) -> Self {
+        self.composite.spec.priority_class_name = Some(name.into());
+        self
+    }
+
+    /// `metadata.creationTimestamp` as Unix seconds.
+    pub fn created_at(mut self, seconds: i64) -> Self {
+        self.composite.metadata.creation_timestamp =
+            meta(None, "", Some(seconds)).creation_timestamp;
         self
     }
 

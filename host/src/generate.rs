@@ -1,8 +1,10 @@
 //! Deterministic synthetic clusters (`wasched generate`): nodes in zones →
-//! blocks → racks with realistic node classes, background load, and a
-//! pending mix of gang jobs of several sizes and priorities, some
-//! topology-constrained, some `disruptionMode: all`. Built with the
-//! [`crate::builder`] builders, so every object is valid.
+//! blocks → racks with realistic node classes, background load (some of it
+//! in running PodGroups, some under PodDisruptionBudgets), and a pending
+//! mix of gang jobs of several sizes and priorities, some
+//! topology-constrained, some `disruptionMode: all`, some basic groups,
+//! some two-level CompositePodGroup trees (block > rack), and lone pods.
+//! Built with the [`crate::builder`] builders, so every object is valid.
 
 use std::fmt::Write as _;
 
@@ -12,7 +14,9 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::builder::{NodeBuilder, PodBuilder, PodGroupBuilder, WorkloadBuilder};
+use crate::builder::{
+    CompositePodGroupBuilder, NodeBuilder, PodBuilder, PodGroupBuilder, WorkloadBuilder,
+};
 
 /// Which kinds of nodes the cluster has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -187,10 +191,27 @@ fn value(object: &impl Serialize, api_version: &str, kind: &str) -> Result<Value
     Ok(value)
 }
 
+/// How a pending job is grouped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JobKind {
+    /// A gang PodGroup.
+    Gang,
+    /// A basic PodGroup.
+    Basic,
+    /// A CompositePodGroup (gang of its 2 children, one block) over two
+    /// gang PodGroups (one rack each).
+    Tree,
+}
+
 /// Generates the snapshot's objects (priority classes, nodes, running and
-/// pending pods, PodGroups, Workloads).
+/// pending pods, PodGroups, CompositePodGroups, Workloads,
+/// PodDisruptionBudgets).
 pub fn generate(options: &Options) -> Result<Vec<Value>> {
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    // A second stream for what later versions added (running groups,
+    // budgets, basic groups, trees), so the first one's draws, and the
+    // snapshot's jobs, sizes and priorities, stay what they were.
+    let mut extra = ChaCha8Rng::seed_from_u64(options.seed ^ 0x9e37_79b9_7f4a_7c15);
     let mut items = Vec::new();
     for (name, value) in PRIORITY_CLASSES {
         items.push(json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}));
@@ -234,21 +255,68 @@ pub fn generate(options: &Options) -> Result<Vec<Value>> {
         }
     }
 
-    // Background load: a third of the nodes run something.
-    for (i, (node, class, _)) in nodes.iter().enumerate() {
+    // Background load: a third of the nodes run something. A rack's
+    // background pods carry `app: bg-<rack>`; in a third of the racks they
+    // form a running PodGroup (half of those disrupted as a whole), in a
+    // quarter a PodDisruptionBudget allows one of them to go.
+    let mut rack_groups: std::collections::BTreeMap<&str, bool> = Default::default();
+    let mut rack_budgets: std::collections::BTreeSet<&str> = Default::default();
+    for (_, _, rack) in &nodes {
+        if rack_groups.contains_key(rack.as_str()) || rack_budgets.contains(rack.as_str()) {
+            continue;
+        }
+        if extra.random_range(0..3) == 0 {
+            rack_groups.insert(rack, extra.random_range(0..2) == 0);
+        }
+        if extra.random_range(0..4) == 0 {
+            rack_budgets.insert(rack);
+        }
+    }
+    let mut used_groups = std::collections::BTreeSet::new();
+    for (i, (node, class, rack)) in nodes.iter().enumerate() {
         if rng.random_range(0..3) != 0 {
             continue;
         }
+        let app = format!("bg-{rack}");
         let mut pod = PodBuilder::new("background", &format!("running-{i:05}"))
             .cpu(&(class.cpu / 4).to_string())
             .memory(&format!("{}Gi", class.memory_gi / 4))
             .priority_class("batch")
+            .label("app", &app)
             .created_at(T0 - 86_400)
             .running_on(node);
         if class.gpus > 0 {
             pod = pod.gpus(class.gpus.div_ceil(2)).tolerate("nvidia.com/gpu");
         }
+        if rack_groups.contains_key(rack.as_str()) {
+            pod = pod.group(&app);
+            used_groups.insert(rack.as_str());
+        }
         items.push(value(&pod.build()?, "v1", "Pod")?);
+    }
+    for (rack, all) in &rack_groups {
+        if !used_groups.contains(rack) {
+            continue;
+        }
+        let mut group = PodGroupBuilder::new("background", &format!("bg-{rack}"))
+            .priority_class("batch")
+            .created_at(T0 - 86_400);
+        if *all {
+            group = group.disrupt_all();
+        }
+        items.push(value(
+            &group.build()?,
+            "scheduling.k8s.io/v1beta1",
+            "PodGroup",
+        )?);
+    }
+    for rack in &rack_budgets {
+        items.push(json!({
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": format!("bg-{rack}"), "namespace": "background"},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": format!("bg-{rack}")}}},
+        }));
     }
 
     // Pending work: gang jobs sized for a node class, and lone pods.
@@ -302,47 +370,112 @@ pub fn generate(options: &Options) -> Result<Vec<Value>> {
         } else {
             size
         };
-        let mut group = PodGroupBuilder::new(namespace, &name)
-            .gang(min_count as i32)
-            .priority_class(class_name)
-            .workload(&name, "workers")
-            .created_at(created);
-        if rng.random_range(0..10) < 3 {
-            group = group.topology(if size <= RACK_SIZE { RACK } else { BLOCK });
+        let topology =
+            (rng.random_range(0..10) < 3).then_some(if size <= RACK_SIZE { RACK } else { BLOCK });
+        let disrupt_all = rng.random_range(0..4) == 0;
+        let kind = if size >= 4 && gpu_class.is_none() && extra.random_range(0..6) == 0 {
+            JobKind::Tree
+        } else if extra.random_range(0..8) == 0 {
+            JobKind::Basic
+        } else {
+            JobKind::Gang
+        };
+        // The PodGroups of the job: (name, members, minCount).
+        let mut groups: Vec<(String, usize, Option<i32>)> = Vec::new();
+        match kind {
+            JobKind::Gang | JobKind::Basic => {
+                let min = (kind == JobKind::Gang).then_some(min_count as i32);
+                let mut group = PodGroupBuilder::new(namespace, &name)
+                    .priority_class(class_name)
+                    .workload(&name, "workers")
+                    .created_at(created);
+                if let Some(min) = min {
+                    group = group.gang(min);
+                }
+                if let Some(key) = topology {
+                    group = group.topology(key);
+                }
+                if disrupt_all {
+                    group = group.disrupt_all();
+                }
+                let workload = WorkloadBuilder::new(namespace, &name)
+                    .controller("batch", "Job", &name)
+                    .template("workers", min);
+                items.push(value(
+                    &workload.build()?,
+                    "scheduling.k8s.io/v1beta1",
+                    "Workload",
+                )?);
+                items.push(value(
+                    &group.build()?,
+                    "scheduling.k8s.io/v1beta1",
+                    "PodGroup",
+                )?);
+                groups.push((name.clone(), size, min));
+            }
+            JobKind::Tree => {
+                let shards = [("a", size.div_ceil(2)), ("b", size / 2)];
+                let children: Vec<(String, Option<i32>)> = shards
+                    .iter()
+                    .map(|(shard, n)| (format!("shard-{shard}"), Some(*n as i32)))
+                    .collect();
+                let child_refs: Vec<(&str, Option<i32>)> =
+                    children.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+                let workload = WorkloadBuilder::new(namespace, &name)
+                    .controller("batch", "JobSet", &name)
+                    .composite_template("train", Some(2), &child_refs);
+                items.push(value(
+                    &workload.build()?,
+                    "scheduling.k8s.io/v1beta1",
+                    "Workload",
+                )?);
+                let composite = CompositePodGroupBuilder::new(namespace, &name, &name, "train")
+                    .gang(2)
+                    .topology(BLOCK)
+                    .priority_class(class_name)
+                    .created_at(created);
+                items.push(value(
+                    &composite.build()?,
+                    "scheduling.k8s.io/v1alpha3",
+                    "CompositePodGroup",
+                )?);
+                for (shard, n) in shards {
+                    let child = format!("{name}-{shard}");
+                    let group = PodGroupBuilder::new(namespace, &child)
+                        .gang(n as i32)
+                        .topology(RACK)
+                        .priority_class(class_name)
+                        .parent(&name)
+                        .workload(&name, &format!("shard-{shard}"))
+                        .created_at(created);
+                    items.push(value(
+                        &group.build()?,
+                        "scheduling.k8s.io/v1beta1",
+                        "PodGroup",
+                    )?);
+                    groups.push((child, n, Some(n as i32)));
+                }
+            }
         }
-        if rng.random_range(0..4) == 0 {
-            group = group.disrupt_all();
-        }
-        let workload = WorkloadBuilder::new(namespace, &name)
-            .controller("batch", "Job", &name)
-            .template("workers", Some(min_count as i32));
-        items.push(value(
-            &workload.build()?,
-            "scheduling.k8s.io/v1beta1",
-            "Workload",
-        )?);
-        items.push(value(
-            &group.build()?,
-            "scheduling.k8s.io/v1beta1",
-            "PodGroup",
-        )?);
-        for i in 0..size {
-            let mut pod = PodBuilder::new(namespace, &format!("{name}-{i}"))
-                .group(&name)
-                .priority_class(class_name)
-                .created_at(created);
-            pod = match gpu_class {
-                Some(class) => pod
-                    .gpus(class.gpus)
-                    .cpu(&(class.cpu / 2).to_string())
-                    .memory(&format!("{}Gi", class.memory_gi / 2))
-                    .node_selector("nvidia.com/gpu.product", class.product)
-                    .tolerate("nvidia.com/gpu"),
-                None => pod
-                    .cpu(&rng.random_range(2..16u32).to_string())
-                    .memory(&format!("{}Gi", rng.random_range(4..64u32))),
-            };
-            items.push(value(&pod.build()?, "v1", "Pod")?);
+        for (group, members, _) in &groups {
+            for i in 0..*members {
+                let mut pod = PodBuilder::new(namespace, &format!("{group}-{i}"))
+                    .group(group)
+                    .priority_class(class_name)
+                    .created_at(created);
+                pod = match gpu_class {
+                    Some(class) => pod
+                        .gpus(class.gpus)
+                        .cpu(&(class.cpu / 2).to_string())
+                        .memory(&format!("{}Gi", class.memory_gi / 2))
+                        .node_selector("nvidia.com/gpu.product", class.product)
+                        .tolerate("nvidia.com/gpu"),
+                    None => pod
+                        .cpu(&rng.random_range(2..16u32).to_string())
+                        .memory(&format!("{}Gi", rng.random_range(4..64u32))),
+                };
+                items.push(value(&pod.build()?, "v1", "Pod")?);
+            }
         }
         pending += size;
         job += 1;
@@ -383,5 +516,38 @@ mod tests {
                 .any(|g| g.spec.as_ref().is_some_and(|s| s.disrupt_all))
         );
         assert!(snapshot.nodes.iter().any(|n| n.labels.contains_key(CLIQUE)));
+    }
+
+    #[test]
+    fn clusters_hold_trees_basic_groups_running_groups_and_budgets() {
+        let options = Options {
+            nodes: 200,
+            pending_pods: 400,
+            seed: 1,
+            shape: Shape::Mixed,
+        };
+        let mut manifests = crate::manifest::Manifests::default();
+        let text = generate_json(&options).unwrap();
+        crate::manifest::load_str(&mut manifests, "generated.json", &text).unwrap();
+        let snapshot = crate::Snapshot::build(&manifests).unwrap();
+        assert!(!snapshot.composites.is_empty(), "CompositePodGroup trees");
+        assert!(snapshot.composites.iter().all(|c| c.invalid.is_none()));
+        assert!(
+            snapshot
+                .groups
+                .iter()
+                .any(|g| g.spec.is_some() && g.min_count().is_none()),
+            "basic groups"
+        );
+        assert!(
+            snapshot.groups.iter().any(|g| g
+                .members
+                .iter()
+                .all(|&p| !snapshot.pods[p as usize].pending)
+                && !g.members.is_empty()),
+            "running groups"
+        );
+        assert!(!snapshot.budgets.is_empty(), "PodDisruptionBudgets");
+        assert_eq!(snapshot.pods.iter().filter(|p| p.pending).count(), 400);
     }
 }

@@ -70,7 +70,10 @@ pub fn read_snapshot_with(files: &[PathBuf], options: &ReadOptions) -> Result<Sn
 
 /// The manifests a snapshot is built from: the files (or the bundled
 /// default) read, dialects mapped, Jobs expanded.
-pub fn read_manifests_with(files: &[PathBuf], options: &ReadOptions) -> Result<manifest::Manifests> {
+pub fn read_manifests_with(
+    files: &[PathBuf],
+    options: &ReadOptions,
+) -> Result<manifest::Manifests> {
     let mut manifests = manifest::Manifests::default();
     manifests.dialects.topology_aliases = options.topology_aliases.clone();
     if files.is_empty() {
@@ -225,9 +228,7 @@ impl Simulation {
             .map(|group_by| report::ClusterView::capture(&snapshot, group_by));
         let mut simulated = match &self.engine {
             Engine::Wasched => self.schedule(snapshot, runtime, progress)?,
-            Engine::KubeScheduler(options) => {
-                kube_scheduler(&manifests, &snapshot, options)?
-            }
+            Engine::KubeScheduler(options) => kube_scheduler(&manifests, &snapshot, options)?,
         };
         simulated.stats.read = read;
         simulated.cluster = cluster;

@@ -337,7 +337,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ),
                 EngineArg::KubeScheduler => {
                     if plugins.is_some() {
-                        anyhow::bail!("--plugins loads components into wasched's engine; --engine kube-scheduler runs kube-scheduler's own plugins");
+                        anyhow::bail!(
+                            "--plugins loads components into wasched's engine; --engine kube-scheduler runs kube-scheduler's own plugins"
+                        );
                     }
                     let options = wasched::cluster::ScheduleOptions {
                         config,

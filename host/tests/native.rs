@@ -33,10 +33,7 @@ fn native_plugins(binpack: bool) -> PluginSet {
     let topology = topology_placement::TopologyPlacement::new(Default::default()).unwrap();
     set.add(Box::new(NativePlugin::new(
         topology,
-        &[
-            ExtensionPoint::PlacementGenerate,
-            ExtensionPoint::PlacementScore,
-        ],
+        &[ExtensionPoint::PlacementGenerate],
     )))
     .unwrap();
     set.add(Box::new(NativePlugin::new(

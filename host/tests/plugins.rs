@@ -56,6 +56,15 @@ fn host_wires_exactly_the_exported_extension_points() {
         [ExtensionPoint::PreEnqueue, ExtensionPoint::Permit]
     );
     assert_eq!(gang.source(), "bundled:gang-permit");
+    // Placement generation only: the host computes the default placement
+    // scores itself, so the bundled topology plugin exports no
+    // placement-score (it would be counted twice).
+    let topology = set
+        .iter()
+        .find(|p| p.name() == "TopologyPlacement")
+        .expect("TopologyPlacement loaded");
+    assert_eq!(topology.points(), [ExtensionPoint::PlacementGenerate]);
+    assert_eq!(topology.source(), "bundled:topology-placement");
 }
 
 #[test]

@@ -241,7 +241,12 @@ fn invalid_composite_trees_are_reported_and_the_rest_is_scheduled() {
         );
     }
     let b = bound(&out);
-    for pod in ["ml/fine-child-0", "ml/plain-0", "ml/too-deep-0", "ml/mixed-child-0"] {
+    for pod in [
+        "ml/fine-child-0",
+        "ml/plain-0",
+        "ml/too-deep-0",
+        "ml/mixed-child-0",
+    ] {
         assert!(b.contains_key(pod), "{pod}: {b:?}");
     }
     assert_eq!(b.len(), 4);

@@ -72,7 +72,11 @@ fn fates(snapshot: &Snapshot, outcome: &Outcome) -> BTreeMap<String, Fate> {
         .iter()
         .filter(|p| !p.terminating)
         .map(|p| {
-            let fate = if p.pending { Fate::Pending } else { Fate::Running };
+            let fate = if p.pending {
+                Fate::Pending
+            } else {
+                Fate::Running
+            };
             (p.key.clone(), fate)
         })
         .collect();
@@ -123,7 +127,9 @@ pub fn disagreements(snapshot: &Snapshot, wasched: &Outcome, kube: &KubeRun) -> 
     let ties = kube.result.pods_by_key();
     let mut found = Vec::new();
     for (pod, mine) in &ours {
-        let Some(other) = theirs.get(pod) else { continue };
+        let Some(other) = theirs.get(pod) else {
+            continue;
+        };
         let disagree = |field: &str| Disagreement {
             pod: pod.clone(),
             field: field.into(),

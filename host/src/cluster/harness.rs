@@ -53,7 +53,10 @@ impl Harness {
             return Ok(Self::at(path));
         }
         let mut candidates = Vec::new();
-        if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        if let Some(dir) = std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(Path::to_path_buf))
+        {
             candidates.push(dir.join(BINARY));
         }
         let built = Path::new(SOURCE).join("bin").join(BINARY);
@@ -65,15 +68,21 @@ impl Harness {
             return Ok(Self::at(found));
         }
         if !Path::new(SOURCE).join("go.mod").is_file() {
-            bail!("{BINARY} is not built and its source is not at {SOURCE}: build it with {BUILD_HINT}");
+            bail!(
+                "{BINARY} is not built and its source is not at {SOURCE}: build it with {BUILD_HINT}"
+            );
         }
-        eprintln!("wasched: building {BINARY} from {SOURCE} (first use; the real kube-apiserver and kube-scheduler take minutes to compile)");
+        eprintln!(
+            "wasched: building {BINARY} from {SOURCE} (first use; the real kube-apiserver and kube-scheduler take minutes to compile)"
+        );
         let status = Command::new("make")
             .arg("-C")
             .arg(SOURCE)
             .stdout(Stdio::null())
             .status()
-            .map_err(|e| anyhow!("cannot run make to build {BINARY} ({e}): build it with {BUILD_HINT}"))?;
+            .map_err(|e| {
+                anyhow!("cannot run make to build {BINARY} ({e}): build it with {BUILD_HINT}")
+            })?;
         if !status.success() || !built.is_file() {
             bail!("building {BINARY} failed ({status}): build it with {BUILD_HINT}");
         }
@@ -84,7 +93,11 @@ impl Harness {
     /// `wasched-kube schedule` starts the control plane, creates every
     /// object, then starts kube-scheduler, waits until it is quiet and
     /// reads its decisions back.
-    pub fn schedule(&self, objects: &ClusterObjects, options: &ScheduleOptions) -> Result<KubeResult> {
+    pub fn schedule(
+        &self,
+        objects: &ClusterObjects,
+        options: &ScheduleOptions,
+    ) -> Result<KubeResult> {
         let dir = scratch_dir()?;
         let file = dir.path.join("objects.json");
         std::fs::write(&file, serde_json::to_vec(&objects.to_list())?)
@@ -114,6 +127,16 @@ impl Harness {
                 command.arg("--v").arg(v);
             }
         }
+        if let Some(keep) = std::env::var_os("WASCHED_KUBE_KEEP") {
+            // Debugging: keep what the harness was given.
+            let keep = PathBuf::from(keep);
+            std::fs::create_dir_all(&keep)?;
+            for name in ["objects.json", "prefer.json"] {
+                if dir.path.join(name).is_file() {
+                    std::fs::copy(dir.path.join(name), keep.join(name))?;
+                }
+            }
+        }
         let output = command
             .stdin(Stdio::null())
             .output()
@@ -121,14 +144,22 @@ impl Harness {
         if !output.status.success() {
             bail!("{}", last_line(&output.stderr, &output.status));
         }
-        serde_json::from_slice(&output.stdout)
-            .with_context(|| format!("{} printed something other than its result", self.binary.display()))
+        serde_json::from_slice(&output.stdout).with_context(|| {
+            format!(
+                "{} printed something other than its result",
+                self.binary.display()
+            )
+        })
     }
 
     /// Replaces this process with `wasched-kube up`: the control plane with
     /// the snapshot's objects, a kubeconfig at `kubeconfig`, kube-scheduler
     /// if asked; it runs until SIGINT or SIGTERM. Returns only on error.
-    pub fn up(&self, objects: &ClusterObjects, options: &UpOptions) -> Result<std::convert::Infallible> {
+    pub fn up(
+        &self,
+        objects: &ClusterObjects,
+        options: &UpOptions,
+    ) -> Result<std::convert::Infallible> {
         use std::os::unix::process::CommandExt;
         let dir = scratch_dir()?;
         let file = dir.path.join("objects.json");
@@ -216,7 +247,11 @@ pub struct UpOptions {
 /// The harness's one-line error, without its `wasched-kube: ` prefix.
 fn last_line(stderr: &[u8], status: &std::process::ExitStatus) -> String {
     let text = String::from_utf8_lossy(stderr);
-    let line = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
     let line = line.strip_prefix("wasched-kube: ").unwrap_or(line);
     if line.is_empty() {
         format!("{BINARY} failed ({status}) without saying why")

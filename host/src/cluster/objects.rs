@@ -90,7 +90,13 @@ impl Classes {
     fn of(manifests: &Manifests) -> Self {
         let mut classes = Classes::default();
         for (name, value) in SYSTEM_CLASSES {
-            classes.known.insert(name.into(), Resolved { value, never: false });
+            classes.known.insert(
+                name.into(),
+                Resolved {
+                    value,
+                    never: false,
+                },
+            );
         }
         for (_, object) in &manifests.objects {
             if let Object::PriorityClass(class) = object {
@@ -112,13 +118,21 @@ impl Classes {
     /// must be `want`, its own class being `own`: `None` leaves it empty
     /// (admission then gives it the global default, or 0 and
     /// `PreemptLowerPriority`).
-    fn class_for(&mut self, want: Resolved, own: Option<&str>, what: &str) -> Result<Option<String>> {
+    fn class_for(
+        &mut self,
+        want: Resolved,
+        own: Option<&str>,
+        what: &str,
+    ) -> Result<Option<String>> {
         if let Some(own) = own.filter(|c| !c.is_empty())
             && self.known.get(own) == Some(&want)
         {
             return Ok(Some(own.to_string()));
         }
-        let fallback = self.global_default.unwrap_or(Resolved { value: 0, never: false });
+        let fallback = self.global_default.unwrap_or(Resolved {
+            value: 0,
+            never: false,
+        });
         if own.is_none_or(str::is_empty) && fallback == want {
             return Ok(None);
         }
@@ -138,7 +152,10 @@ impl Classes {
         } else {
             want.value.to_string()
         };
-        let name = format!("wasched-priority-{value}{}", if want.never { "-never" } else { "" });
+        let name = format!(
+            "wasched-priority-{value}{}",
+            if want.never { "-never" } else { "" }
+        );
         self.generated.entry(name.clone()).or_insert((want, 0)).1 += 1;
         Ok(Some(name))
     }
@@ -199,7 +216,10 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
                         members_retargeted += 1;
                         group_priority(snapshot, group)
                     }
-                    None => Resolved { value: info.priority, never: info.never_preempt },
+                    None => Resolved {
+                        value: info.priority,
+                        never: info.never_preempt,
+                    },
                 };
                 let own = spec.and_then(|s| s.priority_class_name.as_deref());
                 let class = classes.class_for(want, own, &what)?;
@@ -216,15 +236,25 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
                 let key = pod_key(&group.metadata);
                 let id = snapshot.groups.iter().position(|g| g.key == key);
                 if let Some(spec) = id.and_then(|g| snapshot.groups[g].spec.as_ref()) {
-                    let want = Resolved { value: spec.priority, never: spec.never_preempt };
-                    let class = classes.class_for(want, group.spec.priority_class_name.as_deref(), &what)?;
+                    let want = Resolved {
+                        value: spec.priority,
+                        never: spec.never_preempt,
+                    };
+                    let class = classes.class_for(
+                        want,
+                        group.spec.priority_class_name.as_deref(),
+                        &what,
+                    )?;
                     set_class(&mut value, class, want);
                 }
             }
             Object::CompositePodGroup(composite) => {
                 let key = pod_key(&composite.metadata);
                 if let Some(info) = snapshot.composites.iter().find(|c| c.key == key) {
-                    let want = Resolved { value: info.spec.priority, never: info.spec.never_preempt };
+                    let want = Resolved {
+                        value: info.spec.priority,
+                        never: info.spec.never_preempt,
+                    };
                     let own = composite.spec.priority_class_name.as_deref();
                     let class = classes.class_for(want, own, &what)?;
                     set_class(&mut value, class, want);
@@ -235,7 +265,11 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
                 if let Some(model) = snapshot.budgets.iter().find(|b| b.key == key)
                     && budget.status.is_none()
                 {
-                    let healthy = model.pods.iter().filter(|&&p| snapshot.pods[p as usize].node.is_some()).count() as i64;
+                    let healthy = model
+                        .pods
+                        .iter()
+                        .filter(|&&p| snapshot.pods[p as usize].node.is_some())
+                        .count() as i64;
                     let allowed = i64::from(model.disruptions_allowed);
                     value["status"] = json!({
                         "currentHealthy": healthy,
@@ -260,8 +294,12 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
         items.push(value);
     }
 
-    for ns in namespaces.iter().filter(|ns| !BUILT_IN_NAMESPACES.contains(&ns.as_str())) {
-        out.items.push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}));
+    for ns in namespaces
+        .iter()
+        .filter(|ns| !BUILT_IN_NAMESPACES.contains(&ns.as_str()))
+    {
+        out.items
+            .push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}));
     }
     for (name, (resolved, users)) in &classes.generated {
         let mut class = json!({
@@ -283,19 +321,35 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
     }
     out.items.extend(items);
     pending.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    out.items.extend(pending.into_iter().map(|(.., value)| value));
+    out.items
+        .extend(pending.into_iter().map(|(.., value)| value));
 
     let mut note = |count: usize, text: &str| {
         if count > 0 {
             out.notes.push(format!("{count} {text}"));
         }
     };
-    note(members_retargeted, "pod(s) of PodGroups take their group's priority class (kube-scheduler refuses a group whose pods' priority differs from the group's)");
-    note(started_pods, "running pod(s) without status.startTime get the start wasched assumed (their creationTimestamp, else 1970-01-01T00:00:00Z)");
-    note(completed_nodes, "node(s) completed: Ready=True, and allocatable/capacity filled in from each other (pods: 110 when neither says)");
-    note(computed_budgets, "PodDisruptionBudget(s) without status get the disruptionsAllowed wasched computed (no disruption controller runs)");
+    note(
+        members_retargeted,
+        "pod(s) of PodGroups take their group's priority class (kube-scheduler refuses a group whose pods' priority differs from the group's)",
+    );
+    note(
+        started_pods,
+        "running pod(s) without status.startTime get the start wasched assumed (their creationTimestamp, else 1970-01-01T00:00:00Z)",
+    );
+    note(
+        completed_nodes,
+        "node(s) completed: Ready=True, and allocatable/capacity filled in from each other (pods: 110 when neither says)",
+    );
+    note(
+        computed_budgets,
+        "PodDisruptionBudget(s) without status get the disruptionsAllowed wasched computed (no disruption controller runs)",
+    );
     note(dropped_owners, "owner reference(s) without a uid dropped");
-    note(dropped_finalizers, "object(s) without their finalizers (no controller runs to remove them)");
+    note(
+        dropped_finalizers,
+        "object(s) without their finalizers (no controller runs to remove them)",
+    );
     if skipped_pods > 0 {
         out.warnings.push(format!(
             "{skipped_pods} terminal or terminating pod(s) are not created in the cluster (a pod cannot be created already going away)"
@@ -324,7 +378,10 @@ fn object_value(object: &Object) -> Value {
 fn pod_key(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
     format!(
         "{}/{}",
-        meta.namespace.as_deref().filter(|ns| !ns.is_empty()).unwrap_or("default"),
+        meta.namespace
+            .as_deref()
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or("default"),
         meta.name.as_deref().unwrap_or_default()
     )
 }
@@ -334,12 +391,21 @@ fn pod_key(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) ->
 fn group_priority(snapshot: &Snapshot, group: u32) -> Resolved {
     if let Some(root) = snapshot.root_of(group) {
         let spec = &snapshot.composites[root as usize].spec;
-        return Resolved { value: spec.priority, never: spec.never_preempt };
+        return Resolved {
+            value: spec.priority,
+            never: spec.never_preempt,
+        };
     }
     match &snapshot.groups[group as usize].spec {
-        Some(spec) => Resolved { value: spec.priority, never: spec.never_preempt },
+        Some(spec) => Resolved {
+            value: spec.priority,
+            never: spec.never_preempt,
+        },
         // A pod naming a PodGroup that does not exist keeps what it has.
-        None => Resolved { value: 0, never: false },
+        None => Resolved {
+            value: 0,
+            never: false,
+        },
     }
 }
 
@@ -361,13 +427,20 @@ fn strip_metadata(meta: &mut Map<String, Value>) -> (usize, usize) {
     let mut owners = 0;
     if let Some(Value::Array(refs)) = meta.get_mut("ownerReferences") {
         let before = refs.len();
-        refs.retain(|r| r.get("uid").and_then(Value::as_str).is_some_and(|u| !u.is_empty()));
+        refs.retain(|r| {
+            r.get("uid")
+                .and_then(Value::as_str)
+                .is_some_and(|u| !u.is_empty())
+        });
         owners = before - refs.len();
         if refs.is_empty() {
             meta.remove("ownerReferences");
         }
     }
-    let finalizers = usize::from(meta.remove("finalizers").is_some_and(|f| f.as_array().is_some_and(|a| !a.is_empty())));
+    let finalizers = usize::from(
+        meta.remove("finalizers")
+            .is_some_and(|f| f.as_array().is_some_and(|a| !a.is_empty())),
+    );
     (owners, finalizers)
 }
 
@@ -381,7 +454,11 @@ fn set_class(value: &mut Value, class: Option<String>, want: Resolved) {
         return;
     };
     spec.remove("priority");
-    let policy = if want.never { "Never" } else { "PreemptLowerPriority" };
+    let policy = if want.never {
+        "Never"
+    } else {
+        "PreemptLowerPriority"
+    };
     spec.insert("preemptionPolicy".into(), json!(policy));
     match class {
         Some(class) => {
@@ -428,7 +505,10 @@ fn complete_node(value: &mut Value) -> bool {
     let mut changed = false;
     let allocatable = status.get("allocatable").cloned();
     let capacity = status.get("capacity").cloned();
-    let mut resources = allocatable.clone().or(capacity.clone()).unwrap_or_else(|| json!({}));
+    let mut resources = allocatable
+        .clone()
+        .or(capacity.clone())
+        .unwrap_or_else(|| json!({}));
     if let Some(map) = resources.as_object_mut()
         && !map.contains_key("pods")
     {

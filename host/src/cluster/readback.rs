@@ -231,7 +231,9 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
         if info.pending || info.terminating {
             continue;
         }
-        let Some(p) = pods.get(&info.key) else { continue };
+        let Some(p) = pods.get(&info.key) else {
+            continue;
+        };
         if p.disruption.is_none() && !p.deleted {
             continue;
         }
@@ -255,9 +257,13 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
     }
 
     for (id, group) in snapshot.groups.iter().enumerate() {
-        let members: Vec<&crate::model::PodInfo> =
-            group.members.iter().map(|&p| &snapshot.pods[p as usize]).collect();
-        let pending: Vec<&crate::model::PodInfo> = members.iter().copied().filter(|p| p.pending).collect();
+        let members: Vec<&crate::model::PodInfo> = group
+            .members
+            .iter()
+            .map(|&p| &snapshot.pods[p as usize])
+            .collect();
+        let pending: Vec<&crate::model::PodInfo> =
+            members.iter().copied().filter(|p| p.pending).collect();
         let id = id as GroupId;
         let disruption = disrupted.remove(&id).map(|(by, evicted)| Disruption {
             condition: "DisruptionTarget".into(),

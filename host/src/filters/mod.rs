@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Tain
 use crate::model::{NodeId, NodeInfo, PodId, PodInfo, Snapshot, label_selector_matches};
 
 mod score;
-pub use score::default_scores;
+pub use score::{default_placement_scores, default_scores, placement_fit, pods_count};
 
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 

@@ -12,6 +12,15 @@
 //! - `NodeAffinity` (weight 2): the weights of the pod's preferred node
 //!   affinity terms the node matches, normalized over the nodes scored.
 //!
+//! and the default profile's `PlacementScore` plugins, which rank the
+//! placements a PodGroup (or CompositePodGroup) fits in:
+//!
+//! - `NodeResourcesFit` (weight 1), `MostAllocated` over the placement's
+//!   nodes together, cpu and memory (weights 1), requests counted as for
+//!   node scoring ([`placement_fit`]);
+//! - `PodGroupPodsCount` (weight 1): the unit's pods scheduled there,
+//!   normalized to the most any placement takes ([`pods_count`]).
+//!
 //! The arithmetic is upstream's (`noderesources/least_allocated.go`,
 //! `balanced_allocation.go`, `tainttoleration`, `nodeaffinity`,
 //! `helper.DefaultNormalizeScore`), integer where it is integer, `f64`
@@ -49,7 +58,12 @@ pub fn default_scores(snapshot: &Snapshot, pod: PodId, nodes: &[NodeId]) -> Vec<
     let tolerations: Vec<&Toleration> = info
         .tolerations
         .iter()
-        .filter(|t| matches!(t.effect.as_deref(), None | Some("") | Some("PreferNoSchedule")))
+        .filter(|t| {
+            matches!(
+                t.effect.as_deref(),
+                None | Some("") | Some("PreferNoSchedule")
+            )
+        })
         .collect();
     let taints: Vec<i64> = nodes
         .iter()
@@ -77,17 +91,68 @@ pub fn default_scores(snapshot: &Snapshot, pod: PodId, nodes: &[NodeId]) -> Vec<
     totals
 }
 
+/// `NodeResourcesFit.ScorePlacement` (`scorePlacement` with the
+/// `MostAllocated` scorer): cpu and memory requested over all of
+/// `nodes` (the pods being placed assumed on them, containers without
+/// requests at the scoring defaults) against their allocatable, per
+/// resource `min(requested, allocatable) * 100 / allocatable`, averaged
+/// over the resources the nodes have.
+pub fn placement_fit(snapshot: &Snapshot, nodes: &[NodeId]) -> i64 {
+    let (mut score, mut weights) = (0i64, 0i64);
+    for r in 0..2 {
+        let (mut capacity, mut requested) = (0i64, 0i64);
+        let allocatable = snapshot.allocatable(r);
+        for &node in nodes {
+            let a = allocatable[node as usize] as i64;
+            if a == 0 {
+                continue;
+            }
+            capacity += a;
+            requested += snapshot.scoring_requested(node)[r] as i64;
+        }
+        if capacity == 0 {
+            continue;
+        }
+        score += requested.min(capacity) * MAX_NODE_SCORE / capacity;
+        weights += 1;
+    }
+    if weights == 0 { 0 } else { score / weights }
+}
+
+/// `PodGroupPodsCount` over the feasible placements of one unit: each
+/// placement's count of the unit's scheduled pods (already running plus
+/// placed there) times 100 over the largest count; all 0 when no placement
+/// schedules a pod (upstream returns an error there; the gang rule never
+/// lets such a placement through).
+pub fn pods_count(counts: &[i64]) -> Vec<i64> {
+    let max = counts.iter().copied().max().unwrap_or(0);
+    if max <= 0 {
+        return vec![0; counts.len()];
+    }
+    counts.iter().map(|c| c * MAX_NODE_SCORE / max).collect()
+}
+
+/// The default profile's placement scores of feasible placements given
+/// each one's [`placement_fit`] and pod count: `fit + pods_count`
+/// (weights 1).
+pub fn default_placement_scores(fits: &[i64], counts: &[i64]) -> Vec<i64> {
+    fits.iter()
+        .zip(pods_count(counts))
+        .map(|(fit, count)| fit + count)
+        .collect()
+}
+
 /// `leastResourceScorer` over cpu and memory, weight 1 each; resources a
 /// node has none of are left out.
 fn least_allocated(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
     let requested = snapshot.scoring_requested(node);
     let (mut score, mut weights) = (0i64, 0i64);
-    for r in 0..2 {
+    for (r, (&used, &request)) in requested.iter().zip(&pod.scoring_requests).enumerate() {
         let capacity = snapshot.allocatable(r)[node as usize] as i64;
         if capacity == 0 {
             continue;
         }
-        let wanted = requested[r].saturating_add(pod.scoring_requests[r]) as i64;
+        let wanted = used.saturating_add(request) as i64;
         score += if wanted > capacity {
             0
         } else {
@@ -137,7 +202,11 @@ fn balance(used: &[(u64, u64)]) -> i64 {
 
 /// `countIntolerableTaintsPreferNoSchedule`, given the pod's tolerations
 /// that apply to `PreferNoSchedule`.
-fn intolerable_prefer_no_schedule(snapshot: &Snapshot, tolerations: &[&Toleration], node: NodeId) -> i64 {
+fn intolerable_prefer_no_schedule(
+    snapshot: &Snapshot,
+    tolerations: &[&Toleration],
+    node: NodeId,
+) -> i64 {
     snapshot.nodes[node as usize]
         .taints
         .iter()
@@ -184,6 +253,13 @@ mod tests {
         // Over capacity counts as full.
         assert_eq!(balance(&[(9, 8), (8, 8)]), 100);
         assert_eq!(balance(&[(1, 2)]), 100, "one resource: no deviation");
+    }
+
+    #[test]
+    fn pods_count_is_relative_to_the_largest() {
+        assert_eq!(pods_count(&[2, 4, 3]), vec![50, 100, 75]);
+        assert_eq!(pods_count(&[0, 0]), vec![0, 0]);
+        assert_eq!(default_placement_scores(&[41, 40], &[4, 4]), vec![141, 140]);
     }
 
     #[test]

@@ -261,7 +261,10 @@ impl Snapshot {
                     })
                     .map(|s| s.node_selector_terms.clone()),
                 preferred_node_affinity: affinity
-                    .and_then(|a| a.preferred_during_scheduling_ignored_during_execution.as_ref())
+                    .and_then(|a| {
+                        a.preferred_during_scheduling_ignored_during_execution
+                            .as_ref()
+                    })
                     .into_iter()
                     .flatten()
                     .map(|p| (p.weight, p.preference.clone()))

@@ -133,7 +133,10 @@ pub const DEFAULT_MEMORY_REQUEST: u64 = 200 * 1024 * 1024;
 /// 200Mi (`NonMissingContainerRequests`); so a pod without requests still
 /// spreads pods out. Filtering uses the real requests.
 pub fn pod_scoring_requests(spec: &PodSpec) -> Result<[u64; 2]> {
-    let defaults = [("cpu", DEFAULT_CPU_REQUEST), ("memory", DEFAULT_MEMORY_REQUEST)];
+    let defaults = [
+        ("cpu", DEFAULT_CPU_REQUEST),
+        ("memory", DEFAULT_MEMORY_REQUEST),
+    ];
     let total = aggregate(spec, &defaults)?;
     Ok(defaults.map(|(resource, _)| total.get(resource).copied().unwrap_or(0)))
 }
@@ -150,7 +153,10 @@ fn aggregate(spec: &PodSpec, defaults: &[(&str, u64)]) -> Result<Amounts> {
     };
     let mut total = Amounts::new();
     for (i, container) in spec.containers.iter().enumerate() {
-        add(&mut total, &requests(container, format!("spec.containers[{i}]"))?);
+        add(
+            &mut total,
+            &requests(container, format!("spec.containers[{i}]"))?,
+        );
     }
     let mut sidecars = Amounts::new();
     let mut init_peak = Amounts::new();
@@ -226,15 +232,29 @@ mod tests {
 
     #[test]
     fn extended_resources_need_a_limit_equal_to_the_request() {
-        let missing = spec(json!({"containers": [{"name": "a", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]}));
+        let missing = spec(
+            json!({"containers": [{"name": "a", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]}),
+        );
         assert_eq!(
             pod_requests(&missing).unwrap_err().to_string(),
             "field spec.containers[0].resources.limits.nvidia.com/gpu: required: a limit must be set for resources that cannot be overcommitted"
         );
-        let unequal = spec(json!({"containers": [{"name": "a", "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "2"}}}]}));
-        assert!(pod_requests(&unequal).unwrap_err().to_string().contains("must be equal to its limit (2)"));
-        let native = spec(json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1", "example.kubernetes.io/thing": "1"}}}]}));
-        assert!(pod_requests(&native).is_ok(), "cpu and kubernetes.io resources may be overcommitted");
+        let unequal = spec(
+            json!({"containers": [{"name": "a", "resources": {"requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "2"}}}]}),
+        );
+        assert!(
+            pod_requests(&unequal)
+                .unwrap_err()
+                .to_string()
+                .contains("must be equal to its limit (2)")
+        );
+        let native = spec(
+            json!({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1", "example.kubernetes.io/thing": "1"}}}]}),
+        );
+        assert!(
+            pod_requests(&native).is_ok(),
+            "cpu and kubernetes.io resources may be overcommitted"
+        );
     }
 
     #[test]

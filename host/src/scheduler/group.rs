@@ -8,6 +8,7 @@
 //! removed, inside its own checkpoint).
 
 use super::Cycle;
+use crate::filters;
 use crate::framework::{Code, ExtensionPoint, Placement, Placements, Progress, Status, Unit};
 use crate::model::{GroupId, NodeId, PodId};
 
@@ -26,6 +27,36 @@ pub struct Attempt {
     pub reason: String,
 }
 
+/// A feasible placement (an attempt, a tree layout) with what ranks it:
+/// the placement-score plugins' total, its [`filters::placement_fit`] and
+/// its pod count (running members plus the ones placed).
+#[derive(Debug, Clone)]
+pub struct Scored<T> {
+    /// The placement's result.
+    pub item: T,
+    /// The placement-score plugins' total.
+    pub plugins: i64,
+    /// `NodeResourcesFit`'s placement score.
+    pub fit: i64,
+    /// Pods of the unit scheduled with this placement.
+    pub count: i64,
+}
+
+/// The best of `scored` by the default placement scores plus the plugins'
+/// (the first among equals); `None` if empty.
+pub fn best<T>(scored: Vec<Scored<T>>) -> Option<T> {
+    let fits: Vec<i64> = scored.iter().map(|s| s.fit).collect();
+    let counts: Vec<i64> = scored.iter().map(|s| s.count).collect();
+    let totals: Vec<i64> = filters::default_placement_scores(&fits, &counts)
+        .into_iter()
+        .zip(&scored)
+        .map(|(default, s)| default + s.plugins)
+        .collect();
+    let top = totals.iter().copied().max()?;
+    let at = totals.iter().position(|&t| t == top)?;
+    scored.into_iter().nth(at).map(|s| s.item)
+}
+
 /// What the group algorithm decided.
 #[derive(Debug, Clone)]
 pub enum GroupResult {
@@ -36,7 +67,12 @@ pub enum GroupResult {
 }
 
 impl Cycle<'_> {
-    /// Places `pending` (members of `group`) in the best of `placements`.
+    /// Places `pending` (members of `group`) in the best of `placements`:
+    /// each feasible one is scored by the default profile's placement
+    /// scores (`NodeResourcesFit` most-allocated over the placement, plus
+    /// `PodGroupPodsCount` relative to the best placement) and the
+    /// placement-score plugins; the highest total wins, ties going to the
+    /// placement generated first.
     pub fn place_group(
         &mut self,
         group: GroupId,
@@ -44,7 +80,12 @@ impl Cycle<'_> {
         placements: Vec<Placement>,
     ) -> GroupResult {
         let single = placements.len() == 1;
-        let mut best: Option<(i64, Attempt)> = None;
+        let running = self.snapshot.groups[group as usize]
+            .members
+            .iter()
+            .filter(|&&p| self.snapshot.is_running(p))
+            .count() as i64;
+        let mut feasible: Vec<Scored<Attempt>> = Vec::new();
         let mut closest_failure: Option<Attempt> = None;
         for placement in placements {
             let checkpoint = self.snapshot.checkpoint();
@@ -55,42 +96,42 @@ impl Cycle<'_> {
                 self.stats.infeasible += 1;
             }
             if attempt.admitted && single {
-                best = Some((0, attempt));
-                break;
+                return GroupResult::Admitted(attempt);
             }
             // Several placements: score each admitted one with its pods
             // assumed, then roll back; the winner is assumed again below.
-            let score = if attempt.admitted {
-                let score = self.score_placement(Unit::Group(group), &attempt);
+            if attempt.admitted {
+                let plugins = self.score_placement(Unit::Group(group), &attempt);
+                let fit = filters::placement_fit(self.snapshot, &attempt.placement.nodes);
+                let count = running + attempt.assigned.len() as i64;
                 self.snapshot.rollback(checkpoint);
-                score.map_err(|reason| {
-                    attempt.admitted = false;
-                    attempt.reason = reason;
-                })
-            } else {
-                Err(())
-            };
-            match score {
-                Ok(score) if best.as_ref().is_none_or(|(s, _)| score > *s) => {
-                    best = Some((score, attempt))
+                match plugins {
+                    Ok(plugins) => {
+                        feasible.push(Scored {
+                            item: attempt,
+                            plugins,
+                            fit,
+                            count,
+                        });
+                        continue;
+                    }
+                    Err(reason) => {
+                        attempt.admitted = false;
+                        attempt.reason = reason;
+                    }
                 }
-                Ok(_) => {}
-                Err(())
-                    if closest_failure
-                        .as_ref()
-                        .is_none_or(|f| attempt.assigned.len() > f.assigned.len()) =>
-                {
-                    closest_failure = Some(attempt)
-                }
-                Err(()) => {}
+            }
+            if closest_failure
+                .as_ref()
+                .is_none_or(|f| attempt.assigned.len() > f.assigned.len())
+            {
+                closest_failure = Some(attempt);
             }
         }
-        match best {
-            Some((_, attempt)) => {
-                if !single {
-                    for &(pod, node) in &attempt.assigned {
-                        self.snapshot.assume(pod, node);
-                    }
+        match best(feasible) {
+            Some(attempt) => {
+                for &(pod, node) in &attempt.assigned {
+                    self.snapshot.assume(pod, node);
                 }
                 GroupResult::Admitted(attempt)
             }

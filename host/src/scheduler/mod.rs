@@ -548,19 +548,28 @@ impl Run<'_> {
                 for &(pod, node) in &attempt.assigned {
                     self.bind(pod, node);
                 }
-                for (pod, reason) in attempt.unfit {
+                let mut bound = attempt.assigned.len() as u32;
+                decision.scheduled = true;
+                decision.domains = domains(&[&attempt.placement]);
+                decision.placement = Some(attempt.placement.name.clone());
+                let total = decision.pending;
+                let mut unfit = attempt.unfit;
+                if !unfit.is_empty() && self.may_preempt(failed_before) {
+                    bound += self.preempt_for_leftovers(
+                        group,
+                        &attempt.placement,
+                        &mut unfit,
+                        &mut decision,
+                    );
+                }
+                for (pod, reason) in unfit {
                     self.leave_pending(pod, reason);
                 }
-                let bound = attempt.assigned.len() as u32;
-                decision.scheduled = true;
                 decision.bound = bound;
-                decision.pending -= bound;
-                decision.domains = domains(&[&attempt.placement]);
-                decision.placement = Some(attempt.placement.name);
-                if decision.pending > 0 {
+                decision.pending = total - bound;
+                if decision.pending > 0 && decision.reason.is_empty() {
                     decision.reason = format!(
-                        "admitted with {bound} of {} pending pods; the rest did not fit",
-                        bound + decision.pending
+                        "admitted with {bound} of {total} pending pods; the rest did not fit"
                     );
                 }
             }
@@ -591,6 +600,61 @@ impl Run<'_> {
             }
         }
         (decision, true)
+    }
+
+    /// Preemption for the members of an admitted `group` that did not fit
+    /// (`unfit`, in queue order), inside the `placement` it was admitted to.
+    /// kube-scheduler binds the members that fit first and requeues the
+    /// rest at once; their next cycle, which places no pod, ends
+    /// Unschedulable and runs PodGroupPostFilter for just those pods
+    /// (`runRootSchedulingAlgorithm`, "Partial Preemption with basic policy"
+    /// in upstream's integration tests). Those it places are bound (and
+    /// taken out of `unfit`); returns how many.
+    fn preempt_for_leftovers(
+        &mut self,
+        group: GroupId,
+        placement: &Placement,
+        unfit: &mut Vec<(PodId, String)>,
+        decision: &mut PodGroupDecision,
+    ) -> u32 {
+        let Some(spec) = self.cycle.snapshot.groups[group as usize].spec.clone() else {
+            return 0;
+        };
+        if spec.never_preempt {
+            return 0;
+        }
+        let leftovers: Vec<PodId> = unfit.iter().map(|(p, _)| *p).collect();
+        let outcome = self.cycle.preempt_for_group(
+            group,
+            &leftovers,
+            std::slice::from_ref(placement),
+            spec.priority,
+        );
+        let Preemption::Chosen {
+            units,
+            victims,
+            assignments,
+            ..
+        } = outcome
+        else {
+            return 0;
+        };
+        let key = decision.pod_group.clone();
+        self.carry_out(&key, &victims, &assignments);
+        unfit.retain(|(p, _)| !assignments.iter().any(|(a, _)| a == p));
+        decision.reason = format!(
+            "admitted; {} more pod(s) by preempting {} pod(s) in {units} unit(s) in {}",
+            assignments.len(),
+            victims.len(),
+            placement.name
+        );
+        decision.preemption = Some(PreemptionOutcome {
+            result: "preempted".into(),
+            domain: Some(placement.name.clone()),
+            victims: victims.len() as u32,
+            reason: String::new(),
+        });
+        assignments.len() as u32
     }
 
     /// The group's preemption attempt: `Some(decision)` when it preempted

@@ -33,7 +33,8 @@
 //! plugins and the best wins, as for a single PodGroup.
 
 use super::Cycle;
-use super::group::{GroupResult, failure_reason};
+use super::group::{GroupResult, Scored, failure_reason};
+use crate::filters;
 use crate::framework::{ExtensionPoint, Placement, Progress, Unit};
 use crate::model::{CompositeId, CompositePolicy, GroupId, NodeId, PodId};
 
@@ -90,6 +91,16 @@ impl Search {
         self.explored += 1;
         true
     }
+}
+
+/// The placements from the root down to a child placed in `option` inside
+/// `parent` (a child that does not split its parent adds none).
+fn child_path(path: &[Placement], parent: &Placement, option: &Placement) -> Vec<Placement> {
+    let mut own = path.to_vec();
+    if option != parent {
+        own.push(option.clone());
+    }
+    own
 }
 
 impl Cycle<'_> {
@@ -153,7 +164,7 @@ impl Cycle<'_> {
             failures: Vec::new(),
         };
         let single = placements.len() == 1;
-        let mut best: Option<(i64, Vec<Placed>)> = None;
+        let mut admitted: Vec<Scored<Vec<Placed>>> = Vec::new();
         let mut tried = Vec::new();
         for placement in &placements {
             let checkpoint = self.snapshot.checkpoint();
@@ -161,19 +172,18 @@ impl Cycle<'_> {
             let path = vec![placement.clone()];
             match self.place_children(root, placement, &path, &mut search) {
                 Some(layout) if single => {
-                    best = Some((0, layout));
+                    admitted.push(Scored {
+                        item: layout,
+                        plugins: 0,
+                        fit: 0,
+                        count: 0,
+                    });
                     break;
                 }
                 Some(layout) => {
-                    let assigned: Vec<_> = layout
-                        .iter()
-                        .flat_map(|p| p.assigned.iter().copied())
-                        .collect();
-                    let score = self.score_tree(root, placement, &assigned);
+                    let scored = self.score_layout(Unit::Composite(root), placement, layout);
                     self.snapshot.rollback(checkpoint);
-                    if best.as_ref().is_none_or(|(s, _)| score > *s) {
-                        best = Some((score, layout));
-                    }
+                    admitted.push(scored);
                 }
                 None => {
                     self.snapshot.rollback(checkpoint);
@@ -189,8 +199,9 @@ impl Cycle<'_> {
                 break;
             }
         }
+        let best = super::group::best(admitted);
         match best {
-            Some((_, layout)) => {
+            Some(layout) => {
                 if !single {
                     for placed in &layout {
                         for &(pod, node) in &placed.assigned {
@@ -224,22 +235,96 @@ impl Cycle<'_> {
         }
     }
 
-    /// The placement-score plugins' total for a tree's layout.
-    fn score_tree(
+    /// A layout of `unit` in `placement` (its pods assumed) with what ranks
+    /// it among the unit's placements: the placement-score plugins' total,
+    /// `NodeResourcesFit`'s placement score and the unit's pod count.
+    fn score_layout(
         &mut self,
-        root: CompositeId,
+        unit: Unit,
         placement: &Placement,
-        assigned: &[(PodId, NodeId)],
-    ) -> i64 {
-        let mut total = 0;
+        layout: Vec<Placed>,
+    ) -> Scored<Vec<Placed>> {
+        let assigned: Vec<(PodId, NodeId)> = layout
+            .iter()
+            .flat_map(|p| p.assigned.iter().copied())
+            .collect();
+        let mut plugins = 0;
         for mut plugin in self.plugins.at(ExtensionPoint::PlacementScore) {
-            let answer =
-                plugin.score_placement(self.snapshot, Unit::Composite(root), placement, assigned);
+            let answer = plugin.score_placement(self.snapshot, unit, placement, &assigned);
             if let Ok(Some(Ok(score))) = self.failures.settle(answer) {
-                total += score;
+                plugins += score;
             }
         }
-        total
+        let groups = match unit {
+            Unit::Group(g) => vec![g],
+            Unit::Composite(c) => self.snapshot.subtree_groups(c),
+        };
+        let running = groups
+            .iter()
+            .flat_map(|&g| self.snapshot.groups[g as usize].members.iter())
+            .filter(|&&p| self.snapshot.is_running(p))
+            .count() as i64;
+        Scored {
+            fit: filters::placement_fit(self.snapshot, &placement.nodes),
+            count: running + assigned.len() as i64,
+            plugins,
+            item: layout,
+        }
+    }
+
+    /// The placements of child `child` of a tree (inside `placement`, the
+    /// siblings before it assumed) that can hold it, ranked the way
+    /// kube-scheduler picks among them: each is tried and scored (default
+    /// placement scores and the plugins'), best first, ties in generation
+    /// order. kube-scheduler takes the first and never looks back; the
+    /// search falls back to the others only when a later sibling cannot
+    /// be placed.
+    fn ranked_options(
+        &mut self,
+        child: Child,
+        options: Vec<Placement>,
+        path: &[Placement],
+        parent: &Placement,
+        search: &mut Search,
+    ) -> Vec<Placement> {
+        if options.len() <= 1 {
+            return options;
+        }
+        let mut scored = Vec::new();
+        for option in options {
+            if !search.spend() {
+                break;
+            }
+            let checkpoint = self.snapshot.checkpoint();
+            let own_path = child_path(path, parent, &option);
+            let (unit, layout) = match child {
+                Child::Group(g) => (
+                    Unit::Group(g),
+                    self.place_child_group(g, &option, own_path, search),
+                ),
+                Child::Composite(k) => (
+                    Unit::Composite(k),
+                    self.place_children(k, &option, &own_path, search),
+                ),
+            };
+            if let Some(layout) = layout {
+                let mut ranked = self.score_layout(unit, &option, layout);
+                ranked.item = Vec::new();
+                scored.push((option, ranked));
+            }
+            self.snapshot.rollback(checkpoint);
+        }
+        let fits: Vec<i64> = scored.iter().map(|(_, s)| s.fit).collect();
+        let counts: Vec<i64> = scored.iter().map(|(_, s)| s.count).collect();
+        let totals = filters::default_placement_scores(&fits, &counts);
+        let mut order: Vec<(i64, usize, Placement)> = scored
+            .into_iter()
+            .zip(totals)
+            .enumerate()
+            .map(|(i, ((option, s), total))| (total + s.plugins, i, option))
+            .collect();
+        order.sort_by_key(|(total, i, _)| (std::cmp::Reverse(*total), *i));
+        order.into_iter().map(|(.., option)| option).collect()
     }
 
     /// Places the children of composite `c` inside `placement` (the tree's
@@ -320,15 +405,18 @@ impl Cycle<'_> {
                 Vec::new()
             }
         };
+        let ranked = options.len() > 1;
+        let options = self.ranked_options(children[i], options, path, placement, search);
         for option in &options {
-            if !search.spend() {
+            // A ranked option was tried (and paid for) while ranking.
+            if !ranked && !search.spend() {
+                return None;
+            }
+            if search.cut {
                 return None;
             }
             let checkpoint = self.snapshot.checkpoint();
-            let mut own_path = path.to_vec();
-            if option != placement {
-                own_path.push(option.clone());
-            }
+            let own_path = child_path(path, placement, option);
             let placed = match children[i] {
                 Child::Group(g) => self.place_child_group(g, option, own_path, search),
                 Child::Composite(k) => self.place_children(k, option, &own_path, search),

@@ -14,21 +14,21 @@
 //!   a candidate; see [`pinned_value`]. A unit without a key is skipped (the
 //!   host keeps the parent placement). Composite units also get the
 //!   configured search budget.
-//! - **PlacementScore** (upstream `NodeResourcesFit` most-allocated plus
-//!   `PodGroupPodsCount`): `0 ..= 100`, the weighted mean of
-//!   [`most_allocated_score`] over the placement's nodes and
-//!   [`pods_count_score`] of the unit; see [`combined_score`].
 //!
-//! Args (all optional):
+//! The plugin does not score placements: the host ranks the feasible ones
+//! with kube-scheduler's default placement scores (`NodeResourcesFit`
+//! most-allocated over the placement plus `PodGroupPodsCount`) and adds any
+//! placement-score plugins' scores, so exporting `placement-score` here
+//! would count them twice.
+//!
+//! Args (optional; unknown fields are refused):
 //!
 //! | field | default | meaning |
 //! |---|---|---|
 //! | `searchBudget` | `10000` | placements the host may try for one composite tree in total; ≥ 1 |
-//! | `resourceFitWeight` | `1` | weight of the most-allocated score |
-//! | `podsCountWeight` | `1` | weight of the pod-count score (not both weights 0) |
 //!
 //! ```json
-//! {"searchBudget": 10000, "resourceFitWeight": 1, "podsCountWeight": 1}
+//! {"searchBudget": 10000}
 //! ```
 //!
 //! Details:
@@ -40,16 +40,10 @@
 //!   candidate (the host reports it).
 //! - A unit whose spec is missing (PodGroup object absent, unknown id) is
 //!   skipped like a unit without a key.
-//! - Pod count: the unit's members are its PodGroups' pending pods plus the
-//!   assigned pods (a pod counted once); an unknown unit's members are just
-//!   the assigned pods. A score with weight 0 is not computed (no cluster
-//!   calls).
 //!
 //! The decisions are plain functions ([`topology_placements`],
-//! [`group_by_value`], [`bound_domain_counts`], [`pinned_value`],
-//! [`resources_to_score`], [`most_allocated_score`], [`pods_count_score`],
-//! [`combined_score`]); [`TopologyPlacement`] gathers their inputs from the
-//! [`Cluster`] view.
+//! [`group_by_value`], [`bound_domain_counts`], [`pinned_value`]);
+//! [`TopologyPlacement`] gathers their inputs from the [`Cluster`] view.
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
 extern crate alloc;
@@ -59,10 +53,9 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Deserialize;
-use wasched_sdk::scoring::{MAX_SCORE, ResourceUse, most_allocated};
 use wasched_sdk::{
-    Assignment, Cluster, Code, Composite, CompositeId, Level, NodeId, Placement, Placements,
-    Plugin, PodGroup, PodGroupId, PodId, ResourceId, Status, Symbol, Unit,
+    Cluster, Code, Composite, CompositeId, Level, NodeId, Placement, Placements, Plugin, PodGroup,
+    PodGroupId, Status, Symbol, Unit,
 };
 
 /// The name this plugin registers under.
@@ -76,18 +69,12 @@ pub const DEFAULT_SEARCH_BUDGET: u32 = 10_000;
 /// not walked further than this.
 const MAX_DEPTH: u32 = 8;
 
-/// Resource columns always scored: `cpu` and `memory`.
-const BASE_SCORED: [ResourceId; 2] = [0, 1];
-
-/// The first extended-resource column (after `cpu`, `memory`, `pods`).
-const FIRST_EXTENDED: ResourceId = 3;
-
 // ---------------------------------------------------------------------------
 // Args
 // ---------------------------------------------------------------------------
 
 /// The plugin's configuration (`args` of its configuration entry); every
-/// field is optional.
+/// field is optional, unknown fields are refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct Args {
@@ -95,59 +82,25 @@ pub struct Args {
     /// composite tree in total (returned with a composite unit's
     /// placements). Default [`DEFAULT_SEARCH_BUDGET`]; must be ≥ 1.
     pub search_budget: u32,
-    /// `resourceFitWeight`: weight of the most-allocated score. Default 1.
-    pub resource_fit_weight: u32,
-    /// `podsCountWeight`: weight of the pod-count score. Default 1.
-    pub pods_count_weight: u32,
 }
 
 impl Default for Args {
     fn default() -> Self {
         Self {
             search_budget: DEFAULT_SEARCH_BUDGET,
-            resource_fit_weight: 1,
-            pods_count_weight: 1,
         }
     }
 }
 
 impl Args {
-    /// Checks the args: `searchBudget` ≥ 1, and not both weights 0.
+    /// Checks the args: `searchBudget` ≥ 1.
     pub fn validate(&self) -> Result<(), String> {
         if self.search_budget == 0 {
             return Err(format!(
                 "{NAME}: searchBudget must be >= 1, got 0 (omit it for the default {DEFAULT_SEARCH_BUDGET})"
             ));
         }
-        if self.resource_fit_weight == 0 && self.pods_count_weight == 0 {
-            return Err(format!(
-                "{NAME}: resourceFitWeight and podsCountWeight are both 0; at least one must be >= 1"
-            ));
-        }
         Ok(())
-    }
-
-    /// The scoring weights.
-    pub fn weights(&self) -> Weights {
-        Weights {
-            resource_fit: self.resource_fit_weight,
-            pods_count: self.pods_count_weight,
-        }
-    }
-}
-
-/// Weights of the two placement scores in [`combined_score`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Weights {
-    /// Weight of [`most_allocated_score`].
-    pub resource_fit: u32,
-    /// Weight of [`pods_count_score`].
-    pub pods_count: u32,
-}
-
-impl Default for Weights {
-    fn default() -> Self {
-        Args::default().weights()
     }
 }
 
@@ -260,99 +213,6 @@ pub fn topology_placements(
 }
 
 // ---------------------------------------------------------------------------
-// PlacementScore
-// ---------------------------------------------------------------------------
-
-/// One resource summed over a placement's nodes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ResourceTotal {
-    /// Requests of the pods bound or assumed on the nodes.
-    pub requested: u128,
-    /// Allocatable amount of the nodes.
-    pub allocatable: u128,
-}
-
-impl ResourceTotal {
-    /// Sums the `requested` and `allocatable` columns (indexed by node id)
-    /// over `nodes`; ids outside a column count 0.
-    pub fn over(requested: &[u64], allocatable: &[u64], nodes: &[NodeId]) -> Self {
-        let sum = |column: &[u64]| -> u128 {
-            nodes
-                .iter()
-                .filter_map(|&node| column.get(node as usize))
-                .map(|&amount| u128::from(amount))
-                .sum()
-        };
-        Self {
-            requested: sum(requested),
-            allocatable: sum(allocatable),
-        }
-    }
-}
-
-/// The resource columns the most-allocated score looks at: `cpu` and
-/// `memory` always, plus every extended resource (column ≥ 3) that at
-/// least one of the assigned pods requests. `requests` holds each assigned
-/// pod's requests, indexed by resource id. Ascending.
-pub fn resources_to_score(requests: &[Vec<u64>]) -> Vec<ResourceId> {
-    let mut resources: BTreeSet<ResourceId> = BASE_SCORED.into_iter().collect();
-    for pod in requests {
-        for (resource, &amount) in pod.iter().enumerate() {
-            let Ok(resource) = ResourceId::try_from(resource) else {
-                break;
-            };
-            if resource >= FIRST_EXTENDED && amount > 0 {
-                resources.insert(resource);
-            }
-        }
-    }
-    resources.into_iter().collect()
-}
-
-/// `NodeResourcesFit`'s most-allocated strategy over a whole placement, in
-/// `0 ..= 100`: per resource `requested * 100 / allocatable` (integer,
-/// requested capped at allocatable), averaged (integer, equal weights) over
-/// the resources with `allocatable > 0`; 0 when there is none.
-pub fn most_allocated_score(totals: &[ResourceTotal]) -> u64 {
-    let resources: Vec<ResourceUse> = totals
-        .iter()
-        .map(|total| ResourceUse {
-            requested: total.requested,
-            allocatable: total.allocatable,
-            weight: 1,
-        })
-        .collect();
-    most_allocated(&resources)
-}
-
-/// `PodGroupPodsCount`, normalised to `0 ..= 100`: `assigned * 100 /
-/// members` (integer), capped at 100; 0 when the unit has no members.
-/// `members` is the number of the unit's pending plus assigned pods.
-pub fn pods_count_score(assigned: u64, members: u64) -> u64 {
-    if members == 0 {
-        return 0;
-    }
-    let score = u128::from(assigned) * u128::from(MAX_SCORE) / u128::from(members);
-    u64::try_from(score).map_or(MAX_SCORE, |score| score.min(MAX_SCORE))
-}
-
-/// The placement score: `(w_fit * fit + w_count * count) / (w_fit +
-/// w_count)` (integer), clamped to `0 ..= 100`; 0 when both weights are 0
-/// (which [`Args::validate`] refuses).
-pub fn combined_score(fit: u64, count: u64, weights: Weights) -> i64 {
-    let (w_fit, w_count) = (
-        u128::from(weights.resource_fit),
-        u128::from(weights.pods_count),
-    );
-    let total = w_fit + w_count;
-    if total == 0 {
-        return 0;
-    }
-    let weighted = (w_fit * u128::from(fit) + w_count * u128::from(count)) / total;
-    i64::try_from(weighted.min(u128::from(MAX_SCORE))).unwrap_or(0)
-}
-
-// ---------------------------------------------------------------------------
 // The plugin
 // ---------------------------------------------------------------------------
 
@@ -439,10 +299,6 @@ fn collect_groups(
     }
 }
 
-fn len(n: usize) -> u64 {
-    u64::try_from(n).unwrap_or(u64::MAX)
-}
-
 impl Plugin for TopologyPlacement {
     type Args = Args;
     const NAME: &'static str = NAME;
@@ -500,54 +356,9 @@ impl Plugin for TopologyPlacement {
             search_budget,
         })
     }
-
-    fn score_placement(
-        &mut self,
-        cluster: &impl Cluster,
-        unit: Unit,
-        placement: &Placement,
-        assignments: &[Assignment],
-    ) -> Result<i64, Status> {
-        let weights = self.args.weights();
-        let assigned: BTreeSet<PodId> = assignments.iter().map(|a| a.pod).collect();
-
-        let fit = if weights.resource_fit == 0 {
-            0
-        } else {
-            let requests: Vec<Vec<u64>> = assigned
-                .iter()
-                .map(|&pod| cluster.pod_requests(pod))
-                .collect();
-            let totals: Vec<ResourceTotal> = resources_to_score(&requests)
-                .into_iter()
-                .map(|resource| {
-                    ResourceTotal::over(
-                        &cluster.requested(resource),
-                        &cluster.allocatable(resource),
-                        &placement.nodes,
-                    )
-                })
-                .collect();
-            most_allocated_score(&totals)
-        };
-
-        let count = if weights.pods_count == 0 {
-            0
-        } else {
-            let mut members = assigned.clone();
-            if let Some(view) = UnitView::of(cluster, unit) {
-                for group in view.groups(cluster) {
-                    members.extend(group.pending);
-                }
-            }
-            pods_count_score(len(assigned.len()), len(members.len()))
-        };
-
-        Ok(combined_score(fit, count, weights))
-    }
 }
 
-wasched_sdk::register_plugin!(TopologyPlacement: placement_generate, placement_score);
+wasched_sdk::register_plugin!(TopologyPlacement: placement_generate);
 
 #[cfg(test)]
 mod tests;

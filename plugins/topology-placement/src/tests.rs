@@ -150,97 +150,6 @@ fn topology_placements_orders_pins_and_names() {
     assert!(topology_placements(0, "rack", &[0, 1, 2], &column, &[4], text).is_empty());
 }
 
-#[test]
-fn resources_to_score_table() {
-    let cases = [
-        ("no pods", vec![], vec![0, 1]),
-        (
-            "cpu and memory only",
-            vec![vec![500, 1 << 30, 1]],
-            vec![0, 1],
-        ),
-        (
-            "extended resource requested by one pod",
-            vec![vec![500, 0, 1, 0, 0], vec![0, 0, 1, 0, 2]],
-            vec![0, 1, 4],
-        ),
-        ("pods column never scored", vec![vec![0, 0, 5]], vec![0, 1]),
-    ];
-    for (name, requests, expected) in cases {
-        assert_eq!(resources_to_score(&requests), expected, "{name}");
-    }
-}
-
-#[test]
-fn most_allocated_score_table() {
-    let total = |requested, allocatable| ResourceTotal {
-        requested,
-        allocatable,
-    };
-    let cases = [
-        ("nothing to score", vec![], 0),
-        ("empty", vec![total(0, 4000)], 0),
-        ("half", vec![total(2000, 4000)], 50),
-        ("full", vec![total(4000, 4000)], 100),
-        ("over-committed is capped", vec![total(9000, 4000)], 100),
-        ("average", vec![total(1000, 4000), total(3, 4)], 50),
-        ("integer division", vec![total(1, 3)], 33),
-        (
-            "no allocatable: not averaged in",
-            vec![total(3000, 4000), total(5, 0)],
-            75,
-        ),
-        ("only zero allocatable", vec![total(5, 0)], 0),
-    ];
-    for (name, totals, expected) in cases {
-        assert_eq!(most_allocated_score(&totals), expected, "{name}");
-    }
-    assert_eq!(
-        ResourceTotal::over(&[1, 2, 3], &[10, 20, 30], &[0, 2, 7]),
-        total(4, 40)
-    );
-}
-
-#[test]
-fn pods_count_and_combined_score_tables() {
-    let counts = [
-        (0, 0, 0),
-        (0, 4, 0),
-        (2, 4, 50),
-        (4, 4, 100),
-        (1, 3, 33),
-        (5, 4, 100),
-    ];
-    for (assigned, members, expected) in counts {
-        assert_eq!(
-            pods_count_score(assigned, members),
-            expected,
-            "{assigned}/{members}"
-        );
-    }
-
-    let weights = |resource_fit, pods_count| Weights {
-        resource_fit,
-        pods_count,
-    };
-    let combined = [
-        (80, 40, weights(1, 1), 60),
-        (80, 40, weights(3, 1), 70),
-        (80, 40, weights(0, 1), 40),
-        (80, 40, weights(1, 0), 80),
-        (33, 34, weights(1, 1), 33),
-        (100, 100, weights(u32::MAX, u32::MAX), 100),
-        (80, 40, weights(0, 0), 0),
-    ];
-    for (fit, count, weights, expected) in combined {
-        assert_eq!(
-            combined_score(fit, count, weights),
-            expected,
-            "{fit} {count} {weights:?}"
-        );
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Args
 // ---------------------------------------------------------------------------
@@ -251,9 +160,7 @@ fn args_defaults_and_overrides() {
     assert_eq!(
         Args::default(),
         Args {
-            search_budget: 10_000,
-            resource_fit_weight: 1,
-            pods_count_weight: 1,
+            search_budget: 10_000
         }
     );
     assert_eq!(
@@ -261,14 +168,9 @@ fn args_defaults_and_overrides() {
         Args::default(),
         "empty args mean defaults"
     );
-    let args = configured(r#"{"searchBudget": 50, "podsCountWeight": 0}"#).args();
     assert_eq!(
-        args,
-        Args {
-            search_budget: 50,
-            resource_fit_weight: 1,
-            pods_count_weight: 0,
-        }
+        configured(r#"{"searchBudget": 50}"#).args(),
+        Args { search_budget: 50 }
     );
 }
 
@@ -281,15 +183,11 @@ fn bad_args_are_refused() {
             "TopologyPlacement: searchBudget must be >= 1, got 0 (omit it for the default 10000)",
         ),
         (
-            r#"{"resourceFitWeight": 0, "podsCountWeight": 0}"#,
-            "TopologyPlacement: resourceFitWeight and podsCountWeight are both 0; at least one must be >= 1",
-        ),
-        (
             r#"{"searchbudget": 5}"#,
             "invalid args for TopologyPlacement: unknown field `searchbudget`",
         ),
         (
-            r#"{"podsCountWeight": -1}"#,
+            r#"{"searchBudget": -1}"#,
             "invalid args for TopologyPlacement: invalid value: integer `-1`, expected u32",
         ),
         (
@@ -301,6 +199,28 @@ fn bad_args_are_refused() {
         let err = configure(args).unwrap_err();
         assert!(err.starts_with(message), "{args}: {err}");
     }
+}
+
+/// The host scores placements itself now: the former scoring weights are
+/// unknown fields, refused by name, with or without a valid `searchBudget`.
+#[test]
+fn former_weight_args_are_unknown_fields() {
+    let configure = wasched_sdk::configure::<TopologyPlacement>;
+    for field in ["resourceFitWeight", "podsCountWeight"] {
+        for args in [
+            format!(r#"{{"{field}": 1}}"#),
+            format!(r#"{{"searchBudget": 50, "{field}": 0}}"#),
+        ] {
+            let err = configure(&args).unwrap_err();
+            assert!(
+                err.starts_with(&format!(
+                    "invalid args for TopologyPlacement: unknown field `{field}`"
+                )),
+                "{args}: {err}"
+            );
+        }
+    }
+    assert_eq!(configured(r#"{"searchBudget": 7}"#).args().search_budget, 7);
 }
 
 // ---------------------------------------------------------------------------
@@ -570,268 +490,4 @@ fn units_without_a_key_are_skipped() {
             .unwrap_err();
         assert_eq!(status, Status::new(Code::Skip, reason), "{unit:?}");
     }
-}
-
-// ---------------------------------------------------------------------------
-// PlacementScore over a NativeCluster
-// ---------------------------------------------------------------------------
-
-/// Two racks of two nodes (4000m cpu, 8 GiB, 2 GPUs each); `busy` pods of
-/// 2000m / 2 GiB already run on rack r1's first node.
-fn scoring_cluster(busy: usize) -> NativeCluster {
-    let mut cluster = NativeCluster::new();
-    for (name, rack) in [("n0", "r1"), ("n1", "r1"), ("n2", "r2"), ("n3", "r2")] {
-        cluster
-            .add_node(name)
-            .label(RACK, rack)
-            .allocatable("cpu", 4000)
-            .allocatable("memory", 8 << 30)
-            .allocatable("nvidia.com/gpu", 2);
-    }
-    for i in 0..busy {
-        cluster
-            .add_pod(&format!("other/busy-{i}"))
-            .request("cpu", 2000)
-            .request("memory", 2 << 30)
-            .on_node(0);
-    }
-    cluster
-}
-
-/// The placement of rack `value`, as the plugin generates it.
-fn rack(cluster: &NativeCluster, value: &str) -> Placement {
-    let key = cluster.lookup(RACK).unwrap();
-    let column = cluster.node_label_column(key);
-    let name = format!("{RACK}={value}");
-    let value = cluster.lookup(value).unwrap();
-    Placement {
-        name,
-        nodes: (0..cluster.node_count())
-            .filter(|&n| column[n as usize] == Some(value))
-            .collect(),
-        domain: Some((key, value)),
-    }
-}
-
-#[test]
-fn scoring_prefers_the_fuller_placement() {
-    let mut cluster = scoring_cluster(1);
-    let pg = cluster
-        .add_pod_group("ns/pg")
-        .gang(2)
-        .topology_key(RACK)
-        .id();
-    // Two pods of the same size assumed in r1 (nodes 0, 1) and two in r2
-    // (nodes 2, 3), all in one snapshot: each placement sums only its own
-    // nodes, so r1 differs from r2 only by the busy pod.
-    let mut assign = |name: &str, node: NodeId| {
-        let pod = cluster
-            .add_pod(name)
-            .group(pg)
-            .request("cpu", 1000)
-            .request("memory", 1 << 30)
-            .on_node(node)
-            .id();
-        Assignment { pod, node }
-    };
-    let in_r1 = [assign("ns/pg-0", 0), assign("ns/pg-1", 1)];
-    let in_r2 = [assign("ns/pg-2", 2), assign("ns/pg-3", 3)];
-    let mut plugin = configured(r#"{"podsCountWeight": 0}"#);
-    let unit = Unit::PodGroup(pg);
-
-    // r1: cpu 4000/8000 = 50, memory 4 GiB/16 GiB = 25 → 37.
-    let r1 = plugin
-        .score_placement(&cluster, unit, &rack(&cluster, "r1"), &in_r1)
-        .unwrap();
-    // r2: cpu 2000/8000 = 25, memory 2/16 = 12 → 18.
-    let r2 = plugin
-        .score_placement(&cluster, unit, &rack(&cluster, "r2"), &in_r2)
-        .unwrap();
-    assert_eq!((r1, r2), (37, 18));
-}
-
-#[test]
-fn scoring_counts_requested_extended_resources() {
-    let mut cluster = scoring_cluster(0);
-    let pg = cluster.add_pod_group("ns/pg").topology_key(RACK).id();
-    let gpu_pod = cluster
-        .add_pod("ns/pg-0")
-        .group(pg)
-        .request("cpu", 2000)
-        .request("nvidia.com/gpu", 4)
-        .on_node(0)
-        .id();
-    let cpu_pod = cluster
-        .add_pod("ns/pg-1")
-        .group(pg)
-        .request("cpu", 2000)
-        .on_node(1)
-        .id();
-    let mut plugin = configured(r#"{"podsCountWeight": 0}"#);
-    let r1 = rack(&cluster, "r1");
-    let unit = Unit::PodGroup(pg);
-    // Assigned pods request GPUs: cpu 4000/8000 = 50, memory 0, gpu 4/4 = 100 → 50.
-    let both = [
-        Assignment {
-            pod: gpu_pod,
-            node: 0,
-        },
-        Assignment {
-            pod: cpu_pod,
-            node: 1,
-        },
-    ];
-    assert_eq!(plugin.score_placement(&cluster, unit, &r1, &both), Ok(50));
-    // Only the cpu pod assigned: the GPU column is not scored, (50 + 0) / 2.
-    let cpu_only = [Assignment {
-        pod: cpu_pod,
-        node: 1,
-    }];
-    assert_eq!(
-        plugin.score_placement(&cluster, unit, &r1, &cpu_only),
-        Ok(25)
-    );
-}
-
-#[test]
-fn scoring_prefers_more_pods() {
-    let mut cluster = scoring_cluster(0);
-    let pg = cluster
-        .add_pod_group("ns/pg")
-        .gang(2)
-        .topology_key(RACK)
-        .id();
-    let pods: Vec<PodId> = (0..4)
-        .map(|i| cluster.add_pod(&format!("ns/pg-{i}")).group(pg).id())
-        .collect();
-    let mut plugin = configured(r#"{"resourceFitWeight": 0}"#);
-    let unit = Unit::PodGroup(pg);
-    let r1 = rack(&cluster, "r1");
-    let assign = |n: usize| -> Vec<Assignment> {
-        pods[..n]
-            .iter()
-            .map(|&pod| Assignment { pod, node: 0 })
-            .collect()
-    };
-    let scores: Vec<i64> = [1, 2, 3, 4]
-        .into_iter()
-        .map(|n| {
-            plugin
-                .score_placement(&cluster, unit, &r1, &assign(n))
-                .unwrap()
-        })
-        .collect();
-    assert_eq!(scores, [25, 50, 75, 100]);
-}
-
-#[test]
-fn composite_pods_count_covers_its_subtree() {
-    let mut cluster = scoring_cluster(0);
-    let root = cluster.add_composite("ns/root").topology_key(RACK).id();
-    let inner = cluster.add_composite("ns/inner").parent(root).id();
-    let a = cluster.add_pod_group("ns/a").parent(root).id();
-    let b = cluster.add_pod_group("ns/b").parent(inner).id();
-    let a0 = cluster.add_pod("ns/a-0").group(a).id();
-    cluster.add_pod("ns/a-1").group(a);
-    let b0 = cluster.add_pod("ns/b-0").group(b).id();
-    cluster.add_pod("ns/b-1").group(b);
-    let mut plugin = configured(r#"{"resourceFitWeight": 0}"#);
-    let assignments = [
-        Assignment { pod: a0, node: 0 },
-        Assignment { pod: b0, node: 1 },
-    ];
-    // 2 assigned of 4 pending members across the tree.
-    assert_eq!(
-        plugin
-            .score_placement(
-                &cluster,
-                Unit::Composite(root),
-                &rack(&cluster, "r1"),
-                &assignments
-            )
-            .unwrap(),
-        50
-    );
-}
-
-#[test]
-fn weights_change_the_order() {
-    // r1 is fuller (a busy pod) but gets 1 pod of the group; r2 is empty
-    // and gets 2.
-    let mut cluster = scoring_cluster(1);
-    let pg = cluster.add_pod_group("ns/pg").topology_key(RACK).id();
-    let mut assign = |name: &str, node: NodeId| {
-        let pod = cluster
-            .add_pod(name)
-            .group(pg)
-            .request("cpu", 1000)
-            .request("memory", 1 << 30)
-            .on_node(node)
-            .id();
-        Assignment { pod, node }
-    };
-    let in_r1 = [assign("ns/pg-0", 0)];
-    let in_r2 = [assign("ns/pg-1", 2), assign("ns/pg-2", 3)];
-    // Two more members still pending.
-    cluster.add_pod("ns/pg-3").group(pg);
-    cluster.add_pod("ns/pg-4").group(pg);
-    let (r1_nodes, r2_nodes) = (rack(&cluster, "r1"), rack(&cluster, "r2"));
-    let score = |args: &str| {
-        let mut plugin = configured(args);
-        let unit = Unit::PodGroup(pg);
-        (
-            plugin
-                .score_placement(&cluster, unit, &r1_nodes, &in_r1)
-                .unwrap(),
-            plugin
-                .score_placement(&cluster, unit, &r2_nodes, &in_r2)
-                .unwrap(),
-        )
-    };
-    // Fit only: r1 cpu 3000/8000 = 37, memory 3/16 GiB = 18 → 27;
-    //           r2 cpu 2000/8000 = 25, memory 2/16 GiB = 12 → 18.
-    assert_eq!(score(r#"{"podsCountWeight": 0}"#), (27, 18));
-    // Count only (assigned / pending + assigned): r1 1/3 = 33, r2 2/4 = 50.
-    assert_eq!(score(r#"{"resourceFitWeight": 0}"#), (33, 50));
-    // Equal weights: r1 (27 + 33) / 2 = 30, r2 (18 + 50) / 2 = 34 → r2.
-    assert_eq!(score("{}"), (30, 34));
-    // Fit weighted 5:1: r1 (5·27 + 33) / 6 = 28, r2 (5·18 + 50) / 6 = 23 → r1.
-    assert_eq!(
-        score(r#"{"resourceFitWeight": 5, "podsCountWeight": 1}"#),
-        (28, 23)
-    );
-}
-
-#[test]
-fn scoring_edge_cases() {
-    let mut cluster = scoring_cluster(0);
-    let pg = cluster.add_pod_group("ns/pg").id();
-    let mut plugin = plugin();
-    // No assignments, empty placement, unknown unit: all 0, never an error.
-    let empty = Placement::default();
-    assert_eq!(
-        plugin.score_placement(&cluster, Unit::PodGroup(pg), &empty, &[]),
-        Ok(0)
-    );
-    assert_eq!(
-        plugin.score_placement(&cluster, Unit::Composite(7), &empty, &[]),
-        Ok(0)
-    );
-    // An unknown unit with assignments: the assigned pods are the members.
-    let pod = cluster.add_pod("ns/x").request("cpu", 4000).on_node(0).id();
-    let n0 = Placement {
-        name: "n0".into(),
-        nodes: vec![0],
-        domain: None,
-    };
-    // fit: cpu 100, memory 0 → 50; count 1/1 → 100; total 75.
-    assert_eq!(
-        plugin.score_placement(
-            &cluster,
-            Unit::PodGroup(42),
-            &n0,
-            &[Assignment { pod, node: 0 }]
-        ),
-        Ok(75)
-    );
 }

@@ -1,0 +1,20 @@
+# `make test` is the project's test command (the README's second set-up
+# command, and what .ci/run calls): it builds the Go harness (the real
+# kube-apiserver and kube-scheduler v1.37.2, kube/bin/wasched-kube), then
+# runs the Rust tests (the differential tests against kube-scheduler
+# included) and the Go tests, one build at a time.
+
+HARNESS := $(CURDIR)/kube/bin/wasched-kube
+
+.PHONY: test harness rust-test go-test
+
+test: harness rust-test go-test
+
+harness:
+	$(MAKE) -C kube build
+
+rust-test: harness
+	WASCHED_KUBE=$(HARNESS) cargo test --workspace
+
+go-test: harness
+	$(MAKE) -C kube test

