@@ -876,9 +876,17 @@ mod tests {
         let leaf = |parent: &str| {
             PodGroupBuilder::new("ml", "leaf")
                 .parent(parent)
+                .workload("w", "t")
                 .build()
                 .unwrap()
         };
+        let orphan = PodGroupBuilder::new("ml", "leaf").parent("a").build();
+        assert!(
+            orphan.unwrap_err().to_string().contains(
+                "field spec.workloadRef: required: must be set when parentCompositePodGroupName is set"
+            ),
+            "the API server's rule"
+        );
         let three = [cpg("a", None), cpg("b", Some("a")), cpg("c", Some("b"))];
         assert!(
             check_hierarchy(&three, &[leaf("c")]).is_ok(),

@@ -10,8 +10,9 @@ use serde::Serialize;
 use crate::report::{ClusterView, DecisionView, Differences, Fate, PodState, RunView, Summary};
 use crate::{PluginConfig, ReadOptions, Runtime, Simulation};
 
-/// What one side of a comparison loads: `bundled`, a plugin directory, or
-/// a configuration file for the bundled plugins.
+/// What one side of a comparison loads: `bundled`, a plugin directory, a
+/// configuration file for the bundled plugins, or `kube-scheduler` (the
+/// real one, v1.37.2, on a real control plane).
 #[derive(Debug, Clone)]
 pub struct PluginChoice {
     /// As the user wrote it.
@@ -20,13 +21,23 @@ pub struct PluginChoice {
     pub plugins: Option<PathBuf>,
     /// The configuration.
     pub config: PluginConfig,
+    /// This side is the real kube-scheduler, not wasched's engine.
+    pub kube_scheduler: bool,
 }
 
 impl PluginChoice {
-    /// Reads `text`: `bundled`, a directory (its `*.wasm` components) or a
-    /// file (a configuration of the bundled plugins).
+    /// Reads `text`: `bundled`, `kube-scheduler`, a directory (its `*.wasm`
+    /// components) or a file (a configuration of the bundled plugins).
     pub fn parse(text: &str) -> Result<Self> {
         let path = Path::new(text);
+        if text == "kube-scheduler" {
+            return Ok(Self {
+                label: text.to_string(),
+                plugins: None,
+                config: PluginConfig::default(),
+                kube_scheduler: true,
+            });
+        }
         let (plugins, config) = if text == "bundled" {
             (None, PluginConfig::default())
         } else if path.is_dir() {
@@ -35,13 +46,14 @@ impl PluginChoice {
             (None, PluginConfig::from_file(path)?)
         } else {
             bail!(
-                "{text}: expected `bundled`, a plugin directory or a configuration file; no such file or directory"
+                "{text}: expected `bundled`, `kube-scheduler`, a plugin directory or a configuration file; no such file or directory"
             )
         };
         Ok(Self {
             label: text.to_string(),
             plugins,
             config,
+            kube_scheduler: false,
         })
     }
 }
@@ -60,6 +72,12 @@ pub struct Compared {
 /// Reads the snapshot once and schedules it with each side's plugins;
 /// `progress` hears of each run's cycles in turn. A side that fails to
 /// load is named in the error.
+///
+/// A `kube-scheduler` side runs after the other: where kube-scheduler
+/// breaks a tie between equally scored nodes or placements, it breaks it
+/// toward the other side's choice if that is among the tied best
+/// ([`crate::cluster::agreement::preferences`]), so that a tie it would
+/// break at random shows as no difference.
 pub fn run(
     runtime: &Runtime,
     files: &[PathBuf],
@@ -68,25 +86,42 @@ pub fn run(
     group_by: &[String],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Compared> {
-    let snapshot = crate::read_snapshot_with(files, read)?;
+    let manifests = crate::read_manifests_with(files, read)?;
+    let snapshot = crate::Snapshot::build(&manifests)?;
     let cluster = ClusterView::capture(&snapshot, group_by);
-    let mut runs = Vec::with_capacity(2);
-    for (name, side) in ["A", "B"].iter().zip(sides) {
+    let names = ["A", "B"];
+    let mut simulated: [Option<crate::Simulated>; 2] = [None, None];
+    for (i, side) in sides.iter().enumerate().filter(|(_, s)| !s.kube_scheduler) {
         let simulation = Simulation {
             plugins: side.plugins.clone(),
             config: side.config.clone(),
             ..Simulation::default()
         };
-        let simulated = simulation
+        let run = simulation
             .schedule(snapshot.clone(), runtime, progress)
-            .with_context(|| format!("side {name} ({})", side.label))?;
-        runs.push(RunView::of(
-            &cluster,
-            &simulated.outcome,
-            &side.label,
-            simulated.plugins,
-        ));
+            .with_context(|| format!("side {} ({})", names[i], side.label))?;
+        simulated[i] = Some(run);
     }
+    for (i, side) in sides.iter().enumerate().filter(|(_, s)| s.kube_scheduler) {
+        let prefer = simulated[1 - i]
+            .as_ref()
+            .map(|other| crate::cluster::agreement::preferences(&snapshot, &other.outcome));
+        let options = crate::cluster::ScheduleOptions {
+            prefer,
+            ..Default::default()
+        };
+        let run = crate::kube_scheduler(&manifests, &snapshot, &options)
+            .with_context(|| format!("side {} ({})", names[i], side.label))?;
+        simulated[i] = Some(run);
+    }
+    let runs: Vec<RunView> = simulated
+        .into_iter()
+        .zip(sides)
+        .map(|(run, side)| {
+            let run = run.expect("every side ran");
+            RunView::of(&cluster, &run.outcome, &side.label, run.plugins)
+        })
+        .collect();
     let comparison = Comparison::of(&cluster, &runs[0], &runs[1]);
     Ok(Compared {
         cluster,

@@ -99,8 +99,9 @@ enum Command {
     Compare {
         /// Manifest files (as for `simulate`); none: the bundled default.
         files: Vec<PathBuf>,
-        /// Side A: `bundled`, a plugin directory, or a configuration file
-        /// for the bundled plugins.
+        /// Side A: `bundled`, a plugin directory, a configuration file for
+        /// the bundled plugins, or `kube-scheduler` (the real one, v1.37.2,
+        /// on a real control plane).
         #[arg(long, value_name = "PLUGINS_OR_CONFIG")]
         a: String,
         /// Side B, as `--a`.
