@@ -35,7 +35,8 @@ struct ResultLabels {
 ///   preemption), upstream names;
 /// - `scheduler_generated_placements_total` and
 ///   `scheduler_placement_evaluations_total{result}` (`feasible`,
-///   `infeasible`; preemption trials included), KEP-5732's names.
+///   `infeasible`), KEP-5732's names; preemption trials' evaluations are
+///   counted apart, in `wasched_preemption_trial_placement_evaluations_total{result}`.
 pub fn encode_text(outcome: &Outcome) -> String {
     let mut registry = Registry::default();
     let plugin_errors = Family::<PluginErrorLabels, Counter>::default();
@@ -122,6 +123,22 @@ pub fn encode_text(outcome: &Outcome) -> String {
         ("infeasible", outcome.placement_stats.infeasible),
     ] {
         evaluations
+            .get_or_create(&ResultLabels {
+                result: result.into(),
+            })
+            .inc_by(n);
+    }
+    let trial = Family::<ResultLabels, Counter>::default();
+    registry.register(
+        "wasched_preemption_trial_placement_evaluations",
+        "Number of placements evaluated by preemption trials (victims removed), by the result",
+        trial.clone(),
+    );
+    for (result, n) in [
+        ("feasible", outcome.placement_stats.trial_feasible),
+        ("infeasible", outcome.placement_stats.trial_infeasible),
+    ] {
+        trial
             .get_or_create(&ResultLabels {
                 result: result.into(),
             })

@@ -40,10 +40,15 @@ pub struct Domain {
 pub struct PlacementStats {
     /// Placements returned by placement-generate plugins.
     pub generated: u64,
-    /// Placement attempts that admitted the group (trials included).
+    /// Placement attempts that admitted the group (not counting
+    /// preemption trials).
     pub feasible: u64,
     /// Placement attempts that did not.
     pub infeasible: u64,
+    /// Placement attempts of preemption trials that admitted the group.
+    pub trial_feasible: u64,
+    /// Placement attempts of preemption trials that did not.
+    pub trial_infeasible: u64,
 }
 
 /// A preemption attempt of a PodGroup.

@@ -544,3 +544,28 @@ fn a_basic_tree_search_admits_every_child_that_can_fit() {
     );
     assert!(out.unschedulable.is_empty(), "{:?}", out.unschedulable);
 }
+
+#[test]
+fn at_equal_priority_a_lone_pod_goes_before_a_group_member() {
+    let out = run("preempt-group-member-first");
+    assert_eq!(evicted(&out), ["team/lone"]);
+    assert_eq!(bound(&out).get("team/urgent"), Some(&"node-0"));
+}
+
+#[test]
+fn pods_left_over_after_admission_still_preempt() {
+    let out = run("preempt-leftovers");
+    assert_eq!(evicted(&out), ["team/low"]);
+    assert_eq!(bound(&out).len(), 3);
+    let g = group(&out, "team/high");
+    assert!(g.scheduled);
+    assert_eq!((g.bound, g.pending), (3, 0));
+    assert_eq!(preemption(&out, "team/high").victims, 1);
+}
+
+#[test]
+fn a_tie_in_the_preemption_trial_goes_to_the_cheapest_victims() {
+    let out = run("preempt-cheapest-tie");
+    assert_eq!(evicted(&out), ["team/low"]);
+    assert_eq!(bound(&out).get("team/solo-0"), Some(&"node-1"));
+}

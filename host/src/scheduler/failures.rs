@@ -15,6 +15,10 @@ pub struct PluginFailures {
     /// Failures under `failurePolicy: Fail` so far (tells `SchedulerError`
     /// from `Unschedulable`).
     pub failed: u64,
+    /// Failures ignored under `failurePolicy: Ignore` so far.
+    pub ignored_calls: u64,
+    /// The last failure ignored.
+    pub last_ignored: Option<String>,
 }
 
 impl PluginFailures {
@@ -36,11 +40,14 @@ impl PluginFailures {
                 Err(error.to_string())
             }
             FailurePolicy::Ignore => {
+                let text = error.to_string();
                 let entry = self
                     .ignored
                     .entry(error.plugin.clone())
-                    .or_insert((0, error.to_string()));
+                    .or_insert((0, text.clone()));
                 entry.0 += 1;
+                self.ignored_calls += 1;
+                self.last_ignored = Some(text);
                 Ok(None)
             }
         }

@@ -8,6 +8,7 @@
 //! removed, inside its own checkpoint).
 
 use super::Cycle;
+use super::costs::Cost;
 use crate::filters;
 use crate::framework::{Code, ExtensionPoint, Placement, Placements, Progress, Status, Unit};
 use crate::model::{GroupId, NodeId, PodId};
@@ -25,6 +26,10 @@ pub struct Attempt {
     pub admitted: bool,
     /// Why not (the last permit verdict or a plugin error).
     pub reason: String,
+    /// A plugin failed under `failurePolicy: Fail` while placing a pod: the
+    /// attempt was aborted, as kube-scheduler aborts a pod group cycle on
+    /// an Error status.
+    pub errored: bool,
 }
 
 /// A feasible placement (an attempt, a tree layout) with what ranks it:
@@ -40,21 +45,36 @@ pub struct Scored<T> {
     pub fit: i64,
     /// Pods of the unit scheduled with this placement.
     pub count: i64,
+    /// In a preemption trial, the candidate victims on the placement's
+    /// nodes ([`costs`](super::costs)); free otherwise.
+    pub cost: Cost,
 }
 
-/// The best of `scored` by the default placement scores plus the plugins'
-/// (the first among equals); `None` if empty.
+/// The best of `scored` by the default placement scores plus the plugins';
+/// among equals the cheapest in victims (in a preemption trial), then the
+/// first. `None` if empty.
 pub fn best<T>(scored: Vec<Scored<T>>) -> Option<T> {
+    let at = ranking(&scored).into_iter().next()?;
+    scored.into_iter().nth(at).map(|s| s.item)
+}
+
+/// The indices of `scored`, best first ([`best`]'s order).
+pub fn ranking<T>(scored: &[Scored<T>]) -> Vec<usize> {
     let fits: Vec<i64> = scored.iter().map(|s| s.fit).collect();
     let counts: Vec<i64> = scored.iter().map(|s| s.count).collect();
     let totals: Vec<i64> = filters::default_placement_scores(&fits, &counts)
         .into_iter()
-        .zip(&scored)
+        .zip(scored)
         .map(|(default, s)| default + s.plugins)
         .collect();
-    let top = totals.iter().copied().max()?;
-    let at = totals.iter().position(|&t| t == top)?;
-    scored.into_iter().nth(at).map(|s| s.item)
+    let mut order: Vec<usize> = (0..scored.len()).collect();
+    order.sort_by(|&a, &b| {
+        totals[b]
+            .cmp(&totals[a])
+            .then_with(|| scored[a].cost.cmp_cost(&scored[b].cost))
+            .then_with(|| a.cmp(&b))
+    });
+    order
 }
 
 /// What the group algorithm decided.
@@ -90,10 +110,11 @@ impl Cycle<'_> {
         for placement in placements {
             let checkpoint = self.snapshot.checkpoint();
             let mut attempt = self.try_placement(group, pending, placement);
-            if attempt.admitted {
-                self.stats.feasible += 1;
-            } else {
-                self.stats.infeasible += 1;
+            self.count_evaluation(attempt.admitted);
+            if attempt.errored {
+                // An Error ends the group's cycle, whatever other
+                // placements could do.
+                return GroupResult::Rejected(attempt);
             }
             if attempt.admitted && single {
                 return GroupResult::Admitted(attempt);
@@ -104,6 +125,7 @@ impl Cycle<'_> {
                 let plugins = self.score_placement(Unit::Group(group), &attempt);
                 let fit = filters::placement_fit(self.snapshot, &attempt.placement.nodes);
                 let count = running + attempt.assigned.len() as i64;
+                let cost = self.placement_cost(&attempt.placement.nodes);
                 self.snapshot.rollback(checkpoint);
                 match plugins {
                     Ok(plugins) => {
@@ -112,6 +134,7 @@ impl Cycle<'_> {
                             plugins,
                             fit,
                             count,
+                            cost,
                         });
                         continue;
                     }
@@ -161,14 +184,24 @@ impl Cycle<'_> {
             unfit: Vec::new(),
             admitted: false,
             reason: String::new(),
+            errored: false,
         };
         let has_permit = self.plugins.any_at(ExtensionPoint::Permit);
         let mut verdict: Option<Status> = None;
         for (i, &pod) in pending.iter().enumerate() {
+            let failed_before = self.failures.failed;
             match self.place_pod(pod, &attempt.placement.nodes) {
                 Ok(node) => {
                     self.snapshot.assume(pod, node);
                     attempt.assigned.push((pod, node));
+                }
+                Err(reason) if self.failures.failed > failed_before => {
+                    // A filter or score plugin failed under Fail: the whole
+                    // attempt ends (upstream: an Error status, not "does
+                    // not fit").
+                    attempt.errored = true;
+                    verdict = Some(Status::new(Code::Error, reason));
+                    break;
                 }
                 Err(reason) => attempt.unfit.push((pod, reason)),
             }
@@ -262,7 +295,13 @@ impl Cycle<'_> {
     ) -> Result<Option<Placements>, String> {
         for mut plugin in self.plugins.at(ExtensionPoint::PlacementGenerate) {
             let answer = plugin.generate_placements(self.snapshot, unit, parent);
+            let ignored = self.failures.ignored_calls;
             let Some(generated) = self.failures.settle(answer)? else {
+                if self.failures.ignored_calls > ignored
+                    && let Some(error) = self.failures.last_ignored.clone()
+                {
+                    self.ignored_generate = Some(error);
+                }
                 continue;
             };
             match generated {
@@ -281,6 +320,25 @@ impl Cycle<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// The candidate victims on `nodes` in a preemption trial; free outside one.
+    pub(super) fn placement_cost(&self, nodes: &[NodeId]) -> Cost {
+        self.victim_costs
+            .as_ref()
+            .map_or(Cost::FREE, |costs| costs.nodes(nodes))
+    }
+
+    /// Counts one placement evaluation, the scheduler's own or a
+    /// preemption trial's.
+    pub(super) fn count_evaluation(&mut self, feasible: bool) {
+        let stats = &mut self.stats;
+        match (self.victim_costs.is_some(), feasible) {
+            (false, true) => stats.feasible += 1,
+            (false, false) => stats.infeasible += 1,
+            (true, true) => stats.trial_feasible += 1,
+            (true, false) => stats.trial_infeasible += 1,
+        }
     }
 
     /// PlacementScore: the sum over plugins; 0 when there are none.

@@ -22,6 +22,7 @@
 //! - [`preemption`] is workload-aware preemption, run by the host;
 //! - [`failures`] applies failure policy and counts errors.
 
+mod costs;
 pub mod failures;
 pub mod group;
 mod pod;
@@ -62,6 +63,12 @@ pub struct Cycle<'a> {
     statics: pod::StaticCache,
     /// Wall-clock time spent in the native node checks.
     pub node_check_time: std::time::Duration,
+    /// While a preemption trial runs: what each node's candidate victims
+    /// cost, to break ties between equally scored choices ([`costs`]).
+    victim_costs: Option<costs::VictimCosts>,
+    /// The last placement-generate failure ignored under
+    /// `failurePolicy: Ignore`, for the warning that says so.
+    ignored_generate: Option<String>,
 }
 
 impl<'a> Cycle<'a> {
@@ -75,7 +82,15 @@ impl<'a> Cycle<'a> {
             stats: PlacementStats::default(),
             statics: pod::StaticCache::default(),
             node_check_time: std::time::Duration::ZERO,
+            victim_costs: None,
+            ignored_generate: None,
         }
+    }
+
+    /// Whether a preemption trial is running (its placements are not
+    /// counted as the scheduler's own evaluations).
+    pub fn in_trial(&self) -> bool {
+        self.victim_costs.is_some()
     }
 }
 
@@ -508,6 +523,7 @@ impl Run<'_> {
 
         let cluster = Placement::cluster(self.cycle.snapshot.node_count());
         let mut generated = false;
+        self.cycle.ignored_generate = None;
         let placements = match self.cycle.generate_placements(Unit::Group(group), &cluster) {
             Ok(Some(placements)) => {
                 generated = true;
@@ -516,8 +532,14 @@ impl Run<'_> {
             Ok(None) => {
                 let info = &self.cycle.snapshot.groups[group as usize];
                 if let Some(topology) = info.spec.as_ref().and_then(|s| s.topology_key.as_ref()) {
+                    let why = match self.cycle.ignored_generate.take() {
+                        Some(error) => format!(
+                            "its placement-generate plugin failed and failurePolicy Ignore skipped it: {error}"
+                        ),
+                        None => "no placement-generate plugin generated placements for it (none is loaded, or every one skipped)".into(),
+                    };
                     let warning = format!(
-                        "PodGroup {}: schedulingConstraints.topology key {topology} ignored: no placement-generate plugin generated placements for it (none is loaded, or every one skipped)",
+                        "PodGroup {}: schedulingConstraints.topology key {topology} ignored: {why}",
                         info.key
                     );
                     self.cycle.warnings.push(warning);

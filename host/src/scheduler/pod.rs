@@ -1,7 +1,6 @@
 //! One pod inside a set of nodes: the native node checks, `filter` and
 //! `score` plugins, and the best node.
 
-use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -79,11 +78,24 @@ impl Cycle<'_> {
                 }
             }
         }
-        // Highest total; ties go to the lowest node id (= node name order).
-        let best = (0..feasible.len())
-            .max_by_key(|&i| (totals[i], Reverse(feasible[i])))
-            .expect("feasible is not empty");
-        Ok(feasible[best])
+        // Highest total; ties go to the node whose freed room costs least
+        // in a preemption trial, then to the lowest node id (= name order).
+        let top = *totals.iter().max().expect("feasible is not empty");
+        let tied = feasible
+            .iter()
+            .zip(&totals)
+            .filter(|(_, t)| **t == top)
+            .map(|(&n, _)| n);
+        let best = match &self.victim_costs {
+            None => tied.min(),
+            Some(costs) => tied.min_by(|&a, &b| {
+                costs
+                    .node(a)
+                    .cmp_cost(&costs.node(b))
+                    .then_with(|| a.cmp(&b))
+            }),
+        };
+        Ok(best.expect("feasible is not empty"))
     }
 }
 

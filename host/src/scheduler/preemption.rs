@@ -1,9 +1,11 @@
 //! Workload-aware preemption (KEP-5710), run by the host; the policy is the
 //! `pod-group-post-filter` plugin's.
 //!
-//! For a unit (PodGroup) or lone pod that could not be placed, per domain —
-//! the whole cluster, each placement of a topology-constrained group, each
-//! node for a lone pod:
+//! For a unit (PodGroup, CompositePodGroup tree) or lone pod that could not
+//! be placed, per domain — the whole cluster for a unit (as kube-scheduler
+//! v1.37's `PodGroupEvaluator`: a topology-constrained group's placement is
+//! chosen by the trial, among all its placements), each node for a lone
+//! pod (`DefaultPreemption`'s per-node dry run):
 //!
 //! 1. the candidates are the **victim units** with a pod in the domain and a
 //!    priority strictly below the preemptor's: a running PodGroup with
@@ -20,15 +22,19 @@
 //! 4. what stays out are the domain's victims.
 //!
 //! The plugin then chooses among the domains that work
-//! (`select-candidate`); the host checks every answer, evicts the victims
-//! and binds the preemptor's pods in the same run (a one-pass simulation
-//! assumes the victims terminate before the retry).
+//! (`select-candidate`: the nodes of a lone pod; a unit has the one); the
+//! host checks every answer, evicts the victims and binds the preemptor's
+//! pods in the same run (a one-pass simulation assumes the victims
+//! terminate before the retry). Where the trial chooses among equally
+//! scored nodes or placements, the cheapest in victims wins
+//! ([`super::costs`]).
 
 use std::collections::BTreeMap;
 
 use super::Cycle;
+use super::costs::VictimCosts;
 use super::tree::{Placed, TreeResult};
-use super::trial::{BudgetExhausted, TrialBudget};
+use super::trial::TrialBudget;
 use crate::filters;
 use crate::framework::{ExtensionPoint, Placement, PreemptionCandidate, Preemptor, VictimUnit};
 use crate::model::{CompositeId, GroupId, NodeId, PodId, Snapshot};
@@ -63,6 +69,8 @@ pub const NO_VICTIMS: &str = "no lower-priority victims";
 pub const CANNOT_HELP: &str = "evictions cannot help: every node is ruled out by its taints, cordon or the pod's node selector or affinity";
 /// Evicting every candidate of every domain would not make room.
 pub const NO_ROOM: &str = "even evicting every candidate would not make room";
+/// The trial budget ran out.
+pub const BUDGET_EXHAUSTED: &str = "the trial budget was exhausted";
 
 /// Which victim unit a running pod belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -177,6 +185,7 @@ impl RunningUnits {
             }
         };
         let mut out = Vec::new();
+        let mut ranks = Vec::new();
         for u in chosen {
             let (key, range, unit_priority) = &self.units[u];
             let pods = &self.pods[range.clone()];
@@ -196,6 +205,14 @@ impl RunningUnits {
                 UnitKey::Tree(_) => snapshot.pods[pods[0] as usize].group,
                 UnitKey::Pod(_) => None,
             };
+            // kube-scheduler's victimRank: a CompositePodGroup's unit, a
+            // PodGroup's (a whole group or one pod of a single group), a pod.
+            ranks.push(match *key {
+                UnitKey::Tree(_) => 3,
+                UnitKey::Group(_) => 2,
+                UnitKey::Pod(p) if snapshot.pods[p as usize].group.is_some() => 2,
+                UnitKey::Pod(_) => 1,
+            });
             out.push(VictimUnit {
                 index: out.len() as u32,
                 violates_budget: false,
@@ -209,16 +226,18 @@ impl RunningUnits {
                 pods: pods.to_vec(),
             });
         }
-        mark_budget_violations(snapshot, &mut out);
+        mark_budget_violations(snapshot, &mut out, &ranks);
         out
     }
 }
 
 /// Marks the units whose eviction would violate a PodDisruptionBudget, the
-/// way kube-scheduler does: walking the candidates most important first
-/// (higher priority, then older), each pod takes one of its budgets'
-/// allowed disruptions; a unit with a pod that finds none left violates.
-fn mark_budget_violations(snapshot: &Snapshot, units: &mut [VictimUnit]) {
+/// way kube-scheduler does (`util.go` `FilterVictimsWithPDBViolation`):
+/// walking the candidates most important first (`MoreImportantVictim`:
+/// higher priority, higher rank, larger unit, older start), each pod takes
+/// one of its budgets' allowed disruptions; a unit with a pod that finds
+/// none left violates. `ranks` are the units' `victimRank`s.
+fn mark_budget_violations(snapshot: &Snapshot, units: &mut [VictimUnit], ranks: &[u8]) {
     if snapshot.budgets.is_empty() {
         return;
     }
@@ -228,7 +247,15 @@ fn mark_budget_violations(snapshot: &Snapshot, units: &mut [VictimUnit]) {
         .map(|b| b.disruptions_allowed)
         .collect();
     let mut order: Vec<usize> = (0..units.len()).collect();
-    order.sort_by_key(|&u| (std::cmp::Reverse(units[u].priority), units[u].start_time, u));
+    order.sort_by_key(|&u| {
+        (
+            std::cmp::Reverse(units[u].priority),
+            std::cmp::Reverse(ranks[u]),
+            std::cmp::Reverse(units[u].pods.len()),
+            units[u].start_time,
+            u,
+        )
+    });
     for u in order {
         let mut violates = false;
         for &pod in &units[u].pods {
@@ -247,7 +274,16 @@ fn mark_budget_violations(snapshot: &Snapshot, units: &mut [VictimUnit]) {
 
 impl Cycle<'_> {
     /// Preemption for PodGroup `group` whose `pending` pods did not fit in
-    /// `placements`, at `priority`.
+    /// `placements`, at `priority`, as kube-scheduler v1.37's
+    /// `PodGroupEvaluator` does it (`podgrouppreemption.go`): the domain is
+    /// the whole cluster; every candidate unit is removed and the group
+    /// algorithm runs once over all of `placements` — so a
+    /// topology-constrained group is placed in the placement the default
+    /// scores prefer with the room freed, placing as many of its pods as
+    /// fit — then the units are reprieved, most important first. Where that
+    /// trial has to choose among equally scored nodes or placements (which
+    /// kube-scheduler breaks arbitrarily or at random), the one whose
+    /// victims cost least wins ([`super::costs`]).
     pub fn preempt_for_group(
         &mut self,
         group: GroupId,
@@ -256,38 +292,24 @@ impl Cycle<'_> {
         priority: i32,
     ) -> Preemption {
         let preemptor = Preemptor::Unit(crate::framework::Unit::Group(group));
-        let mut budget = TrialBudget::DEFAULT;
-        let mut found = Vec::new();
-        let mut any_victims = false;
-        let running = RunningUnits::of(self.snapshot);
-        let all_nodes = self.snapshot.node_count();
-        for placement in placements {
-            // Only units with a pod in the placement can make room in it.
-            let nodes = (placement.nodes.len() < all_nodes).then_some(placement.nodes.as_slice());
-            let units = running.candidates(self.snapshot, priority, nodes, &[group]);
-            if units.is_empty() {
-                continue;
-            }
-            any_victims = true;
-            let removed: Vec<PodId> = units.iter().flat_map(|u| u.pods.iter().copied()).collect();
-            let trial = self.trial(
-                &mut budget,
-                group,
-                pending,
-                std::slice::from_ref(placement),
-                &removed,
-            );
-            let assignments = match trial {
-                Ok(Some(assignments)) => assignments,
-                Ok(None) => continue,
-                Err(BudgetExhausted) => break,
-            };
-            match self.reprieve(preemptor, units, &assignments) {
-                Ok(victims) => found.push((placement.name.clone(), victims, assignments)),
-                Err(reason) => return Preemption::Failed(reason),
-            }
+        let units =
+            RunningUnits::of(self.snapshot).candidates(self.snapshot, priority, None, &[group]);
+        if units.is_empty() {
+            return self.choose(preemptor, Vec::new(), false);
         }
-        self.choose(preemptor, found, any_victims)
+        let costs = VictimCosts::of(self.snapshot, &units);
+        let removed: Vec<PodId> = units.iter().flat_map(|u| u.pods.iter().copied()).collect();
+        let Some(attempt) = self.trial(group, pending, placements, &removed, costs) else {
+            return self.choose(preemptor, Vec::new(), true);
+        };
+        match self.reprieve(preemptor, units, &attempt.assigned) {
+            Ok(victims) => self.choose(
+                preemptor,
+                vec![(attempt.placement.name, victims, attempt.assigned)],
+                true,
+            ),
+            Err(reason) => Preemption::Failed(reason),
+        }
     }
 
     /// Preemption for the CompositePodGroup tree under `root`, at the
@@ -303,15 +325,16 @@ impl Cycle<'_> {
             return (self.choose(preemptor, Vec::new(), false), Vec::new());
         }
         let checkpoint = self.snapshot.checkpoint();
+        let costs = VictimCosts::of(self.snapshot, &units);
         for unit in &units {
             for &pod in &unit.pods {
                 self.snapshot.remove(pod);
             }
         }
-        let layout = match self.place_tree(root) {
+        let layout = self.while_costing(costs, |cycle| match cycle.place_tree(root) {
             TreeResult::Admitted(layout) => Some(layout),
             TreeResult::Rejected(_) => None,
-        };
+        });
         self.snapshot.rollback(checkpoint);
         let Some(layout) = layout else {
             return (self.choose(preemptor, Vec::new(), true), Vec::new());
@@ -339,6 +362,7 @@ impl Cycle<'_> {
         let mut found = Vec::new();
         let mut any_victims = false;
         let mut any_helpable = false;
+        let mut exhausted = false;
         let running = RunningUnits::of(self.snapshot);
         let spread = filters::SpreadState::for_pod(self.snapshot, pod);
         for node in 0..self.snapshot.node_count() as NodeId {
@@ -361,6 +385,7 @@ impl Cycle<'_> {
             }
             any_victims = true;
             if budget.remaining == 0 {
+                exhausted = true;
                 break;
             }
             budget.remaining -= 1;
@@ -386,6 +411,12 @@ impl Cycle<'_> {
         }
         if !any_helpable {
             return Preemption::Failed(CANNOT_HELP.into());
+        }
+        if found.is_empty() && exhausted {
+            return Preemption::Failed(format!(
+                "{BUDGET_EXHAUSTED} ({} trials) before any node made room",
+                TrialBudget::DEFAULT.remaining
+            ));
         }
         self.choose(preemptor, found, any_victims)
     }
@@ -414,12 +445,29 @@ impl Cycle<'_> {
         for &(pod, node) in assignments {
             self.snapshot.assume(pod, node);
         }
+        // A unit with no pod on an assigned node can only matter to the
+        // assigned pods through spread constraints or filter plugins; with
+        // neither, putting it back needs no check (the cluster-wide domain
+        // of a group makes most candidates such units).
+        let assigned_nodes: std::collections::BTreeSet<NodeId> =
+            assignments.iter().map(|&(_, n)| n).collect();
+        let local_only = !self.plugins.any_at(ExtensionPoint::Filter)
+            && assignments
+                .iter()
+                .all(|&(p, _)| self.snapshot.pods[p as usize].spread.is_empty());
         let mut victims = Vec::new();
         for index in order {
             let unit = &units[index as usize];
             let before = self.snapshot.checkpoint();
             for &pod in &unit.pods {
                 self.snapshot.assume(pod, homes[&pod]);
+            }
+            let elsewhere = unit
+                .pods
+                .iter()
+                .all(|p| !assigned_nodes.contains(&homes[p]));
+            if local_only && elsewhere {
+                continue;
             }
             if !self.assignments_fit(assignments) {
                 self.snapshot.rollback(before);

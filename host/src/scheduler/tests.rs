@@ -5,7 +5,6 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::trial::TrialBudget;
 use super::{Cycle, GroupResult, run};
 use crate::filters::SpreadState;
 use crate::framework::{
@@ -538,25 +537,20 @@ fn a_trial_places_the_group_without_the_removed_pods_and_changes_nothing() {
     let (b0, b1) = (pod_id(&snapshot, "t/busy-0"), pod_id(&snapshot, "t/busy-1"));
     let before = state(&snapshot, pending[0]);
     let cluster = [Placement::cluster(4)];
-    let mut budget = TrialBudget { remaining: 2 };
     let mut cycle = Cycle::new(&mut snapshot, &mut set);
-    assert_eq!(
-        cycle.trial(&mut budget, group, &pending, &cluster, &[]),
-        Ok(None),
+    let free = super::costs::VictimCosts::default();
+    assert!(
+        cycle
+            .trial(group, &pending, &cluster, &[], free.clone())
+            .is_none(),
         "no room without evictions"
     );
     let fits = cycle
-        .trial(&mut budget, group, &pending, &cluster, &[b0, b1])
-        .unwrap()
+        .trial(group, &pending, &cluster, &[b0, b1], free)
         .expect("room on n0 and n1");
-    let nodes: Vec<NodeId> = fits.iter().map(|&(_, n)| n).collect();
+    let nodes: Vec<NodeId> = fits.assigned.iter().map(|&(_, n)| n).collect();
     assert_eq!(nodes, [0, 1]);
-    assert!(
-        cycle
-            .trial(&mut budget, group, &pending, &cluster, &[b0])
-            .is_err(),
-        "the budget of 2 trials is spent"
-    );
+    assert!(!cycle.in_trial(), "the trial's costs are gone after it");
     drop(cycle);
     assert_eq!(state(&snapshot, pending[0]), before);
 }

@@ -33,6 +33,7 @@
 //! plugins and the best wins, as for a single PodGroup.
 
 use super::Cycle;
+use super::costs::Cost;
 use super::group::{GroupResult, Scored, failure_reason};
 use crate::filters;
 use crate::framework::{ExtensionPoint, Placement, Progress, Unit};
@@ -77,6 +78,9 @@ struct Search {
     budget: u32,
     explored: u32,
     cut: bool,
+    /// A plugin failed under `failurePolicy: Fail`: the search stops (as
+    /// kube-scheduler ends the cycle on an Error) with this reason.
+    aborted: Option<String>,
     /// Why children could not be placed, first first.
     failures: Vec<String>,
 }
@@ -161,6 +165,7 @@ impl Cycle<'_> {
             budget: budget.unwrap_or(DEFAULT_SEARCH_BUDGET),
             explored: 0,
             cut: false,
+            aborted: None,
             failures: Vec::new(),
         };
         let single = placements.len() == 1;
@@ -177,6 +182,7 @@ impl Cycle<'_> {
                         plugins: 0,
                         fit: 0,
                         count: 0,
+                        cost: Cost::FREE,
                     });
                     break;
                 }
@@ -224,6 +230,12 @@ impl Cycle<'_> {
                     composite.key,
                     tried.join("; ")
                 );
+                if let Some(error) = search.aborted {
+                    return TreeResult::Rejected(format!(
+                        "CompositePodGroup {}{need} not admitted: {error}",
+                        composite.key
+                    ));
+                }
                 if search.cut {
                     reason.push_str(&format!(
                         "; search budget of {} placements reached",
@@ -267,6 +279,7 @@ impl Cycle<'_> {
         Scored {
             fit: filters::placement_fit(self.snapshot, &placement.nodes),
             count: running + assigned.len() as i64,
+            cost: self.placement_cost(&placement.nodes),
             plugins,
             item: layout,
         }
@@ -314,17 +327,14 @@ impl Cycle<'_> {
             }
             self.snapshot.rollback(checkpoint);
         }
-        let fits: Vec<i64> = scored.iter().map(|(_, s)| s.fit).collect();
-        let counts: Vec<i64> = scored.iter().map(|(_, s)| s.count).collect();
-        let totals = filters::default_placement_scores(&fits, &counts);
-        let mut order: Vec<(i64, usize, Placement)> = scored
+        let (options, scored): (Vec<Placement>, Vec<Scored<Vec<Placed>>>) = scored.into_iter().unzip();
+        let order = super::group::ranking(&scored);
+        let mut options: Vec<Option<Placement>> = options.into_iter().map(Some).collect();
+        let order: Vec<Placement> = order
             .into_iter()
-            .zip(totals)
-            .enumerate()
-            .map(|(i, ((option, s), total))| (total + s.plugins, i, option))
+            .filter_map(|i| options[i].take())
             .collect();
-        order.sort_by_key(|(total, i, _)| (std::cmp::Reverse(*total), *i));
-        order.into_iter().map(|(.., option)| option).collect()
+        order
     }
 
     /// Places the children of composite `c` inside `placement` (the tree's
@@ -496,6 +506,10 @@ impl Cycle<'_> {
             GroupResult::Rejected(failure) => {
                 let reason =
                     failure_reason(&failure, |p| self.snapshot.pods[p as usize].key.clone());
+                if failure.errored {
+                    search.aborted = Some(format!("child PodGroup {key}: {reason}"));
+                    search.cut = true;
+                }
                 search
                     .failures
                     .push(format!("child PodGroup {key} not admitted: {reason}"));

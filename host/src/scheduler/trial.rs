@@ -4,12 +4,15 @@
 //! (placements, native node checks, filter/score/permit plugins) and rolls
 //! everything back, outside any plugin call — so no plugin's wall-clock
 //! budget pays for it, and every plugin called during it runs under its own
-//! bounds. A [`TrialBudget`] caps how many trials one preemption may run.
+//! bounds. A PodGroup's or tree's preemption runs one trial (every
+//! candidate removed); a lone pod's runs one per node, and a [`TrialBudget`]
+//! caps how many.
 
 use super::Cycle;
-use super::group::GroupResult;
+use super::costs::VictimCosts;
+use super::group::{Attempt, GroupResult};
 use crate::framework::Placement;
-use crate::model::{GroupId, NodeId, PodId};
+use crate::model::{GroupId, PodId};
 
 /// How many trials one preemption attempt may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,38 +22,45 @@ pub struct TrialBudget {
 }
 
 impl TrialBudget {
-    /// The default per preemption attempt: one trial with every candidate
-    /// removed, then one per reprieved unit, for a few hundred units.
+    /// The default per preemption attempt of a lone pod: one trial per
+    /// node that evictions could open.
     pub const DEFAULT: TrialBudget = TrialBudget { remaining: 1_000 };
 }
 
-/// Why a trial did not run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BudgetExhausted;
-
 impl Cycle<'_> {
     /// Runs the group algorithm for `pending` members of `group` over
-    /// `placements` with `removed` pods taken off their nodes. Returns the
-    /// assignments if the group would be admitted; the snapshot is exactly
-    /// as before either way.
+    /// `placements` with `removed` pods taken off their nodes, ties between
+    /// equally scored choices broken by what `costs` says they rest on.
+    /// Returns the admitted attempt (where the pods would go); the snapshot
+    /// is exactly as before either way.
     pub fn trial(
         &mut self,
-        budget: &mut TrialBudget,
         group: GroupId,
         pending: &[PodId],
         placements: &[Placement],
         removed: &[PodId],
-    ) -> Result<Option<Vec<(PodId, NodeId)>>, BudgetExhausted> {
-        budget.remaining = budget.remaining.checked_sub(1).ok_or(BudgetExhausted)?;
-        let checkpoint = self.snapshot.checkpoint();
-        for &pod in removed {
-            self.snapshot.remove(pod);
-        }
-        let result = self.place_group(group, pending, placements.to_vec());
-        self.snapshot.rollback(checkpoint);
-        Ok(match result {
-            GroupResult::Admitted(attempt) => Some(attempt.assigned),
-            GroupResult::Rejected(_) => None,
+        costs: VictimCosts,
+    ) -> Option<Attempt> {
+        self.while_costing(costs, |cycle| {
+            let checkpoint = cycle.snapshot.checkpoint();
+            for &pod in removed {
+                cycle.snapshot.remove(pod);
+            }
+            let result = cycle.place_group(group, pending, placements.to_vec());
+            cycle.snapshot.rollback(checkpoint);
+            match result {
+                GroupResult::Admitted(attempt) => Some(attempt),
+                GroupResult::Rejected(_) => None,
+            }
         })
+    }
+
+    /// Runs `f` as a preemption trial: with `costs` breaking ties, its
+    /// evaluations counted apart.
+    pub(super) fn while_costing<T>(&mut self, costs: VictimCosts, f: impl FnOnce(&mut Self) -> T) -> T {
+        let outer = self.victim_costs.replace(costs);
+        let result = f(self);
+        self.victim_costs = outer;
+        result
     }
 }

@@ -29,16 +29,27 @@
 //! # Reprieve order ([`order_victims`])
 //!
 //! Most important first (put back first); the answer is a permutation of the
-//! units' `index` values. kube-scheduler v1.37's order:
+//! units' `index` values. kube-scheduler v1.37.2's order, each rule with
+//! its source:
 //!
 //! 1. units whose eviction would violate a PodDisruptionBudget
-//!    (`violates_budget`) first (unless `budgetViolationsFirst: false`);
-//! 2. higher priority first;
-//! 3. at equal priority, a PodGroup unit (`group` set) before a single pod;
-//! 4. between two PodGroup units: the larger (more pods) first, then the
-//!    older (smaller `start_time`) first;
-//!    between two single pods: the older first;
-//! 5. finally the smaller `index`, so the answer is deterministic.
+//!    (`violates_budget`) first (unless `budgetViolationsFirst: false`):
+//!    `podgrouppreemption.go` `selectVictimsOnDomain` tries to reprieve the
+//!    violating units before the others;
+//! 2. higher priority first: `util.go` `MoreImportantVictim`;
+//! 3. at equal priority, the higher [rank](victim_rank): a unit made whole
+//!    by a CompositePodGroup with `disruptionMode: all` (3), then a unit of
+//!    a PodGroup — the whole group, or one pod of a `single` group (2) —,
+//!    then a pod of no group (1): `MoreImportantVictim`'s `victimRank`;
+//!    so at equal priority a pod that belongs to a PodGroup outranks one
+//!    that does not, whatever the group's disruption mode (upstream's
+//!    `TestPodGroupEvaluator_Preempt_Victims`, "mix of no groups and pod
+//!    groups");
+//! 4. at equal rank, the larger unit (more pods) first: `MoreImportantVictim`;
+//! 5. then the older (smaller `start_time`) first: `MoreImportantVictim`'s
+//!    `EarliestStartTime`;
+//! 6. finally the smaller `index`: upstream's `sort.Slice` leaves full ties
+//!    in input order; wasched's answer is deterministic.
 //!
 //! # Candidate choice ([`select_candidate`])
 //!
@@ -125,12 +136,45 @@ pub const NO_CANDIDATE: &str = "no candidate for preemption";
 // Reprieve order
 // ---------------------------------------------------------------------------
 
+/// A victim unit's rank in the importance order (kube-scheduler's
+/// `victimRank`): 3 for a unit made whole by a CompositePodGroup with
+/// `disruptionMode: all`, 2 for a PodGroup's unit (the whole group, or one
+/// pod of a `single` group), 1 for a pod of no group.
+pub fn victim_rank(made_by_composite: bool, in_group: bool) -> u8 {
+    match (made_by_composite, in_group) {
+        (true, _) => 3,
+        (false, true) => 2,
+        (false, false) => 1,
+    }
+}
+
+/// A victim unit with its [`victim_rank`].
+#[derive(Clone, Copy, Debug)]
+pub struct Ranked<'a> {
+    /// The unit.
+    pub unit: &'a VictimUnit,
+    /// Its rank.
+    pub rank: u8,
+}
+
+impl<'a> Ranked<'a> {
+    /// `unit` ranked by what it carries alone: 2 if it names a group, else
+    /// 1 (the plugin looks further, see [`WorkloadPreemption`]).
+    pub fn by_group(unit: &'a VictimUnit) -> Self {
+        Self {
+            unit,
+            rank: victim_rank(false, unit.group.is_some()),
+        }
+    }
+}
+
 /// Compares two victim units for the reprieve order: `Less` when `a` is more
 /// important than `b` (is put back first). The order of the crate docs:
 /// budget-violating first (only if `budget_violations_first`), higher
-/// priority, PodGroup unit before single pod, larger group, older start,
-/// smaller `index`.
-pub fn compare_victims(a: &VictimUnit, b: &VictimUnit, budget_violations_first: bool) -> Ordering {
+/// priority, higher rank, larger unit, older start, smaller `index`.
+pub fn compare_victims(a: Ranked, b: Ranked, budget_violations_first: bool) -> Ordering {
+    let (ra, rb) = (a.rank, b.rank);
+    let (a, b) = (a.unit, b.unit);
     let budget = if budget_violations_first {
         b.violates_budget.cmp(&a.violates_budget)
     } else {
@@ -138,11 +182,8 @@ pub fn compare_victims(a: &VictimUnit, b: &VictimUnit, budget_violations_first: 
     };
     budget
         .then_with(|| b.priority.cmp(&a.priority))
-        .then_with(|| b.group.is_some().cmp(&a.group.is_some()))
-        .then_with(|| match (a.group, b.group) {
-            (Some(_), Some(_)) => b.pods.len().cmp(&a.pods.len()),
-            _ => Ordering::Equal,
-        })
+        .then_with(|| rb.cmp(&ra))
+        .then_with(|| b.pods.len().cmp(&a.pods.len()))
         .then_with(|| a.start_time.cmp(&b.start_time))
         .then_with(|| a.index.cmp(&b.index))
 }
@@ -150,10 +191,27 @@ pub fn compare_victims(a: &VictimUnit, b: &VictimUnit, budget_violations_first: 
 /// The reprieve order of `units`, most important first: their `index`
 /// values sorted by [`compare_victims`]. Always a permutation of the input
 /// indices; deterministic whatever the input order.
-pub fn order_victims(units: &[VictimUnit], budget_violations_first: bool) -> Vec<u32> {
-    let mut sorted: Vec<&VictimUnit> = units.iter().collect();
-    sorted.sort_by(|a, b| compare_victims(a, b, budget_violations_first));
-    sorted.into_iter().map(|unit| unit.index).collect()
+pub fn order_victims(units: &[Ranked], budget_violations_first: bool) -> Vec<u32> {
+    let mut sorted: Vec<Ranked> = units.to_vec();
+    sorted.sort_by(|a, b| compare_victims(*a, *b, budget_violations_first));
+    sorted.into_iter().map(|ranked| ranked.unit.index).collect()
+}
+
+/// Whether group `group` sits under a CompositePodGroup with
+/// `disruptionMode: all` (which then makes the unit, rank 3).
+fn under_disrupting_composite(cluster: &impl Cluster, group: wasched_sdk::PodGroupId) -> bool {
+    let mut parent = cluster.pod_group_spec(group).and_then(|s| s.parent);
+    // Trees are at most 4 levels; the bound guards cycles.
+    for _ in 0..8 {
+        let Some(c) = parent.and_then(|c| cluster.composite(c)) else {
+            return false;
+        };
+        if c.spec.disruption_mode == wasched_sdk::DisruptionMode::All {
+            return true;
+        }
+        parent = c.spec.parent;
+    }
+    false
 }
 
 // ---------------------------------------------------------------------------
@@ -414,11 +472,30 @@ impl Plugin for WorkloadPreemption {
 
     fn order_victims(
         &mut self,
-        _cluster: &impl Cluster,
+        cluster: &impl Cluster,
         _preemptor: Preemptor,
         units: &[VictimUnit],
     ) -> Result<Vec<u32>, Status> {
-        Ok(order_victims(units, self.budget_violations_first))
+        let ranked: Vec<Ranked> = units
+            .iter()
+            .map(|unit| {
+                let rank = match unit.group {
+                    Some(group) => {
+                        victim_rank(under_disrupting_composite(cluster, group), true)
+                    }
+                    // A single pod: of a group (rank 2) or of none (1).
+                    None => victim_rank(
+                        false,
+                        unit.pods
+                            .first()
+                            .and_then(|&p| cluster.pod(p))
+                            .is_some_and(|p| p.group.is_some()),
+                    ),
+                };
+                Ranked { unit, rank }
+            })
+            .collect();
+        Ok(order_victims(&ranked, self.budget_violations_first))
     }
 
     fn select_candidate(

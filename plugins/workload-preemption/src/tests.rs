@@ -155,7 +155,7 @@ fn reprieve_order_table() {
     ];
     for case in cases {
         assert_eq!(
-            order_victims(&case.units, case.budget_violations_first),
+            order(&case.units, case.budget_violations_first),
             case.order,
             "{}",
             case.name
@@ -164,12 +164,36 @@ fn reprieve_order_table() {
         let mut reversed = case.units.clone();
         reversed.reverse();
         assert_eq!(
-            order_victims(&reversed, case.budget_violations_first),
+            order(&reversed, case.budget_violations_first),
             case.order,
             "{} (reversed input)",
             case.name
         );
     }
+}
+
+/// [`order_victims`] with each unit ranked by its `group` alone.
+fn order(units: &[VictimUnit], budget_violations_first: bool) -> Vec<u32> {
+    let ranked: Vec<Ranked> = units.iter().map(Ranked::by_group).collect();
+    order_victims(&ranked, budget_violations_first)
+}
+
+#[test]
+fn ranks_put_composites_before_groups_before_lone_pods() {
+    // Equal priority, size and start: only the rank differs.
+    let (lone, member, composite) = (pod(0), pod(1), group(2, 7, 1));
+    let ranked = [
+        Ranked { unit: &lone, rank: victim_rank(false, false) },
+        Ranked { unit: &member, rank: victim_rank(false, true) },
+        Ranked { unit: &composite, rank: victim_rank(true, true) },
+    ];
+    assert_eq!(order_victims(&ranked, true), vec![2, 1, 0]);
+    // Size counts between any two units of one rank, pods included.
+    let (small, large) = (group(0, 7, 1), group(1, 8, 3));
+    assert_eq!(
+        order_victims(&[Ranked::by_group(&small), Ranked::by_group(&large)], true),
+        vec![1, 0]
+    );
 }
 
 /// A small deterministic generator (xorshift64*), so the property loop needs
@@ -222,7 +246,7 @@ fn order_victims_is_always_a_sorted_permutation() {
     for round in 0..2000 {
         let units = random_units(&mut rng);
         for budget_violations_first in [true, false] {
-            let order = order_victims(&units, budget_violations_first);
+            let order = order(&units, budget_violations_first);
             let mut got = order.clone();
             got.sort_unstable();
             let mut want: Vec<u32> = units.iter().map(|u| u.index).collect();
@@ -233,7 +257,7 @@ fn order_victims_is_always_a_sorted_permutation() {
             for pair in order.windows(2) {
                 let (a, b) = (by_index(pair[0]), by_index(pair[1]));
                 assert_eq!(
-                    compare_victims(a, b, budget_violations_first),
+                    compare_victims(Ranked::by_group(a), Ranked::by_group(b), budget_violations_first),
                     Ordering::Less,
                     "round {round}: {a:?} must come before {b:?}"
                 );
@@ -242,7 +266,7 @@ fn order_victims_is_always_a_sorted_permutation() {
             let mut reversed = units.clone();
             reversed.reverse();
             assert_eq!(
-                order_victims(&reversed, budget_violations_first),
+                self::order(&reversed, budget_violations_first),
                 order,
                 "round {round}: depends on input order"
             );
