@@ -69,7 +69,10 @@ fn against_kube_scheduler(c: &mut Criterion) {
                 BatchSize::LargeInput,
             )
         });
-        for (name, config) in [("kube-scheduler", None), ("kube-scheduler-adaptive", Some(adaptive.clone()))] {
+        for (name, config) in [
+            ("kube-scheduler", None),
+            ("kube-scheduler-adaptive", Some(adaptive.clone())),
+        ] {
             let options = ScheduleOptions {
                 config,
                 timeout: Duration::from_secs(1800),

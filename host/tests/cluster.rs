@@ -251,3 +251,40 @@ fn an_object_the_api_server_refuses_is_one_line_with_its_message() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+#[test]
+fn compare_with_kube_scheduler_shows_no_difference_where_they_agree() {
+    let output = wasched()
+        .args(["compare", "--a", "kube-scheduler", "--b", "bundled"])
+        .arg(common::testdata("scenarios/preempt-nominated-retry.yaml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.starts_with("no differences\n"), "{stdout}");
+    assert!(
+        stdout.contains("A (kube-scheduler): 2 bound, 0 pending, 1 evicted"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_harness_that_is_not_there_is_one_line() {
+    let output = Command::new(env!("CARGO_BIN_EXE_wasched"))
+        .env("WASCHED_KUBE", "/nonexistent/wasched-kube")
+        .args(["simulate", "--engine", "kube-scheduler"])
+        .arg(common::testdata("scenarios/preempt-gang.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr,
+        "wasched: WASCHED_KUBE=/nonexistent/wasched-kube: no such file\n"
+    );
+}

@@ -569,3 +569,16 @@ fn a_tie_in_the_preemption_trial_goes_to_the_cheapest_victims() {
     assert_eq!(evicted(&out), ["team/low"]);
     assert_eq!(bound(&out).get("team/solo-0"), Some(&"node-1"));
 }
+
+#[test]
+fn a_preemptor_waits_for_its_retry_behind_entities_of_its_priority() {
+    let out = run("preempt-nominated-retry");
+    assert_eq!(evicted(&out), ["team/low"]);
+    let bound = bound(&out);
+    // `second` is scored without `first`, nominated to node-0 ...
+    assert_eq!(bound.get("team/second"), Some(&"node-0"));
+    assert_eq!(bound.get("team/first"), Some(&"node-0"));
+    // ... and bound before it: the preemptor binds on its retry.
+    let order: Vec<&str> = out.placements.iter().map(|b| b.pod.as_str()).collect();
+    assert_eq!(order, ["team/second", "team/first"]);
+}

@@ -57,6 +57,8 @@ type recorder struct {
 	nodeTies   map[string][]Tie // pod "ns/name" → scorings, oldest first
 	groupTies  map[string][]Tie // pod group "ns/name" → placement scorings
 	preemptors map[string]string
+	// fresh are the preemptions since the last takePreemptions.
+	fresh []preemption
 }
 
 func newRecorder(ties bool, prefer *Preferences) *recorder {
@@ -224,5 +226,21 @@ func (e *eventRecorder) observe(regarding, related runtime.Object, reason string
 	}
 	e.rec.mu.Lock()
 	e.rec.preemptors[victim.GetNamespace()+"/"+victim.GetName()] = kind + " " + preemptor.GetNamespace() + "/" + preemptor.GetName()
+	e.rec.fresh = append(e.rec.fresh, preemption{
+		victimNamespace: victim.GetNamespace(),
+		victimName:      victim.GetName(),
+		kind:            kind,
+		namespace:       preemptor.GetNamespace(),
+		name:            preemptor.GetName(),
+	})
 	e.rec.mu.Unlock()
+}
+
+// takePreemptions returns the preemptions recorded since the last call.
+func (r *recorder) takePreemptions() []preemption {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fresh := r.fresh
+	r.fresh = nil
+	return fresh
 }

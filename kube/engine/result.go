@@ -57,6 +57,11 @@ type Group struct {
 	Conditions []Condition `json:"conditions,omitempty"`
 	// PlacementTie is the top class of its last placement scoring.
 	PlacementTies []Tie `json:"placementTies,omitempty"`
+	// FirstScheduled is the first PodGroupInitiallyScheduled=True the
+	// group carried during the run, kept when a later cycle wrote False
+	// over it (kube-scheduler means never to regress the condition, but
+	// decides that on its cached copy of the group, which can be stale).
+	FirstScheduled *Condition `json:"firstScheduled,omitempty"`
 }
 
 // Condition is a status condition.
@@ -150,6 +155,7 @@ func (s *Scheduler) Result(ctx context.Context, config *rest.Config) (*Result, e
 			group.Conditions = append(group.Conditions, condition(c))
 		}
 		group.PlacementTies = s.rec.groupTies[g.Namespace+"/"+g.Name]
+		group.FirstScheduled = s.watch.firstScheduled(g.Namespace + "/" + g.Name)
 		result.PodGroups = append(result.PodGroups, group)
 	}
 	sortBy(result.PodGroups, func(g Group) string { return g.Namespace + "/" + g.Name })

@@ -38,6 +38,11 @@ type Options struct {
 	Ties bool
 	// Prefer breaks ties toward these choices (see Preferences).
 	Prefer *Preferences
+	// UpstreamBackoff leaves preemptors to their backoff. Without it each
+	// scheduling cycle waits for the last one's preemptions to settle and
+	// moves their preemptors to the active queue (see settler), so that
+	// runs decide the same whatever the timing.
+	UpstreamBackoff bool
 }
 
 // Scheduler is kube-scheduler running in this process, with the harness's
@@ -53,6 +58,7 @@ type Scheduler struct {
 	popsMu   sync.Mutex
 	popped   map[types.UID]uint64
 	profiles []string
+	settler  *settler
 
 	runCtx      context.Context
 	broadcaster events.EventBroadcaster
@@ -117,8 +123,20 @@ func New(ctx context.Context, config *rest.Config, options Options) (*Scheduler,
 	}
 	s.sched = sched
 	s.rec.wrap(sched.Profiles)
+	if !options.UpstreamBackoff {
+		s.settler = &settler{
+			pods:       informerFactory.Core().V1().Pods().Lister(),
+			podGroups:  informerFactory.Scheduling().V1beta1().PodGroups().Lister(),
+			composites: informerFactory.Scheduling().V1alpha3().CompositePodGroups().Lister(),
+			active:     sched.SchedulingQueue.PodsInActiveQ,
+			activate:   sched.SchedulingQueue.Activate,
+		}
+	}
 	next := sched.NextEntity
 	sched.NextEntity = func(logger klog.Logger) (framework.QueuedEntityInfo, error) {
+		if s.settler != nil {
+			s.settler.settle(logger, s.rec.takePreemptions())
+		}
 		entity, err := next(logger)
 		if entity != nil {
 			seq := s.watch.changes.Load()

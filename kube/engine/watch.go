@@ -8,7 +8,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -47,14 +49,24 @@ type watch struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
+	// scheduled holds, per PodGroup "namespace/name", the first
+	// PodGroupInitiallyScheduled=True condition it carried: kube-scheduler
+	// may write False over it from a later cycle that read a stale copy
+	// of the group (its updatePodGroupCondition means never to regress).
+	scheduled map[string]*Condition
 
 	factory informers.SharedInformerFactory
 	synced  cache.InformerSynced
 }
 
 func newWatch(client kubernetes.Interface) *watch {
-	w := &watch{client: client, pods: map[types.UID]*podState{}}
+	w := &watch{client: client, pods: map[types.UID]*podState{}, scheduled: map[string]*Condition{}}
 	w.factory = informers.NewSharedInformerFactory(client, 0)
+	groups := w.factory.Scheduling().V1beta1().PodGroups().Informer()
+	groups.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.observeGroup(obj) },
+		UpdateFunc: func(_, obj any) { w.observeGroup(obj) },
+	})
 	informer := w.factory.Core().V1().Pods().Informer()
 	informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
@@ -77,8 +89,35 @@ func newWatch(client kubernetes.Interface) *watch {
 			}
 		},
 	})
-	w.synced = informer.HasSynced
+	w.synced = func() bool { return informer.HasSynced() && groups.HasSynced() }
 	return w
+}
+
+// observeGroup remembers a PodGroup's first PodGroupInitiallyScheduled=True.
+func (w *watch) observeGroup(obj any) {
+	group, ok := obj.(*schedulingv1beta1.PodGroup)
+	if !ok {
+		return
+	}
+	c := apimeta.FindStatusCondition(group.Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return
+	}
+	key := group.Namespace + "/" + group.Name
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.scheduled[key] == nil {
+		first := condition(*c)
+		w.scheduled[key] = &first
+	}
+}
+
+// firstScheduled is the first PodGroupInitiallyScheduled=True the PodGroup
+// key carried, if any.
+func (w *watch) firstScheduled(key string) *Condition {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.scheduled[key]
 }
 
 // start runs the informer until run is done and waits, at most until wait

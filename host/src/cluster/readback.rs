@@ -91,6 +91,10 @@ pub struct KubeGroup {
     /// The top classes of its placement scorings, oldest first.
     #[serde(default)]
     pub placement_ties: Vec<Tie>,
+    /// The first `PodGroupInitiallyScheduled=True` it carried in the run,
+    /// kept where a later cycle wrote `False` over it.
+    #[serde(default)]
+    pub first_scheduled: Option<Condition>,
 }
 
 /// Timings of the run, measured inside the harness.
@@ -281,10 +285,19 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
             .map(|p| p.node.as_str())
             .collect();
         let bound = nodes.len() as u32;
-        let condition = conditions
-            .get(&group.key)
-            .and_then(|g| g.conditions.iter().find(|c| c.kind == INITIALLY_SCHEDULED));
-        let admitted = condition.is_some_and(|c| c.status == "True") && bound > 0;
+        let kube_group = conditions.get(&group.key);
+        let condition =
+            kube_group.and_then(|g| g.conditions.iter().find(|c| c.kind == INITIALLY_SCHEDULED));
+        // kube-scheduler means never to take the condition back to False
+        // once it was True (`updatePodGroupCondition`), but a cycle for the
+        // pods left over right after admission reads the group from its
+        // cache before the True arrived there and writes False: the
+        // harness keeps the first True, and it decides.
+        let regressed = condition
+            .filter(|c| c.status != "True")
+            .filter(|_| kube_group.is_some_and(|g| g.first_scheduled.is_some()));
+        let admitted =
+            (condition.is_some_and(|c| c.status == "True") || regressed.is_some()) && bound > 0;
         let victims = preemptors.get(&group.key).copied().unwrap_or(0);
         let message = condition.map(|c| c.message.clone()).unwrap_or_default();
         let mut decision = PodGroupDecision {
@@ -325,6 +338,14 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
                     pending_reason(first)
                 );
             }
+            if let Some(c) = regressed {
+                decision.reason.push_str(&format!(
+                    "{}kube-scheduler then wrote PodGroupInitiallyScheduled=False ({}: {}) from a cycle that read a stale copy of the group",
+                    if decision.reason.is_empty() { "" } else { "; " },
+                    c.reason,
+                    c.message
+                ));
+            }
         } else if !pending.is_empty() {
             match condition {
                 Some(c) => {
@@ -350,4 +371,63 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
         "engine kube-scheduler: the real kube-scheduler v1.37.2 decided (wasched-kube); where it breaks ties between equal scores its choice may differ from run to run".into(),
     );
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The basic-group scenario (PodGroup data/prep, pods prep-0..2) as
+    /// kube-scheduler left it: two pods bound, one pending, and the
+    /// group's condition as `last`, after `first` (if any) was True.
+    fn read_back(first: Option<&str>, last: &str) -> PodGroupDecision {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../testdata/scenarios/basic-group.yaml"
+        );
+        let snapshot = crate::read_snapshot(&[path.into()]).unwrap();
+        let json = format!(
+            r#"{{"loaded": 6, "stats": {{"cycles": 3, "decidedSeconds": 0.1, "quietSeconds": 0.6, "finished": 0}},
+              "pods": [
+                {{"namespace": "data", "name": "prep-0", "node": "node-0", "boundOrder": 1}},
+                {{"namespace": "data", "name": "prep-1", "node": "node-1", "boundOrder": 2}},
+                {{"namespace": "data", "name": "prep-2",
+                  "scheduled": {{"type": "PodScheduled", "status": "False", "message": "0/2 nodes are available: 2 Insufficient cpu."}}}}],
+              "podGroups": [{{"namespace": "data", "name": "prep",
+                "conditions": [{last}], "firstScheduled": {}}}],
+              "compositePodGroups": []}}"#,
+            first.unwrap_or("null")
+        );
+        let result: KubeResult = serde_json::from_str(&json).unwrap();
+        let outcome = outcome(&snapshot, &result);
+        outcome
+            .pod_groups
+            .into_iter()
+            .find(|g| g.pod_group == "data/prep")
+            .unwrap()
+    }
+
+    const TRUE: &str =
+        r#"{"type": "PodGroupInitiallyScheduled", "status": "True", "reason": "Scheduled"}"#;
+    const FALSE: &str = r#"{"type": "PodGroupInitiallyScheduled", "status": "False", "reason": "Unschedulable", "message": "pod group is unschedulable"}"#;
+
+    #[test]
+    fn an_admitted_group_stays_admitted_when_a_stale_cycle_wrote_false() {
+        let kept = read_back(None, TRUE);
+        assert!(kept.scheduled);
+        assert_eq!((kept.bound, kept.pending), (2, 1));
+
+        let regressed = read_back(Some(TRUE), FALSE);
+        assert!(regressed.scheduled, "{regressed:?}");
+        assert_eq!((regressed.bound, regressed.pending), (2, 1));
+        assert!(
+            regressed.reason.contains("PodGroupInitiallyScheduled=False (Unschedulable: pod group is unschedulable) from a cycle that read a stale copy"),
+            "{}",
+            regressed.reason
+        );
+
+        let refused = read_back(None, FALSE);
+        assert!(!refused.scheduled, "never True: not admitted");
+        assert_eq!(refused.condition_reason, "Unschedulable");
+    }
 }

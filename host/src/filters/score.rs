@@ -168,12 +168,12 @@ fn least_allocated(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
 fn balanced_allocation(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
     let mut with = Vec::with_capacity(2);
     let mut without = Vec::with_capacity(2);
-    for r in 0..2 {
+    let requested = snapshot.requested_without_nominated(node);
+    for (r, &allocated) in requested.iter().enumerate() {
         let capacity = snapshot.allocatable(r)[node as usize];
         if capacity == 0 {
             continue;
         }
-        let allocated = snapshot.requested(r)[node as usize];
         with.push((allocated.saturating_add(pod.requests[r]), capacity));
         without.push((allocated, capacity));
     }

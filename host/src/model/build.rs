@@ -247,6 +247,7 @@ impl Snapshot {
                 terminating,
                 nominated_node,
                 evicted: false,
+                nominated: false,
                 priority,
                 never_preempt,
                 group: None,
@@ -620,6 +621,7 @@ impl Snapshot {
             .collect();
         self.requested = vec![vec![0; nodes]; resources];
         self.scoring_requested = [vec![0; nodes], vec![0; nodes]];
+        self.nominated_requested = [vec![0; nodes], vec![0; nodes]];
         self.pods_on_node = vec![Vec::new(); nodes];
         for (pod, requests) in self.pods.iter_mut().zip(per_pod) {
             pod.requests = requests;

@@ -68,6 +68,11 @@ pub struct PodInfo {
     pub nominated_node: Option<NodeId>,
     /// Evicted by preemption in this run.
     pub evicted: bool,
+    /// Assumed on its node as a preemptor nominated there
+    /// ([`Snapshot::nominate`]): it counts against the node for Filter but
+    /// not for the default scores, as kube-scheduler adds nominated pods
+    /// to a node only when it filters.
+    pub nominated: bool,
     /// Effective priority (the PodGroup's for members).
     pub priority: i32,
     /// Effective `preemptionPolicy` is `Never` (the pod's, else its
@@ -189,8 +194,11 @@ pub struct Snapshot {
     pub notes: Vec<String>,
     allocatable: Vec<Vec<u64>>,
     requested: Vec<Vec<u64>>,
-    /// Per node, the sum of its pods' [`PodInfo::scoring_requests`].
+    /// Per node, the sum of its pods' [`PodInfo::scoring_requests`]
+    /// (nominated pods left out).
     scoring_requested: [Vec<u64>; 2],
+    /// Per node, the cpu and memory requests of its nominated pods.
+    nominated_requested: [Vec<u64>; 2],
     pods_on_node: Vec<Vec<PodId>>,
     /// Budgets matching each pod, ascending.
     pod_budgets: Vec<Vec<BudgetId>>,
@@ -205,8 +213,8 @@ pub struct Snapshot {
 enum Change {
     /// A pod was assumed onto a node.
     Assumed(PodId),
-    /// A pod was taken off a node.
-    Removed(PodId, NodeId),
+    /// A pod was taken off a node (nominated there, or not).
+    Removed(PodId, NodeId, bool),
 }
 
 /// A point to roll the snapshot back to ([`Snapshot::checkpoint`]).
@@ -238,6 +246,20 @@ impl Snapshot {
                 .get(node as usize)
                 .copied()
                 .unwrap_or(0)
+        })
+    }
+
+    /// The cpu and memory requested on `node` by its pods that are not
+    /// [nominated](PodInfo::nominated): what `NodeResourcesBalancedAllocation`
+    /// sees.
+    pub fn requested_without_nominated(&self, node: NodeId) -> [u64; 2] {
+        [0, 1].map(|r| {
+            let all = self.requested(r).get(node as usize).copied().unwrap_or(0);
+            let nominated = self.nominated_requested[r]
+                .get(node as usize)
+                .copied()
+                .unwrap_or(0);
+            all.saturating_sub(nominated)
         })
     }
 
@@ -309,11 +331,39 @@ impl Snapshot {
         self.undo.push(Change::Assumed(pod));
     }
 
+    /// Places `pod` on `node` as a nominated preemptor waiting to be
+    /// retried ([`PodInfo::nominated`]); [`Snapshot::confirm`] makes it an
+    /// ordinary assumed pod.
+    pub fn nominate(&mut self, pod: PodId, node: NodeId) {
+        self.pods[pod as usize].nominated = true;
+        self.assume(pod, node);
+    }
+
+    /// A nominated pod's retry placed it on its node: from now on it also
+    /// counts for the scores. Nothing for a pod not nominated.
+    pub fn confirm(&mut self, pod: PodId) {
+        let info = &mut self.pods[pod as usize];
+        let Some(node) = info.node.filter(|_| info.nominated) else {
+            return;
+        };
+        info.nominated = false;
+        let node = node as usize;
+        for r in 0..2 {
+            if let Some(&request) = info.requests.get(r) {
+                self.nominated_requested[r][node] =
+                    self.nominated_requested[r][node].saturating_sub(request);
+            }
+            self.scoring_requested[r][node] =
+                self.scoring_requested[r][node].saturating_add(info.scoring_requests[r]);
+        }
+    }
+
     /// Takes `pod` off its node (an assumption undone, or a victim evicted);
     /// nothing if it is on none.
     pub fn remove(&mut self, pod: PodId) {
+        let nominated = self.pods[pod as usize].nominated;
         if let Some(node) = self.unplace(pod) {
-            self.undo.push(Change::Removed(pod, node));
+            self.undo.push(Change::Removed(pod, node, nominated));
         }
     }
 
@@ -334,7 +384,10 @@ impl Snapshot {
                 Change::Assumed(pod) => {
                     self.unplace(pod);
                 }
-                Change::Removed(pod, node) => self.place(pod, node),
+                Change::Removed(pod, node, nominated) => {
+                    self.pods[pod as usize].nominated = nominated;
+                    self.place(pod, node);
+                }
             }
         }
     }
@@ -351,8 +404,14 @@ impl Snapshot {
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
             column[node as usize] = column[node as usize].saturating_add(*request);
         }
-        for (column, request) in self.scoring_requested.iter_mut().zip(info.scoring_requests) {
-            column[node as usize] = column[node as usize].saturating_add(request);
+        if info.nominated {
+            for (column, request) in self.nominated_requested.iter_mut().zip(&info.requests) {
+                column[node as usize] = column[node as usize].saturating_add(*request);
+            }
+        } else {
+            for (column, request) in self.scoring_requested.iter_mut().zip(info.scoring_requests) {
+                column[node as usize] = column[node as usize].saturating_add(request);
+            }
         }
         let on_node = &mut self.pods_on_node[node as usize];
         let at = on_node.partition_point(|&p| p < pod);
@@ -365,8 +424,14 @@ impl Snapshot {
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
             column[node as usize] = column[node as usize].saturating_sub(*request);
         }
-        for (column, request) in self.scoring_requested.iter_mut().zip(info.scoring_requests) {
-            column[node as usize] = column[node as usize].saturating_sub(request);
+        if std::mem::take(&mut info.nominated) {
+            for (column, request) in self.nominated_requested.iter_mut().zip(&info.requests) {
+                column[node as usize] = column[node as usize].saturating_sub(*request);
+            }
+        } else {
+            for (column, request) in self.scoring_requested.iter_mut().zip(info.scoring_requests) {
+                column[node as usize] = column[node as usize].saturating_sub(request);
+            }
         }
         let on_node = &mut self.pods_on_node[node as usize];
         if let Ok(at) = on_node.binary_search(&pod) {

@@ -137,15 +137,20 @@ pub fn run_observed(
         notes: snapshot.notes.clone(),
         ..Outcome::default()
     };
-    let entities = queue(snapshot);
+    let entities = queue::prioritized(snapshot);
     let mut run = Run {
         cycle: Cycle::new(snapshot, plugins),
         outcome,
         disrupted: BTreeMap::new(),
+        nominated: Vec::new(),
+        nominated_priority: i32::MIN,
     };
     let mut times = Vec::with_capacity(entities.len());
     let total = entities.len();
-    for (done, entity) in entities.into_iter().enumerate() {
+    for (done, (priority, entity)) in entities.into_iter().enumerate() {
+        if priority < run.nominated_priority {
+            run.retry_preemptors();
+        }
         let start = std::time::Instant::now();
         match entity {
             Entity::Group(group) => run.schedule_group(group),
@@ -159,6 +164,7 @@ pub fn run_observed(
         });
         progress(done + 1, total);
     }
+    run.retry_preemptors();
     run.record_disruptions();
     outcome = run.outcome;
     let cycle = run.cycle;
@@ -192,6 +198,12 @@ struct Run<'a> {
     outcome: Outcome,
     /// PodGroups that lost pods to preemption → (preemptors, pods evicted).
     disrupted: BTreeMap<GroupId, (Vec<String>, u32)>,
+    /// Preemptors' pods nominated to the nodes their victims freed, in
+    /// the order they preempted, waiting for their retry.
+    nominated: Vec<(PodId, NodeId)>,
+    /// The priority of the entities that preempted (`i32::MIN`: none
+    /// waits).
+    nominated_priority: i32,
 }
 
 impl Run<'_> {
@@ -218,8 +230,20 @@ impl Run<'_> {
         });
     }
 
-    /// Evicts `victims` for `by` (a PodGroup or pod key) and binds
+    /// Evicts `victims` for `by` (a PodGroup or pod key) and nominates
     /// `assignments` in their place.
+    ///
+    /// kube-scheduler does not bind a preemptor in the cycle that preempts:
+    /// it sets the pods' `nominatedNodeName` and requeues the entity, with
+    /// the time of that attempt, behind every entity of its priority
+    /// already queued (`PrioritySort`). Those are scheduled first; their
+    /// Filter counts the nominated pods on their nodes (nominated pods of
+    /// at least the filtered pod's priority are added,
+    /// `addGENominatedPods`), their scores do not. The retry then finds
+    /// each pod's nominated node still fitting (`evaluateNominatedNode`)
+    /// and binds it there: [`Run::retry_preemptors`], once the queue
+    /// reaches a lower priority. Victims stop at once here, so the retry
+    /// never waits for them.
     fn carry_out(&mut self, by: &str, victims: &[PodId], assignments: &[(PodId, NodeId)]) {
         for &victim in victims {
             self.cycle.snapshot.remove(victim);
@@ -237,10 +261,28 @@ impl Run<'_> {
                 by: by.to_string(),
             });
         }
+        self.nominate(assignments);
+    }
+
+    /// Nominates preemptor pods to their nodes until their retry.
+    fn nominate(&mut self, assignments: &[(PodId, NodeId)]) {
         for &(pod, node) in assignments {
-            self.cycle.snapshot.assume(pod, node);
+            let priority = self.cycle.snapshot.pods[pod as usize].priority;
+            self.nominated_priority = self.nominated_priority.max(priority);
+            self.cycle.snapshot.nominate(pod, node);
+            self.nominated.push((pod, node));
+        }
+    }
+
+    /// The retry of every preemptor waiting: each pod is bound on the node
+    /// it was nominated to, in the order they preempted.
+    fn retry_preemptors(&mut self) {
+        for (pod, node) in std::mem::take(&mut self.nominated) {
+            self.cycle.snapshot.confirm(pod);
             self.bind(pod, node);
         }
+        self.cycle.snapshot.commit();
+        self.nominated_priority = i32::MIN;
     }
 
     /// Whether an unschedulable entity may try preemption: a plugin
@@ -356,12 +398,11 @@ impl Run<'_> {
                 } => {
                     // The victims go; the layout the trial found (and the
                     // reprieve kept feasible) is what binds.
-                    self.carry_out(&root_key, &victims, &[]);
-                    for placed in &layout {
-                        for &(pod, node) in &placed.assigned {
-                            self.cycle.snapshot.assume(pod, node);
-                        }
-                    }
+                    let assigned: Vec<(PodId, NodeId)> = layout
+                        .iter()
+                        .flat_map(|placed| placed.assigned.iter().copied())
+                        .collect();
+                    self.carry_out(&root_key, &victims, &assigned);
                     result = tree::TreeResult::Admitted(layout);
                     PreemptionOutcome {
                         result: "preempted".into(),
@@ -389,8 +430,10 @@ impl Run<'_> {
                         decision.condition_reason = "Unschedulable".into();
                         continue;
                     };
-                    for &(pod, node) in &placed.assigned {
-                        self.bind(pod, node);
+                    if preemption.is_none() {
+                        for &(pod, node) in &placed.assigned {
+                            self.bind(pod, node);
+                        }
                     }
                     for (pod, reason) in &placed.unfit {
                         self.leave_pending(*pod, reason.clone());

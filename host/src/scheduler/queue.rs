@@ -27,6 +27,11 @@ pub enum Entity {
 /// and `namespace/name`. A PodGroup's priority is its spec's (for a PodGroup
 /// object that is missing: its highest member's).
 pub fn queue(snapshot: &Snapshot) -> Vec<Entity> {
+    prioritized(snapshot).into_iter().map(|(_, e)| e).collect()
+}
+
+/// [`queue`], each entity with its priority.
+pub fn prioritized(snapshot: &Snapshot) -> Vec<(i32, Entity)> {
     let pending = |p: &PodId| snapshot.pods[*p as usize].pending;
     // The earliest pending member of some groups: (created, key).
     let first_member = |groups: &mut dyn Iterator<Item = GroupId>| {
@@ -78,5 +83,8 @@ pub fn queue(snapshot: &Snapshot) -> Vec<Entity> {
         }
     }
     entities.sort_by_key(|&(priority, created, key, _)| (Reverse(priority), created, key));
-    entities.into_iter().map(|(.., e)| e).collect()
+    entities
+        .into_iter()
+        .map(|(priority, .., e)| (priority, e))
+        .collect()
 }

@@ -327,7 +327,8 @@ impl Cycle<'_> {
             }
             self.snapshot.rollback(checkpoint);
         }
-        let (options, scored): (Vec<Placement>, Vec<Scored<Vec<Placed>>>) = scored.into_iter().unzip();
+        let (options, scored): (Vec<Placement>, Vec<Scored<Vec<Placed>>>) =
+            scored.into_iter().unzip();
         let order = super::group::ranking(&scored);
         let mut options: Vec<Option<Placement>> = options.into_iter().map(Some).collect();
         let order: Vec<Placement> = order

@@ -57,7 +57,11 @@ impl Cycle<'_> {
 
     /// Runs `f` as a preemption trial: with `costs` breaking ties, its
     /// evaluations counted apart.
-    pub(super) fn while_costing<T>(&mut self, costs: VictimCosts, f: impl FnOnce(&mut Self) -> T) -> T {
+    pub(super) fn while_costing<T>(
+        &mut self,
+        costs: VictimCosts,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
         let outer = self.victim_costs.replace(costs);
         let result = f(self);
         self.victim_costs = outer;

@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use wasched::framework::ExtensionPoint;
+use wasched::framework::native::NativePlugin;
 use wasched::outcome::PodGroupDecision;
-use wasched::{Outcome, PluginConfig, Runtime, Simulation};
+use wasched::{Outcome, PluginConfig, PluginSet, Runtime, Simulation};
+use wasched_sdk::Plugin as _;
 
 /// The compiled-component cache the tests share (inside the target
 /// directory, never the user's): components compile once per build.
@@ -116,4 +119,39 @@ pub fn group<'a>(outcome: &'a Outcome, key: &str) -> &'a PodGroupDecision {
         .iter()
         .find(|g| g.pod_group == key)
         .unwrap_or_else(|| panic!("no decision for {key}"))
+}
+
+/// `GpuBinPacking` args that exercise both of its points.
+pub const BINPACK_ARGS: &str = r#"{"resources": [{"name": "nvidia.com/gpu", "weight": 2}, {"name": "cpu"}], "reserveForRequesters": true}"#;
+
+/// The bundled plugins' logic compiled into the host, in the bundled
+/// order, with `GpuBinPacking` (under [`BINPACK_ARGS`]) when `binpack`.
+pub fn native_plugins(binpack: bool) -> PluginSet {
+    let mut set = PluginSet::new();
+    set.add(Box::new(NativePlugin::new(
+        gang_permit::GangScheduling,
+        &[ExtensionPoint::PreEnqueue, ExtensionPoint::Permit],
+    )))
+    .unwrap();
+    // In the bundled order (by crate name).
+    if binpack {
+        let plugin = wasched_sdk::configure::<gpu_binpack::GpuBinPacking>(BINPACK_ARGS).unwrap();
+        set.add(Box::new(NativePlugin::new(
+            plugin,
+            &[ExtensionPoint::Filter, ExtensionPoint::Score],
+        )))
+        .unwrap();
+    }
+    let topology = topology_placement::TopologyPlacement::new(Default::default()).unwrap();
+    set.add(Box::new(NativePlugin::new(
+        topology,
+        &[ExtensionPoint::PlacementGenerate],
+    )))
+    .unwrap();
+    set.add(Box::new(NativePlugin::new(
+        workload_preemption::WorkloadPreemption::default(),
+        &[ExtensionPoint::PodGroupPostFilter],
+    )))
+    .unwrap();
+    set
 }

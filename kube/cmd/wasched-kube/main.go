@@ -220,7 +220,8 @@ func up(ctx context.Context, args []string) error {
 	var scheduler *engine.Options
 	what := "no kube-scheduler"
 	if *withScheduler {
-		scheduler = &engine.Options{Config: config}
+		// A cluster people use: kube-scheduler's own backoff.
+		scheduler = &engine.Options{Config: config, UpstreamBackoff: true}
 		what = "kube-scheduler v1.37.2 running (" + controlplane.GatesFlag() + ")"
 	}
 	running, err := startCluster(ctx, *port, items, scheduler)
@@ -249,6 +250,7 @@ func schedule(ctx context.Context, args []string) error {
 	settle := flags.Duration("settle", 500*time.Millisecond, "quiet must hold this long, with no new cycle")
 	ties := flags.Bool("ties", false, "report the top score class of every binding")
 	preferFile := flags.String("prefer", "", "break kube-scheduler's ties toward the choices in FILE (JSON: nodes, groups)")
+	upstreamBackoff := flags.Bool("upstream-backoff", false, "leave preemptors to their backoff (default: each cycle waits for the last one's preemptions to settle and retries their preemptors first, so that timing does not decide)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -270,7 +272,7 @@ func schedule(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	running, err := startCluster(ctx, 0, items, &engine.Options{Config: config, Ties: *ties, Prefer: prefer})
+	running, err := startCluster(ctx, 0, items, &engine.Options{Config: config, Ties: *ties, Prefer: prefer, UpstreamBackoff: *upstreamBackoff})
 	if err != nil {
 		return err
 	}

@@ -11,16 +11,18 @@
 //!
 //! # Protocol: the host runs the trials, the plugin orders and chooses
 //!
-//! For each domain (the whole cluster, each placement of a
-//! topology-constrained unit, or each node for a lone pod) the host collects
-//! the victim units of strictly lower priority than the preemptor, removes
-//! them all and runs the group algorithm once. If the preemptor then fits,
-//! the host asks [`Plugin::order_victims`] for the *reprieve order* and puts
-//! the units back one by one in that order, keeping each one back while the
-//! preemptor still fits; what stays out are the domain's victims. It then
-//! asks [`Plugin::select_candidate`] which of the domains that work (the
-//! candidates) to carry out. This plugin runs no trial and evicts nothing:
-//! it only answers those two questions.
+//! For each domain — the whole cluster for a unit (kube-scheduler v1.37's
+//! `PodGroupEvaluator` has that one domain; a topology-constrained unit's
+//! placement is chosen by the trial), each node for a lone pod — the host
+//! collects the victim units of strictly lower priority than the preemptor,
+//! removes them all and runs the group algorithm once. If the preemptor then
+//! fits, the host asks [`Plugin::order_victims`] for the *reprieve order*
+//! and puts the units back one by one in that order, keeping each one back
+//! while the preemptor still fits; what stays out are the domain's victims.
+//! It then asks [`Plugin::select_candidate`] which of the domains that work
+//! (the candidates: a lone pod's nodes; a unit has one) to carry out. This
+//! plugin runs no trial and evicts nothing: it only answers those two
+//! questions.
 //!
 //! A victim unit is a PodGroup with `disruptionMode: all` (or inside a
 //! CompositePodGroup tree with `all`), with all its bound pods; any other
@@ -480,9 +482,7 @@ impl Plugin for WorkloadPreemption {
             .iter()
             .map(|unit| {
                 let rank = match unit.group {
-                    Some(group) => {
-                        victim_rank(under_disrupting_composite(cluster, group), true)
-                    }
+                    Some(group) => victim_rank(under_disrupting_composite(cluster, group), true),
                     // A single pod: of a group (rank 2) or of none (1).
                     None => victim_rank(
                         false,

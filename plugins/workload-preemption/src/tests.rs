@@ -183,9 +183,18 @@ fn ranks_put_composites_before_groups_before_lone_pods() {
     // Equal priority, size and start: only the rank differs.
     let (lone, member, composite) = (pod(0), pod(1), group(2, 7, 1));
     let ranked = [
-        Ranked { unit: &lone, rank: victim_rank(false, false) },
-        Ranked { unit: &member, rank: victim_rank(false, true) },
-        Ranked { unit: &composite, rank: victim_rank(true, true) },
+        Ranked {
+            unit: &lone,
+            rank: victim_rank(false, false),
+        },
+        Ranked {
+            unit: &member,
+            rank: victim_rank(false, true),
+        },
+        Ranked {
+            unit: &composite,
+            rank: victim_rank(true, true),
+        },
     ];
     assert_eq!(order_victims(&ranked, true), vec![2, 1, 0]);
     // Size counts between any two units of one rank, pods included.
@@ -257,7 +266,11 @@ fn order_victims_is_always_a_sorted_permutation() {
             for pair in order.windows(2) {
                 let (a, b) = (by_index(pair[0]), by_index(pair[1]));
                 assert_eq!(
-                    compare_victims(Ranked::by_group(a), Ranked::by_group(b), budget_violations_first),
+                    compare_victims(
+                        Ranked::by_group(a),
+                        Ranked::by_group(b),
+                        budget_violations_first
+                    ),
                     Ordering::Less,
                     "round {round}: {a:?} must come before {b:?}"
                 );

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	alpha3listers "k8s.io/client-go/listers/scheduling/v1alpha3"
+	beta1listers "k8s.io/client-go/listers/scheduling/v1beta1"
+	"k8s.io/klog/v2"
+)
+
+// settleLimit bounds how long the next scheduling cycle waits for one
+// cycle's preemptions to settle.
+const settleLimit = 5 * time.Second
+
+// preemption is one victim of one preemptor, as its Preempted event named
+// them.
+type preemption struct {
+	victimNamespace, victimName string
+	// kind is Pod, PodGroup or CompositePodGroup.
+	kind            string
+	namespace, name string
+}
+
+// settler holds the next scheduling cycle back until the preemptions of
+// the last one have run their course: every victim gone from the
+// scheduler's informer, then every preemptor moved to the active queue
+// (the queue's Activate, as a plugin's podsToActivate would), past the
+// backoff its failed attempt earned.
+//
+// Victims here stop at once (the watch finishes them). Left alone, a
+// preemptor waits out its backoff (a second or more) while the loop
+// schedules whatever comes next, so which entities ran before its retry —
+// and saw its pods or not — would depend on how fast this machine is.
+// With the hold, the preemptor is retried next if it is the most
+// important entity queued, as when its victims stop before anything else
+// is scheduled; what kube-scheduler decides no longer depends on timing.
+type settler struct {
+	pods       corelisters.PodLister
+	podGroups  beta1listers.PodGroupLister
+	composites alpha3listers.CompositePodGroupLister
+	active     func() []*v1.Pod
+	activate   func(logger klog.Logger, pods map[string]*v1.Pod)
+}
+
+// settle waits, at most settleLimit, until every preemption is settled.
+func (s *settler) settle(logger klog.Logger, preemptions []preemption) {
+	if len(preemptions) == 0 {
+		return
+	}
+	deadline := time.Now().Add(settleLimit)
+	for !s.victimsGone(preemptions) {
+		if time.Now().After(deadline) {
+			logger.V(2).Info("Victims did not go; scheduling on", "preemptions", len(preemptions))
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for !s.preemptorsActive(logger, preemptions) {
+		if time.Now().After(deadline) {
+			logger.V(2).Info("Preemptions did not settle; scheduling on", "preemptions", len(preemptions))
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (s *settler) victimsGone(preemptions []preemption) bool {
+	for _, p := range preemptions {
+		if _, err := s.pods.Pods(p.victimNamespace).Get(p.victimName); !apierrors.IsNotFound(err) {
+			return false
+		}
+	}
+	return true
+}
+
+// preemptorsActive activates the preemptors not in the active queue yet
+// and says whether all were already there.
+func (s *settler) preemptorsActive(logger klog.Logger, preemptions []preemption) bool {
+	active := map[string]bool{}
+	for _, pod := range s.active() {
+		active[pod.Namespace+"/"+pod.Name] = true
+	}
+	waiting := map[string]*v1.Pod{}
+	for _, p := range preemptions {
+		pods, err := s.pods.Pods(p.namespace).List(labels.Everything())
+		if err != nil {
+			continue
+		}
+		for _, pod := range pods {
+			key := pod.Namespace + "/" + pod.Name
+			if pod.Spec.NodeName == "" && !active[key] && s.memberOf(pod, p) {
+				waiting[key] = pod
+			}
+		}
+	}
+	if len(waiting) == 0 {
+		return true
+	}
+	s.activate(logger, waiting)
+	return false
+}
+
+// memberOf says whether pod is the preemptor or one of its pods.
+func (s *settler) memberOf(pod *v1.Pod, p preemption) bool {
+	if p.kind == "Pod" {
+		return pod.Name == p.name
+	}
+	group := pod.Spec.SchedulingGroup
+	if group == nil || group.PodGroupName == nil {
+		return false
+	}
+	if p.kind == "PodGroup" {
+		return *group.PodGroupName == p.name
+	}
+	pg, err := s.podGroups.PodGroups(pod.Namespace).Get(*group.PodGroupName)
+	if err != nil {
+		return false
+	}
+	parent := pg.Spec.ParentCompositePodGroupName
+	// A tree is a few levels deep (the API allows at most 4); the bound
+	// guards against a cycle in bad data.
+	for depth := 0; parent != nil && depth < 8; depth++ {
+		if *parent == p.name {
+			return true
+		}
+		cpg, err := s.composites.CompositePodGroups(pod.Namespace).Get(*parent)
+		if err != nil {
+			return false
+		}
+		parent = cpg.Spec.ParentCompositePodGroupName
+	}
+	return false
+}
