@@ -29,6 +29,13 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// The harness's `subcommand` with `--objects file`.
+    fn command(&self, subcommand: &str, file: &Path) -> Command {
+        let mut command = Command::new(&self.binary);
+        command.arg(subcommand).arg("--objects").arg(file);
+        command
+    }
+
     /// A harness at `binary`.
     pub fn at(binary: impl Into<PathBuf>) -> Self {
         Self {
@@ -98,15 +105,9 @@ impl Harness {
         objects: &ClusterObjects,
         options: &ScheduleOptions,
     ) -> Result<KubeResult> {
-        let dir = scratch_dir()?;
-        let file = dir.path.join("objects.json");
-        std::fs::write(&file, serde_json::to_vec(&objects.to_list())?)
-            .with_context(|| format!("cannot write {}", file.display()))?;
-        let mut command = Command::new(&self.binary);
+        let (dir, file) = write_objects(objects)?;
+        let mut command = self.command("schedule", &file);
         command
-            .arg("schedule")
-            .arg("--objects")
-            .arg(&file)
             .arg("--timeout")
             .arg(format!("{}ms", options.timeout.as_millis()));
         if let Some(config) = &options.config {
@@ -161,15 +162,9 @@ impl Harness {
         options: &UpOptions,
     ) -> Result<std::convert::Infallible> {
         use std::os::unix::process::CommandExt;
-        let dir = scratch_dir()?;
-        let file = dir.path.join("objects.json");
-        std::fs::write(&file, serde_json::to_vec(&objects.to_list())?)
-            .with_context(|| format!("cannot write {}", file.display()))?;
-        let mut command = Command::new(&self.binary);
+        let (dir, file) = write_objects(objects)?;
+        let mut command = self.command("up", &file);
         command
-            .arg("up")
-            .arg("--objects")
-            .arg(&file)
             .arg("--delete-objects")
             .arg("--kubeconfig")
             .arg(&options.kubeconfig)
@@ -281,4 +276,14 @@ fn scratch_dir() -> Result<Scratch> {
     ));
     std::fs::create_dir_all(&path).with_context(|| format!("cannot make {}", path.display()))?;
     Ok(Scratch { path })
+}
+
+/// Writes `objects` as a List into a new scratch directory: the directory
+/// (removed when dropped) and the file.
+fn write_objects(objects: &ClusterObjects) -> Result<(Scratch, PathBuf)> {
+    let dir = scratch_dir()?;
+    let file = dir.path.join("objects.json");
+    std::fs::write(&file, serde_json::to_vec(&objects.to_list())?)
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    Ok((dir, file))
 }

@@ -470,15 +470,20 @@ fn set_class(value: &mut Value, class: Option<String>, want: Resolved) {
     }
 }
 
-/// A running pod's status: phase Running and the start wasched assumed;
-/// true if something had to be filled in.
-fn start_running(value: &mut Value, started: i64) -> bool {
-    let status = value
+/// An object's `status` (added empty if missing), unless it is no map.
+fn status_of(value: &mut Value) -> Option<&mut serde_json::Map<String, Value>> {
+    value
         .as_object_mut()
         .expect("objects are JSON objects")
         .entry("status")
-        .or_insert_with(|| json!({}));
-    let Some(status) = status.as_object_mut() else {
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+}
+
+/// A running pod's status: phase Running and the start wasched assumed;
+/// true if something had to be filled in.
+fn start_running(value: &mut Value, started: i64) -> bool {
+    let Some(status) = status_of(value) else {
         return false;
     };
     status.entry("phase").or_insert_with(|| json!("Running"));
@@ -494,12 +499,7 @@ fn start_running(value: &mut Value, started: i64) -> bool {
 /// Makes a node Ready and completes its resources as wasched reads them;
 /// true if something changed.
 fn complete_node(value: &mut Value) -> bool {
-    let status = value
-        .as_object_mut()
-        .expect("objects are JSON objects")
-        .entry("status")
-        .or_insert_with(|| json!({}));
-    let Some(status) = status.as_object_mut() else {
+    let Some(status) = status_of(value) else {
         return false;
     };
     let mut changed = false;
