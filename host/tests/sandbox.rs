@@ -234,6 +234,23 @@ fn work_within_the_bounds_is_obeyed_and_the_same_work_over_them_is_stopped() {
 }
 
 #[test]
+fn an_ignored_placement_generate_failure_on_a_tree_is_named() {
+    let mut s = settings("placement-generate", "panic");
+    s.failure_policy = FailurePolicy::Ignore;
+    let (outcome, _) = run_snapshot("sandbox/tree.yaml", s);
+    assert_eq!(bound(&outcome), ["team/bad-child-0"], "{outcome:#?}");
+    let warning = outcome
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("CompositePodGroup team/bad-tree: "))
+        .unwrap_or_else(|| panic!("a warning for the tree: {:?}", outcome.warnings));
+    assert!(
+        warning.contains("schedulingConstraints.topology key example.com/rack ignored: its placement-generate plugin failed and failurePolicy Ignore skipped it: plugin Hostile: panicked"),
+        "{warning}"
+    );
+}
+
+#[test]
 fn failure_policy_ignore_skips_the_plugin_and_counts_a_warning() {
     let mut s = settings("permit", "loop");
     s.failure_policy = FailurePolicy::Ignore;

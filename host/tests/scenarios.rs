@@ -475,6 +475,41 @@ fn the_search_budget_cuts_the_search_and_says_so() {
         "{}",
         g.reason
     );
+    assert_eq!(
+        g.preemption.as_ref().map(|p| p.reason.as_str()),
+        Some("no lower-priority victims")
+    );
+
+    // With a lower-priority pod to evict, the preemption trial's search is
+    // cut too, and the attempt says so rather than "no room".
+    let dir = common::tempdir("search-budget");
+    let low = dir.join("low.yaml");
+    std::fs::write(
+        &low,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: low, namespace: team}\nspec:\n  nodeName: n3\n  priority: 1\n  containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]\nstatus: {phase: Running}\n",
+    )
+    .unwrap();
+    let config = wasched::PluginConfig::parse(
+        "plugins: [{name: TopologyPlacement, args: {searchBudget: 2}}]",
+    )
+    .unwrap();
+    let out = common::simulate_with(&[scenario("tree-backtrack"), low], None, config);
+    let preemption = group(&out, "team/train-a")
+        .preemption
+        .clone()
+        .expect("a preemption attempt");
+    assert_eq!(preemption.result, "failed");
+    assert!(
+        preemption
+            .reason
+            .starts_with("the preemption trial did not finish: ")
+            && preemption
+                .reason
+                .ends_with("search budget of 2 placements reached"),
+        "{}",
+        preemption.reason
+    );
+    assert!(out.evictions.is_empty());
 }
 
 #[test]
@@ -568,6 +603,15 @@ fn a_tie_in_the_preemption_trial_goes_to_the_cheapest_victims() {
     let out = run("preempt-cheapest-tie");
     assert_eq!(evicted(&out), ["team/low"]);
     assert_eq!(bound(&out).get("team/solo-0"), Some(&"node-1"));
+}
+
+#[test]
+fn a_tie_in_the_trial_spares_a_whole_gang_for_one_lone_pod() {
+    let out = run("preempt-tie-spares-gang");
+    // One pod of the `all` gang on a node costs all three; of the two lone
+    // pods only the one that must go goes.
+    assert_eq!(evicted(&out), ["team/low-1"]);
+    assert_eq!(bound(&out).get("team/urgent-0"), Some(&"node-3"));
 }
 
 #[test]

@@ -89,14 +89,16 @@ func TestPortInUse(t *testing.T) {
 	}
 	defer listener.Close()
 	port := listener.Addr().(*net.TCPAddr).Port
-	before, _ := os.ReadDir(os.TempDir())
+	// A temporary directory of the test's own, so that what Start leaves
+	// is told apart from what tests running beside it keep there.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	_, err = Start(context.Background(), Options{Port: port})
 	if err == nil || !strings.Contains(err.Error(), "cannot listen on 127.0.0.1:") {
 		t.Fatalf("Start on a used port: %v", err)
 	}
-	after, _ := os.ReadDir(os.TempDir())
-	if len(after) > len(before) {
-		t.Errorf("Start left %d entries in %s", len(after)-len(before), os.TempDir())
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("Start left %d entries in %s", len(left), tmp)
 	}
 }
 

@@ -31,6 +31,14 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "wasched-kube")
+	// The control planes started here keep their state in a temporary
+	// directory of this package's own, so that stateDirs does not count
+	// those of the packages tested beside it.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		panic(err)
+	}
+	os.Setenv("TMPDIR", tmp)
 	build := exec.Command("go", "build", "-o", binary, "example.invalid/wasched/kube/cmd/wasched-kube")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -50,7 +58,8 @@ func fixture(name string) string {
 	return path
 }
 
-// stateDirs counts the control planes' state directories in the temp dir.
+// stateDirs counts the control planes' state directories in the package's
+// temporary directory.
 func stateDirs(t *testing.T) int {
 	t.Helper()
 	matches, err := filepath.Glob(filepath.Join(os.TempDir(), "wasched-kube-[0-9]*"))

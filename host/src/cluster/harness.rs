@@ -105,7 +105,9 @@ impl Harness {
         objects: &ClusterObjects,
         options: &ScheduleOptions,
     ) -> Result<KubeResult> {
-        let (dir, file) = write_objects(objects)?;
+        let dir = scratch_dir()?;
+        let file = dir.path.join("objects.json");
+        write_objects(objects, &file)?;
         let mut command = self.command("schedule", &file);
         command
             .arg("--timeout")
@@ -162,7 +164,11 @@ impl Harness {
         options: &UpOptions,
     ) -> Result<std::convert::Infallible> {
         use std::os::unix::process::CommandExt;
-        let (dir, file) = write_objects(objects)?;
+        // Not in a scratch directory: exec never returns to remove one. The
+        // harness removes the file once read (`--delete-objects`).
+        let file =
+            std::env::temp_dir().join(format!("wasched-cluster-{}.json", std::process::id()));
+        write_objects(objects, &file)?;
         let mut command = self.command("up", &file);
         command
             .arg("--delete-objects")
@@ -176,10 +182,8 @@ impl Harness {
         if let Some(config) = &options.config {
             command.arg("--config").arg(config);
         }
-        // The harness removes the objects file once read; the directory
-        // stays empty in /tmp (exec never returns to remove it).
-        std::mem::forget(dir);
         let error = command.exec();
+        let _ = std::fs::remove_file(&file);
         Err(anyhow!("cannot run {}: {error}", self.binary.display()))
     }
 }
@@ -278,12 +282,8 @@ fn scratch_dir() -> Result<Scratch> {
     Ok(Scratch { path })
 }
 
-/// Writes `objects` as a List into a new scratch directory: the directory
-/// (removed when dropped) and the file.
-fn write_objects(objects: &ClusterObjects) -> Result<(Scratch, PathBuf)> {
-    let dir = scratch_dir()?;
-    let file = dir.path.join("objects.json");
-    std::fs::write(&file, serde_json::to_vec(&objects.to_list())?)
-        .with_context(|| format!("cannot write {}", file.display()))?;
-    Ok((dir, file))
+/// Writes `objects` as a List to `file`.
+fn write_objects(objects: &ClusterObjects, file: &Path) -> Result<()> {
+    std::fs::write(file, serde_json::to_vec(&objects.to_list())?)
+        .with_context(|| format!("cannot write {}", file.display()))
 }

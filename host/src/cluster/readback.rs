@@ -152,6 +152,14 @@ fn pending_reason(pod: Option<&&KubePod>) -> String {
         )
 }
 
+/// Why a lone pod's preemption failed: the `preemption: ...` part
+/// kube-scheduler's PostFilter adds to the pod's condition message.
+fn preemption_reason(message: &str) -> Option<String> {
+    message
+        .split_once("preemption: ")
+        .map(|(_, why)| why.trim().to_string())
+}
+
 /// The preemptor's `namespace/name` in a `Kind namespace/name` text.
 fn preemptor_name(by: &str) -> &str {
     by.split_once(' ').map_or(by, |(_, name)| name)
@@ -218,11 +226,18 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
                     node: p.node.clone(),
                 },
             )),
-            _ => outcome.unschedulable.push(Unschedulable {
-                pod: info.key.clone(),
-                reason: pending_reason(pod),
-                preemption: None,
-            }),
+            _ => {
+                let reason = pending_reason(pod);
+                outcome.unschedulable.push(Unschedulable {
+                    pod: info.key.clone(),
+                    preemption: info
+                        .group
+                        .is_none()
+                        .then(|| preemption_reason(&reason))
+                        .flatten(),
+                    reason,
+                })
+            }
         }
     }
     bound.sort_by_key(|(order, _)| *order);
@@ -298,7 +313,11 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
             .filter(|_| kube_group.is_some_and(|g| g.first_scheduled.is_some()));
         let admitted =
             (condition.is_some_and(|c| c.status == "True") || regressed.is_some()) && bound > 0;
-        let victims = preemptors.get(&group.key).copied().unwrap_or(0);
+        // A tree preempts as one unit, in its root's name.
+        let preemptor = snapshot
+            .root_of(id)
+            .map_or(&group.key, |root| &snapshot.composites[root as usize].key);
+        let victims = preemptors.get(preemptor).copied().unwrap_or(0);
         let message = condition.map(|c| c.message.clone()).unwrap_or_default();
         let mut decision = PodGroupDecision {
             pod_group: group.key.clone(),

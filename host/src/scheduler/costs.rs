@@ -12,7 +12,7 @@
 use std::cmp::{Ordering, Reverse};
 
 use crate::framework::VictimUnit;
-use crate::model::{NodeId, Snapshot};
+use crate::model::{NodeId, PodId, Snapshot};
 
 /// The victims standing on one node, or on a set of nodes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,44 +50,109 @@ impl Cost {
     }
 }
 
-/// The candidate victims of one preemption trial, by node.
+/// The candidate victims of one preemption trial, by node. A unit costs
+/// all its pods wherever they run (a `disruptionMode: all` group goes
+/// whole, so one of its pods on a node costs the group), and counts once
+/// however many of the chosen nodes it stands on.
 #[derive(Debug, Clone, Default)]
 pub struct VictimCosts {
-    per_node: Vec<Cost>,
+    /// Each candidate unit's cost: its pods, their priorities, its oldest
+    /// start.
+    units: Vec<Cost>,
+    /// Per node: the units with pods there, and those pods' requests by
+    /// resource.
+    per_node: Vec<Vec<(usize, Vec<u64>)>>,
 }
 
 impl VictimCosts {
     /// The costs of `units` (before they are removed: their pods' nodes).
     pub fn of(snapshot: &Snapshot, units: &[VictimUnit]) -> Self {
-        let mut per_node = vec![Cost::FREE; snapshot.node_count()];
-        for unit in units {
+        let mut per_node: Vec<Vec<(usize, Vec<u64>)>> = vec![Vec::new(); snapshot.node_count()];
+        let mut costs = Vec::with_capacity(units.len());
+        for (u, unit) in units.iter().enumerate() {
+            let mut cost = Cost::FREE;
             for &pod in &unit.pods {
                 let info = &snapshot.pods[pod as usize];
-                if let Some(node) = info.node {
-                    per_node[node as usize].add(Cost {
-                        pods: 1,
-                        priority_sum: i64::from(unit.priority),
-                        oldest_start: info.started,
-                    });
+                cost.add(Cost {
+                    pods: 1,
+                    priority_sum: i64::from(unit.priority),
+                    oldest_start: info.started,
+                });
+                let Some(node) = info.node else { continue };
+                let on_node = &mut per_node[node as usize];
+                let at = match on_node.iter().position(|(v, _)| *v == u) {
+                    Some(at) => at,
+                    None => {
+                        on_node.push((u, vec![0; info.requests.len()]));
+                        on_node.len() - 1
+                    }
+                };
+                let requests = &mut on_node[at].1;
+                if requests.len() < info.requests.len() {
+                    requests.resize(info.requests.len(), 0);
+                }
+                for (sum, &r) in requests.iter_mut().zip(&info.requests) {
+                    *sum += r;
                 }
             }
+            costs.push(cost);
         }
-        Self { per_node }
+        Self {
+            units: costs,
+            per_node,
+        }
     }
 
-    /// The victims on `node`.
-    pub fn node(&self, node: NodeId) -> Cost {
-        self.per_node
-            .get(node as usize)
-            .copied()
-            .unwrap_or(Cost::FREE)
+    /// What placing `pod` on `node` costs while the trial has every
+    /// candidate removed: the units on `node` that would have to stay out
+    /// for it to fit there, found by putting them back on the node, the
+    /// dearest first, while `pod` still fits in what is left (an estimate
+    /// for breaking ties; the reprieve that follows decides the victims).
+    pub fn for_pod(&self, snapshot: &Snapshot, pod: PodId, node: NodeId) -> Cost {
+        let Some(on_node) = self.per_node.get(node as usize) else {
+            return Cost::FREE;
+        };
+        let requests = &snapshot.pods[pod as usize].requests;
+        let mut free: Vec<u64> = (0..requests.len())
+            .map(|r| {
+                snapshot.allocatable(r)[node as usize]
+                    .saturating_sub(snapshot.requested(r)[node as usize])
+                    .saturating_sub(requests[r])
+            })
+            .collect();
+        let mut dearest_first: Vec<&(usize, Vec<u64>)> = on_node.iter().collect();
+        dearest_first.sort_by(|a, b| {
+            self.units[b.0]
+                .cmp_cost(&self.units[a.0])
+                .then(a.0.cmp(&b.0))
+        });
+        let mut needed = Cost::FREE;
+        for (unit, used) in dearest_first {
+            let fits = used
+                .iter()
+                .enumerate()
+                .all(|(r, &u)| u <= free.get(r).copied().unwrap_or(0));
+            if fits {
+                for (f, &u) in free.iter_mut().zip(used) {
+                    *f -= u;
+                }
+            } else {
+                needed.add(self.units[*unit]);
+            }
+        }
+        needed
     }
 
-    /// The victims on all of `nodes`.
+    /// The units standing on any of `nodes`, each counted once and whole.
     pub fn nodes(&self, nodes: &[NodeId]) -> Cost {
+        let mut seen = vec![false; self.units.len()];
         let mut cost = Cost::FREE;
         for &node in nodes {
-            cost.add(self.node(node));
+            for &(unit, _) in self.per_node.get(node as usize).into_iter().flatten() {
+                if !std::mem::replace(&mut seen[unit], true) {
+                    cost.add(self.units[unit]);
+                }
+            }
         }
         cost
     }

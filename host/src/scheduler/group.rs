@@ -139,8 +139,12 @@ impl Cycle<'_> {
                         continue;
                     }
                     Err(reason) => {
+                        // A placement-score plugin failed (upstream's
+                        // RunPlacementScorePlugins error ends the cycle).
                         attempt.admitted = false;
+                        attempt.errored = true;
                         attempt.reason = reason;
+                        return GroupResult::Rejected(attempt);
                     }
                 }
             }
@@ -217,10 +221,17 @@ impl Cycle<'_> {
                     verdict = Some(status)
                 }
                 Ok(status) => {
+                    // An Error verdict ends the group's cycle, as
+                    // upstream's RunPlacementFeasiblePlugins error does.
+                    if status.code == Code::Error {
+                        self.failures.failed += 1;
+                        attempt.errored = true;
+                    }
                     verdict = Some(status);
                     break;
                 }
                 Err(reason) => {
+                    attempt.errored = true;
                     verdict = Some(Status::new(Code::Error, reason));
                     break;
                 }
@@ -284,6 +295,23 @@ impl Cycle<'_> {
             }
         }
         Ok(verdict)
+    }
+
+    /// Warns once that `unit`'s topology constraint on `topology` was not
+    /// applied because no placement-generate plugin split its placement,
+    /// naming the failure `failurePolicy: Ignore` skipped, if that was why.
+    pub(super) fn warn_topology_ignored(&mut self, unit: &str, topology: &str) {
+        let why = match self.ignored_generate.take() {
+            Some(error) => format!(
+                "its placement-generate plugin failed and failurePolicy Ignore skipped it: {error}"
+            ),
+            None => "no placement-generate plugin generated placements for it (none is loaded, or every one skipped)".into(),
+        };
+        let warning =
+            format!("{unit}: schedulingConstraints.topology key {topology} ignored: {why}");
+        if !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
+        }
     }
 
     /// PlacementGenerate: the first plugin that does not skip splits

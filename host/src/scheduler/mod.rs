@@ -369,13 +369,19 @@ impl Run<'_> {
             .map(|(g, pending)| self.new_decision(*g, pending.len()))
             .collect();
         let (mut result, attempted) = match self.cycle.pre_enqueue(Unit::Composite(root)) {
-            Err(reason) => (tree::TreeResult::Rejected(reason), false),
+            Err(reason) => (
+                tree::TreeResult::Rejected {
+                    reason,
+                    inconclusive: false,
+                },
+                false,
+            ),
             Ok(()) => (self.cycle.place_tree(root), true),
         };
         let root_key = self.cycle.snapshot.composites[root as usize].key.clone();
         let mut preemption = None;
         if attempted
-            && matches!(result, tree::TreeResult::Rejected(_))
+            && matches!(result, tree::TreeResult::Rejected { .. })
             && self.may_preempt(failed_before)
         {
             let (outcome, layout) = if self.cycle.snapshot.composites[root as usize]
@@ -453,7 +459,7 @@ impl Run<'_> {
                     }
                 }
             }
-            tree::TreeResult::Rejected(reason) => {
+            tree::TreeResult::Rejected { reason, .. } => {
                 let errored = self.cycle.failures.failed > failed_before;
                 for ((group, pending), decision) in groups.iter().zip(&mut decisions) {
                     let key = &self.cycle.snapshot.groups[*group as usize].key;
@@ -574,18 +580,9 @@ impl Run<'_> {
             }
             Ok(None) => {
                 let info = &self.cycle.snapshot.groups[group as usize];
-                if let Some(topology) = info.spec.as_ref().and_then(|s| s.topology_key.as_ref()) {
-                    let why = match self.cycle.ignored_generate.take() {
-                        Some(error) => format!(
-                            "its placement-generate plugin failed and failurePolicy Ignore skipped it: {error}"
-                        ),
-                        None => "no placement-generate plugin generated placements for it (none is loaded, or every one skipped)".into(),
-                    };
-                    let warning = format!(
-                        "PodGroup {}: schedulingConstraints.topology key {topology} ignored: {why}",
-                        info.key
-                    );
-                    self.cycle.warnings.push(warning);
+                if let Some(topology) = info.spec.as_ref().and_then(|s| s.topology_key.clone()) {
+                    let unit = format!("PodGroup {}", info.key);
+                    self.cycle.warn_topology_ignored(&unit, &topology);
                 }
                 vec![cluster.clone()]
             }

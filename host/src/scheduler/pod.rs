@@ -74,6 +74,9 @@ impl Cycle<'_> {
                 None => {}
                 Some(Ok(scores)) => totals.iter_mut().zip(scores).for_each(|(t, s)| *t += s),
                 Some(Err(status)) => {
+                    // A score plugin's error status is an Error, not "does
+                    // not fit" (upstream's RunScorePlugins fails the cycle).
+                    self.failures.failed += 1;
                     return Err(format!("plugin {}: {}", plugin.name(), status.reason));
                 }
             }
@@ -88,12 +91,10 @@ impl Cycle<'_> {
             .map(|(&n, _)| n);
         let best = match &self.victim_costs {
             None => tied.min(),
-            Some(costs) => tied.min_by(|&a, &b| {
-                costs
-                    .node(a)
-                    .cmp_cost(&costs.node(b))
-                    .then_with(|| a.cmp(&b))
-            }),
+            Some(costs) => tied
+                .map(|n| (costs.for_pod(self.snapshot, pod, n), n))
+                .min_by(|(a, an), (b, bn)| a.cmp_cost(b).then_with(|| an.cmp(bn)))
+                .map(|(_, n)| n),
         };
         Ok(best.expect("feasible is not empty"))
     }

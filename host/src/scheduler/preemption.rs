@@ -67,6 +67,13 @@ pub const NEVER: &str = "preemptionPolicy Never";
 pub const NO_VICTIMS: &str = "no lower-priority victims";
 /// Every node rules the pod out for something evictions cannot change.
 pub const CANNOT_HELP: &str = "evictions cannot help: every node is ruled out by its taints, cordon or the pod's node selector or affinity";
+/// Why a preemption failed when its trial did not finish (a plugin error
+/// under `failurePolicy: Fail`, or the search budget reached): not "no
+/// room", which the trial could not tell.
+fn unfinished(reason: &str) -> String {
+    format!("the preemption trial did not finish: {reason}")
+}
+
 /// Evicting every candidate of every domain would not make room.
 pub const NO_ROOM: &str = "even evicting every candidate would not make room";
 /// The trial budget ran out.
@@ -299,8 +306,10 @@ impl Cycle<'_> {
         }
         let costs = VictimCosts::of(self.snapshot, &units);
         let removed: Vec<PodId> = units.iter().flat_map(|u| u.pods.iter().copied()).collect();
-        let Some(attempt) = self.trial(group, pending, placements, &removed, costs) else {
-            return self.choose(preemptor, Vec::new(), true);
+        let attempt = match self.trial(group, pending, placements, &removed, costs) {
+            Ok(attempt) => attempt,
+            Err(Some(reason)) => return Preemption::Failed(unfinished(&reason)),
+            Err(None) => return self.choose(preemptor, Vec::new(), true),
         };
         match self.reprieve(preemptor, units, &attempt.assigned) {
             Ok(victims) => self.choose(
@@ -331,13 +340,17 @@ impl Cycle<'_> {
                 self.snapshot.remove(pod);
             }
         }
-        let layout = self.while_costing(costs, |cycle| match cycle.place_tree(root) {
-            TreeResult::Admitted(layout) => Some(layout),
-            TreeResult::Rejected(_) => None,
-        });
+        let layout = self.while_costing(costs, |cycle| cycle.place_tree(root));
         self.snapshot.rollback(checkpoint);
-        let Some(layout) = layout else {
-            return (self.choose(preemptor, Vec::new(), true), Vec::new());
+        let layout = match layout {
+            TreeResult::Admitted(layout) => layout,
+            TreeResult::Rejected {
+                reason,
+                inconclusive: true,
+            } => return (Preemption::Failed(unfinished(&reason)), Vec::new()),
+            TreeResult::Rejected { .. } => {
+                return (self.choose(preemptor, Vec::new(), true), Vec::new());
+            }
         };
         let assignments: Vec<(PodId, NodeId)> = layout
             .iter()

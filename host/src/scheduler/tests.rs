@@ -507,15 +507,14 @@ fn a_plugin_failure_mid_attempt_leaves_nothing_assumed() {
     let result = cycle.place_group(group, &pending, placements);
     assert_eq!(cycle.failures.failed, 1);
     drop(cycle);
-    // Rack r1 admitted all three (scored, rolled back, re-assumed): undo it
-    // to compare with the original.
-    let GroupResult::Admitted(attempt) = result else {
-        panic!("rack r1 fits the gang: {result:?}");
+    // The error ends the group's cycle, although rack r1 admitted all
+    // three (upstream returns an Error status from the placement loop at
+    // once), and nothing stays assumed.
+    let GroupResult::Rejected(attempt) = result else {
+        panic!("a permit error under Fail ends the cycle: {result:?}");
     };
-    assert_eq!(attempt.placement.name, "rack=r1");
-    for &(pod, _) in &attempt.assigned {
-        snapshot.remove(pod);
-    }
+    assert!(attempt.errored, "{attempt:?}");
+    assert_eq!(attempt.placement.name, "rack=r2");
     assert_eq!(state(&snapshot, spreader), original);
 }
 
@@ -542,15 +541,35 @@ fn a_trial_places_the_group_without_the_removed_pods_and_changes_nothing() {
     assert!(
         cycle
             .trial(group, &pending, &cluster, &[], free.clone())
-            .is_none(),
-        "no room without evictions"
+            .is_err_and(|unfinished| unfinished.is_none()),
+        "no room without evictions (and the trial finished)"
     );
     let fits = cycle
-        .trial(group, &pending, &cluster, &[b0, b1], free)
+        .trial(group, &pending, &cluster, &[b0, b1], free.clone())
         .expect("room on n0 and n1");
     let nodes: Vec<NodeId> = fits.assigned.iter().map(|&(_, n)| n).collect();
     assert_eq!(nodes, [0, 1]);
     assert!(!cycle.in_trial(), "the trial's costs are gone after it");
+    drop(cycle);
+    assert_eq!(state(&snapshot, pending[0]), before);
+
+    // A permit failure under Fail inside the trial: the trial did not
+    // finish, which is not "no room".
+    let flaky = Fake {
+        fail: Some((ExtensionPoint::Permit, 1)),
+        ..gang_plugin(&journal)
+    };
+    let mut set = plugins(vec![flaky]);
+    let mut cycle = Cycle::new(&mut snapshot, &mut set);
+    let unfinished = cycle
+        .trial(group, &pending, &cluster, &[b0, b1], free)
+        .expect_err("the permit plugin fails");
+    assert!(
+        unfinished
+            .as_deref()
+            .is_some_and(|why| why.contains("Gang")),
+        "{unfinished:?}"
+    );
     drop(cycle);
     assert_eq!(state(&snapshot, pending[0]), before);
 }

@@ -61,8 +61,15 @@ pub struct Placed {
 pub enum TreeResult {
     /// Admitted: the groups that were placed (pods assumed).
     Admitted(Vec<Placed>),
-    /// Not admitted: nothing stays assumed.
-    Rejected(String),
+    /// Not admitted: nothing stays assumed. `inconclusive` when the search
+    /// did not finish (a plugin error under `failurePolicy: Fail`, or its
+    /// budget reached), so a layout may exist that it did not see.
+    Rejected {
+        /// Why.
+        reason: String,
+        /// Whether the search ended before it had tried everything.
+        inconclusive: bool,
+    },
 }
 
 /// A child of a composite.
@@ -94,6 +101,13 @@ impl Search {
         }
         self.explored += 1;
         true
+    }
+
+    /// Ends the search on an error (a plugin failure under `failurePolicy:
+    /// Fail`): upstream ends the cycle there.
+    fn abort(&mut self, error: String) {
+        self.aborted.get_or_insert(error);
+        self.cut = true;
     }
 }
 
@@ -145,21 +159,51 @@ impl Cycle<'_> {
         unit: Unit,
         parent: &Placement,
     ) -> Result<(Vec<Placement>, Option<u32>), String> {
+        self.ignored_generate = None;
         Ok(match self.generate_placements(unit, parent)? {
             Some(p) => (p.candidates, p.search_budget),
-            None => (vec![parent.clone()], None),
+            None => {
+                let (name, topology) = match unit {
+                    Unit::Group(g) => {
+                        let info = &self.snapshot.groups[g as usize];
+                        let key = info.spec.as_ref().and_then(|s| s.topology_key.clone());
+                        (format!("PodGroup {}", info.key), key)
+                    }
+                    Unit::Composite(c) => {
+                        let info = &self.snapshot.composites[c as usize];
+                        (
+                            format!("CompositePodGroup {}", info.key),
+                            info.spec.topology_key.clone(),
+                        )
+                    }
+                };
+                if let Some(topology) = topology {
+                    self.warn_topology_ignored(&name, &topology);
+                }
+                (vec![parent.clone()], None)
+            }
         })
     }
 
     /// Places the tree under `root` as one unit.
     pub fn place_tree(&mut self, root: CompositeId) -> TreeResult {
+        self.stats.tree_searches += 1;
+        let failed_before = self.failures.failed;
         let cluster = Placement::cluster(self.snapshot.node_count());
         let (placements, budget) = match self.unit_placements(Unit::Composite(root), &cluster) {
             Ok(p) => p,
-            Err(reason) => return TreeResult::Rejected(reason),
+            Err(reason) => {
+                return TreeResult::Rejected {
+                    reason,
+                    inconclusive: self.failures.failed > failed_before,
+                };
+            }
         };
         if placements.is_empty() {
-            return TreeResult::Rejected("no placement can hold the tree".into());
+            return TreeResult::Rejected {
+                reason: "no placement can hold the tree".into(),
+                inconclusive: false,
+            };
         }
         let mut search = Search {
             budget: budget.unwrap_or(DEFAULT_SEARCH_BUDGET),
@@ -176,6 +220,10 @@ impl Cycle<'_> {
             let before = search.failures.len();
             let path = vec![placement.clone()];
             match self.place_children(root, placement, &path, &mut search) {
+                Some(_) if single && search.aborted.is_some() => {
+                    self.snapshot.rollback(checkpoint);
+                    break;
+                }
                 Some(layout) if single => {
                     admitted.push(Scored {
                         item: layout,
@@ -187,7 +235,8 @@ impl Cycle<'_> {
                     break;
                 }
                 Some(layout) => {
-                    let scored = self.score_layout(Unit::Composite(root), placement, layout);
+                    let scored =
+                        self.score_layout(Unit::Composite(root), placement, layout, &mut search);
                     self.snapshot.rollback(checkpoint);
                     admitted.push(scored);
                 }
@@ -204,6 +253,11 @@ impl Cycle<'_> {
             if search.cut {
                 break;
             }
+        }
+        // An error ends the cycle: nothing found before it is admitted (the
+        // layouts of several placements were rolled back after scoring).
+        if search.aborted.is_some() {
+            admitted.clear();
         }
         let best = super::group::best(admitted);
         match best {
@@ -231,10 +285,13 @@ impl Cycle<'_> {
                     tried.join("; ")
                 );
                 if let Some(error) = search.aborted {
-                    return TreeResult::Rejected(format!(
-                        "CompositePodGroup {}{need} not admitted: {error}",
-                        composite.key
-                    ));
+                    return TreeResult::Rejected {
+                        reason: format!(
+                            "CompositePodGroup {}{need} not admitted: {error}",
+                            composite.key
+                        ),
+                        inconclusive: true,
+                    };
                 }
                 if search.cut {
                     reason.push_str(&format!(
@@ -242,7 +299,10 @@ impl Cycle<'_> {
                         search.budget
                     ));
                 }
-                TreeResult::Rejected(reason)
+                TreeResult::Rejected {
+                    reason,
+                    inconclusive: search.cut,
+                }
             }
         }
     }
@@ -255,6 +315,7 @@ impl Cycle<'_> {
         unit: Unit,
         placement: &Placement,
         layout: Vec<Placed>,
+        search: &mut Search,
     ) -> Scored<Vec<Placed>> {
         let assigned: Vec<(PodId, NodeId)> = layout
             .iter()
@@ -263,8 +324,16 @@ impl Cycle<'_> {
         let mut plugins = 0;
         for mut plugin in self.plugins.at(ExtensionPoint::PlacementScore) {
             let answer = plugin.score_placement(self.snapshot, unit, placement, &assigned);
-            if let Ok(Some(Ok(score))) = self.failures.settle(answer) {
-                plugins += score;
+            match self.failures.settle(answer) {
+                Ok(None) => {}
+                Ok(Some(Ok(score))) => plugins += score,
+                Ok(Some(Err(status))) => {
+                    // An error status ends the cycle, as upstream's
+                    // RunPlacementScorePlugins error does.
+                    self.failures.failed += 1;
+                    search.abort(format!("plugin {}: {}", plugin.name(), status.reason));
+                }
+                Err(reason) => search.abort(reason),
             }
         }
         let groups = match unit {
@@ -321,7 +390,7 @@ impl Cycle<'_> {
                 ),
             };
             if let Some(layout) = layout {
-                let mut ranked = self.score_layout(unit, &option, layout);
+                let mut ranked = self.score_layout(unit, &option, layout, search);
                 ranked.item = Vec::new();
                 scored.push((option, ranked));
             }
@@ -400,11 +469,13 @@ impl Cycle<'_> {
                     None
                 }
                 Err(reason) => {
+                    search.abort(reason.clone());
                     search.failures.push(reason);
                     None
                 }
             };
         }
+        let failed_before = self.failures.failed;
         let options = match children[i] {
             Child::Group(g) => self.unit_placements(Unit::Group(g), placement),
             Child::Composite(k) => self.unit_placements(Unit::Composite(k), placement),
@@ -412,6 +483,9 @@ impl Cycle<'_> {
         let options = match options {
             Ok((options, _)) => options,
             Err(reason) => {
+                if self.failures.failed > failed_before {
+                    search.abort(reason.clone());
+                }
                 search.failures.push(reason);
                 Vec::new()
             }
@@ -508,8 +582,7 @@ impl Cycle<'_> {
                 let reason =
                     failure_reason(&failure, |p| self.snapshot.pods[p as usize].key.clone());
                 if failure.errored {
-                    search.aborted = Some(format!("child PodGroup {key}: {reason}"));
-                    search.cut = true;
+                    search.abort(format!("child PodGroup {key}: {reason}"));
                 }
                 search
                     .failures

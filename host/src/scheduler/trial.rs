@@ -31,8 +31,10 @@ impl Cycle<'_> {
     /// Runs the group algorithm for `pending` members of `group` over
     /// `placements` with `removed` pods taken off their nodes, ties between
     /// equally scored choices broken by what `costs` says they rest on.
-    /// Returns the admitted attempt (where the pods would go); the snapshot
-    /// is exactly as before either way.
+    /// Returns the admitted attempt (where the pods would go), else why the
+    /// trial did not finish (`Some`: a plugin error under `failurePolicy:
+    /// Fail`) or `None` when the unit does not fit; the snapshot is exactly
+    /// as before either way.
     pub fn trial(
         &mut self,
         group: GroupId,
@@ -40,7 +42,7 @@ impl Cycle<'_> {
         placements: &[Placement],
         removed: &[PodId],
         costs: VictimCosts,
-    ) -> Option<Attempt> {
+    ) -> Result<Attempt, Option<String>> {
         self.while_costing(costs, |cycle| {
             let checkpoint = cycle.snapshot.checkpoint();
             for &pod in removed {
@@ -49,8 +51,9 @@ impl Cycle<'_> {
             let result = cycle.place_group(group, pending, placements.to_vec());
             cycle.snapshot.rollback(checkpoint);
             match result {
-                GroupResult::Admitted(attempt) => Some(attempt),
-                GroupResult::Rejected(_) => None,
+                GroupResult::Admitted(attempt) => Ok(attempt),
+                GroupResult::Rejected(attempt) if attempt.errored => Err(Some(attempt.reason)),
+                GroupResult::Rejected(_) => Err(None),
             }
         })
     }
