@@ -24,7 +24,8 @@
 //! its cases never get there. The cases come from `WASCHED_FUZZ_SEED`
 //! (default 0, the same cases on every run). Case counts: `WASCHED_FUZZ_CASES=N` sets the
 //! native scheduling property's (default 96); the component property runs
-//! an eighth of it, the rollback property eight times it. A long run:
+//! an eighth of it, the rollback property as many clusters with eight
+//! sequences on each (eight times as many sequences). A long run:
 //! `WASCHED_FUZZ_CASES=200000 cargo test --release -p wasched --test
 //! fuzz_scheduler -- --nocapture`.
 
@@ -346,22 +347,29 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// Sequences tried on each generated cluster (each on a copy of it): the
+/// cluster is the costly part of a case.
+const SEQUENCES_PER_CLUSTER: usize = 8;
+
 #[test]
 fn rollback_restores_the_model_exactly() {
     let reach = Cell::new(0u64);
-    let strategy = (
-        cluster(),
+    let sequence = (
         proptest::collection::vec(step(), 1..40),
         proptest::collection::vec(step(), 0..40),
     );
-    runner(cases() * 8)
-        .run(&strategy, |(options, before, after)| {
-            let mut snapshot = snapshot_of(&options);
-            if snapshot.node_count() == 0 || snapshot.pods.is_empty() {
+    let strategy = (
+        cluster(),
+        proptest::collection::vec(sequence, SEQUENCES_PER_CLUSTER),
+    );
+    runner(cases())
+        .run(&strategy, |(options, sequences)| {
+            let built = snapshot_of(&options);
+            if built.node_count() == 0 || built.pods.is_empty() {
                 return Ok(());
             }
-            let nodes = snapshot.node_count();
-            let pods = snapshot.pods.len();
+            let nodes = built.node_count();
+            let pods = built.pods.len();
             let apply = |snapshot: &mut Snapshot, steps: &[Step]| {
                 for step in steps {
                     match step {
@@ -380,14 +388,17 @@ fn rollback_restores_the_model_exactly() {
                     }
                 }
             };
-            // Changes before the checkpoint stay; those after it go.
-            apply(&mut snapshot, &before);
-            let kept = fingerprint(&snapshot);
-            let checkpoint = snapshot.checkpoint();
-            apply(&mut snapshot, &after);
-            snapshot.rollback(checkpoint);
-            prop_assert_eq!(fingerprint(&snapshot), kept);
-            reach.set(reach.get() + 1);
+            for (before, after) in &sequences {
+                let mut snapshot = built.clone();
+                // Changes before the checkpoint stay; those after it go.
+                apply(&mut snapshot, before);
+                let kept = fingerprint(&snapshot);
+                let checkpoint = snapshot.checkpoint();
+                apply(&mut snapshot, after);
+                snapshot.rollback(checkpoint);
+                prop_assert_eq!(fingerprint(&snapshot), kept);
+                reach.set(reach.get() + 1);
+            }
             Ok(())
         })
         .unwrap();
