@@ -606,6 +606,58 @@ fn a_tie_in_the_preemption_trial_goes_to_the_cheapest_victims() {
 }
 
 #[test]
+fn trial_evaluations_are_counted_apart_from_placements() {
+    // One PodGroup that does not fit, then fits in its preemption trial.
+    let out = run("preempt-gang");
+    let stats = out.placement_stats;
+    assert_eq!((stats.feasible, stats.infeasible), (0, 1), "{stats:?}");
+    assert_eq!(
+        (stats.trial_feasible, stats.trial_infeasible),
+        (1, 0),
+        "{stats:?}"
+    );
+    let text = wasched::metrics::encode_text(&out);
+    assert!(
+        text.contains("scheduler_placement_evaluations_total{result=\"infeasible\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "wasched_preemption_trial_placement_evaluations_total{result=\"feasible\"} 1"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_lone_pod_whose_trials_run_out_says_so() {
+    // 1,001 full nodes, each with a lower-priority pod, and a preemptor
+    // larger than any node: every node is worth a trial, none makes room,
+    // and the budget of 1,000 trials runs out first.
+    let mut text = String::new();
+    for i in 0..1001 {
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{i:04}}}\nstatus: {{allocatable: {{cpu: '1', memory: 1Gi, pods: '110'}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: low-{i:04}, namespace: team}}\nspec:\n  nodeName: n{i:04}\n  priority: 0\n  containers: [{{name: c, image: x, resources: {{requests: {{cpu: '1'}}}}}}]\nstatus: {{phase: Running}}\n"
+        ));
+    }
+    text.push_str("---\napiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: team}\nspec:\n  priority: 100\n  containers: [{name: c, image: x, resources: {requests: {cpu: '2'}}}]\n");
+    let dir = common::tempdir("trial-budget");
+    let file = dir.join("cluster.yaml");
+    std::fs::write(&file, text).unwrap();
+    let out = common::simulate(&[file], None);
+    assert!(out.evictions.is_empty());
+    let big = out
+        .unschedulable
+        .iter()
+        .find(|u| u.pod == "team/big")
+        .expect("big stays pending");
+    assert_eq!(
+        big.preemption.as_deref(),
+        Some("the trial budget was exhausted (1000 trials) before any node made room")
+    );
+}
+
+#[test]
 fn a_tie_in_the_trial_spares_a_whole_gang_for_one_lone_pod() {
     let out = run("preempt-tie-spares-gang");
     // One pod of the `all` gang on a node costs all three; of the two lone
