@@ -396,6 +396,19 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_lone_pods_preemption_reason_is_the_part_postfilter_added() {
+        let message = "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.";
+        assert_eq!(
+            preemption_reason(message).as_deref(),
+            Some("0/2 nodes are available: 2 No preemption victims found for incoming pod.")
+        );
+        assert_eq!(
+            preemption_reason("0/2 nodes are available: 2 Insufficient cpu."),
+            None
+        );
+    }
+
     /// The basic-group scenario (PodGroup data/prep, pods prep-0..2) as
     /// kube-scheduler left it: two pods bound, one pending, and the
     /// group's condition as `last`, after `first` (if any) was True.
