@@ -105,40 +105,53 @@ impl VictimCosts {
 
     /// What placing `pod` on `node` costs while the trial has every
     /// candidate removed: the units on `node` that would have to stay out
-    /// for it to fit there, found by putting them back on the node, the
-    /// dearest first, while `pod` still fits in what is left (an estimate
-    /// for breaking ties; the reprieve that follows decides the victims).
+    /// for it to fit there and could go back without it — found by putting
+    /// them back on the node, the dearest first, while what is left still
+    /// holds the pod (and, the second time, without the pod), in the
+    /// resources the pod requests. Units that earlier members of the trial
+    /// already keep out are not charged again. An estimate for breaking
+    /// ties; the reprieve that follows decides the victims.
     pub fn for_pod(&self, snapshot: &Snapshot, pod: PodId, node: NodeId) -> Cost {
         let Some(on_node) = self.per_node.get(node as usize) else {
             return Cost::FREE;
         };
         let requests = &snapshot.pods[pod as usize].requests;
-        let mut free: Vec<u64> = (0..requests.len())
-            .map(|r| {
-                snapshot.allocatable(r)[node as usize]
-                    .saturating_sub(snapshot.requested(r)[node as usize])
-                    .saturating_sub(requests[r])
-            })
-            .collect();
         let mut dearest_first: Vec<&(usize, Vec<u64>)> = on_node.iter().collect();
         dearest_first.sort_by(|a, b| {
             self.units[b.0]
                 .cmp_cost(&self.units[a.0])
                 .then(a.0.cmp(&b.0))
         });
-        let mut needed = Cost::FREE;
-        for (unit, used) in dearest_first {
-            let fits = used
+        // The units left out when `room` must stay free of the pod's
+        // resources.
+        let left_out = |room: &dyn Fn(usize) -> u64| -> Vec<usize> {
+            let used: Vec<usize> = (0..requests.len()).filter(|&r| requests[r] > 0).collect();
+            let mut free: Vec<u64> = used
                 .iter()
-                .enumerate()
-                .all(|(r, &u)| u <= free.get(r).copied().unwrap_or(0));
-            if fits {
-                for (f, &u) in free.iter_mut().zip(used) {
-                    *f -= u;
+                .map(|&r| {
+                    snapshot.allocatable(r)[node as usize]
+                        .saturating_sub(snapshot.requested(r)[node as usize])
+                        .saturating_sub(room(r))
+                })
+                .collect();
+            let mut out = Vec::new();
+            for (unit, on) in &dearest_first {
+                let need = |i: usize| on.get(used[i]).copied().unwrap_or(0);
+                if (0..used.len()).all(|i| need(i) <= free[i]) {
+                    for (i, f) in free.iter_mut().enumerate() {
+                        *f -= need(i);
+                    }
+                } else {
+                    out.push(*unit);
                 }
-            } else {
-                needed.add(self.units[*unit]);
             }
+            out
+        };
+        let with_pod = left_out(&|r| requests[r]);
+        let without = left_out(&|_| 0);
+        let mut needed = Cost::FREE;
+        for unit in with_pod.into_iter().filter(|u| !without.contains(u)) {
+            needed.add(self.units[unit]);
         }
         needed
     }

@@ -26,9 +26,10 @@ pub struct Attempt {
     pub admitted: bool,
     /// Why not (the last permit verdict or a plugin error).
     pub reason: String,
-    /// A plugin failed under `failurePolicy: Fail` while placing a pod: the
-    /// attempt was aborted, as kube-scheduler aborts a pod group cycle on
-    /// an Error status.
+    /// A plugin failed under `failurePolicy: Fail`, or returned an Error
+    /// status, at filter, score, permit or placement-score: the attempt was
+    /// aborted, as kube-scheduler aborts a pod group cycle on an Error
+    /// status.
     pub errored: bool,
 }
 
@@ -110,12 +111,12 @@ impl Cycle<'_> {
         for placement in placements {
             let checkpoint = self.snapshot.checkpoint();
             let mut attempt = self.try_placement(group, pending, placement);
-            self.count_evaluation(attempt.admitted);
             if attempt.errored {
                 // An Error ends the group's cycle, whatever other
-                // placements could do.
+                // placements could do (and is no evaluation result).
                 return GroupResult::Rejected(attempt);
             }
+            self.count_evaluation(attempt.admitted);
             if attempt.admitted && single {
                 return GroupResult::Admitted(attempt);
             }
@@ -344,7 +345,13 @@ impl Cycle<'_> {
                     return Ok(Some(placements));
                 }
                 Ok(None) => continue,
-                Err(status) => return Err(format!("plugin {}: {}", plugin.name(), status.reason)),
+                Err(status) => {
+                    if status.code == Code::Error {
+                        // An Error, not "no placement" (upstream propagates it).
+                        self.failures.failed += 1;
+                    }
+                    return Err(format!("plugin {}: {}", plugin.name(), status.reason));
+                }
             }
         }
         Ok(None)
@@ -379,6 +386,8 @@ impl Cycle<'_> {
                 None => {}
                 Some(Ok(score)) => total += score,
                 Some(Err(status)) => {
+                    // An error status is an Error, as a failure is.
+                    self.failures.failed += 1;
                     return Err(format!("plugin {}: {}", plugin.name(), status.reason));
                 }
             }

@@ -34,6 +34,14 @@ impl Cycle<'_> {
     /// Filters and scores `pod` over `nodes`: the best node, or the
     /// diagnosis of why none fits (or a failed plugin's error).
     pub fn place_pod(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<NodeId, String> {
+        let feasible = self.feasible_nodes(pod, nodes)?;
+        self.best_node(pod, feasible)
+    }
+
+    /// The nodes among `nodes` that pass the host's node checks and the
+    /// filter plugins, or the diagnosis of why none does (or a failed
+    /// plugin's error).
+    pub fn feasible_nodes(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<Vec<NodeId>, String> {
         let mut diagnosis = Diagnosis::over(nodes.len());
         let mut feasible = Vec::with_capacity(nodes.len());
         let start = self.plugins.timing().then(std::time::Instant::now);
@@ -67,6 +75,11 @@ impl Cycle<'_> {
         if feasible.is_empty() {
             return Err(diagnosis.render(self.snapshot));
         }
+        Ok(feasible)
+    }
+
+    /// Scores `pod` on `feasible` (not empty): the highest total.
+    fn best_node(&mut self, pod: PodId, feasible: Vec<NodeId>) -> Result<NodeId, String> {
         let mut totals = filters::default_scores(self.snapshot, pod, &feasible);
         for mut plugin in self.plugins.at(ExtensionPoint::Score) {
             let answer = plugin.score(self.snapshot, pod, &feasible);

@@ -408,10 +408,16 @@ impl Cycle<'_> {
                     self.snapshot.remove(victim);
                 }
             }
-            let fits = self.place_pod(pod, &[node]).is_ok();
+            // Filter only, as DefaultPreemption's per-node check.
+            let failed_before = self.failures.failed;
+            let fits = self.feasible_nodes(pod, &[node]);
             self.snapshot.rollback(checkpoint);
-            if !fits {
-                continue;
+            match fits {
+                Ok(_) => {}
+                Err(reason) if self.failures.failed > failed_before => {
+                    return Preemption::Failed(unfinished(&reason));
+                }
+                Err(_) => continue,
             }
             let assignments = vec![(pod, node)];
             match self.reprieve(preemptor, units, &assignments) {

@@ -36,7 +36,7 @@ use super::Cycle;
 use super::costs::Cost;
 use super::group::{GroupResult, Scored, failure_reason};
 use crate::filters;
-use crate::framework::{ExtensionPoint, Placement, Progress, Unit};
+use crate::framework::{Code, ExtensionPoint, Placement, Progress, Unit};
 use crate::model::{CompositeId, CompositePolicy, GroupId, NodeId, PodId};
 
 /// Placements the host may try per tree when the placement plugin names
@@ -374,7 +374,7 @@ impl Cycle<'_> {
         }
         let mut scored = Vec::new();
         for option in options {
-            if !search.spend() {
+            if search.cut || !search.spend() {
                 break;
             }
             let checkpoint = self.snapshot.checkpoint();
@@ -450,7 +450,7 @@ impl Cycle<'_> {
         path: &[Placement],
         search: &mut Search,
     ) -> Option<Vec<Placed>> {
-        if admitted + (children.len() - i) < need {
+        if search.cut || admitted + (children.len() - i) < need {
             return None;
         }
         if i == children.len() {
@@ -460,6 +460,12 @@ impl Cycle<'_> {
             };
             return match self.permit(Unit::Composite(c), progress) {
                 Ok(status) if status.passes() => Some(Vec::new()),
+                Ok(status) if status.code == Code::Error => {
+                    self.failures.failed += 1;
+                    let key = &self.snapshot.composites[c as usize].key;
+                    search.abort(format!("CompositePodGroup {key}: {}", status.reason));
+                    None
+                }
                 Ok(status) => {
                     let key = &self.snapshot.composites[c as usize].key;
                     search.failures.push(format!(

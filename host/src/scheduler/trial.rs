@@ -33,7 +33,7 @@ impl Cycle<'_> {
     /// equally scored choices broken by what `costs` says they rest on.
     /// Returns the admitted attempt (where the pods would go), else why the
     /// trial did not finish (`Some`: a plugin error under `failurePolicy:
-    /// Fail`) or `None` when the unit does not fit; the snapshot is exactly
+    /// Fail`, or an Error status) or `None` when the unit does not fit; the snapshot is exactly
     /// as before either way.
     pub fn trial(
         &mut self,
