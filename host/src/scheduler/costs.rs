@@ -60,7 +60,7 @@ pub struct VictimCosts {
     /// start.
     units: Vec<Cost>,
     /// Per node: the units with pods there, and those pods' requests by
-    /// resource.
+    /// resource; dearest unit first.
     per_node: Vec<Vec<(usize, Vec<u64>)>>,
 }
 
@@ -97,6 +97,10 @@ impl VictimCosts {
             }
             costs.push(cost);
         }
+        // Dearest first, the order `for_pod` puts units back in.
+        for on_node in &mut per_node {
+            on_node.sort_by(|a, b| costs[b.0].cmp_cost(&costs[a.0]).then(a.0.cmp(&b.0)));
+        }
         Self {
             units: costs,
             per_node,
@@ -116,16 +120,10 @@ impl VictimCosts {
             return Cost::FREE;
         };
         let requests = &snapshot.pods[pod as usize].requests;
-        let mut dearest_first: Vec<&(usize, Vec<u64>)> = on_node.iter().collect();
-        dearest_first.sort_by(|a, b| {
-            self.units[b.0]
-                .cmp_cost(&self.units[a.0])
-                .then(a.0.cmp(&b.0))
-        });
+        let used: Vec<usize> = (0..requests.len()).filter(|&r| requests[r] > 0).collect();
         // The units left out when `room` must stay free of the pod's
         // resources.
         let left_out = |room: &dyn Fn(usize) -> u64| -> Vec<usize> {
-            let used: Vec<usize> = (0..requests.len()).filter(|&r| requests[r] > 0).collect();
             let mut free: Vec<u64> = used
                 .iter()
                 .map(|&r| {
@@ -135,7 +133,7 @@ impl VictimCosts {
                 })
                 .collect();
             let mut out = Vec::new();
-            for (unit, on) in &dearest_first {
+            for (unit, on) in on_node {
                 let need = |i: usize| on.get(used[i]).copied().unwrap_or(0);
                 if (0..used.len()).all(|i| need(i) <= free[i]) {
                     for (i, f) in free.iter_mut().enumerate() {
