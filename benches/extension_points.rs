@@ -161,12 +161,18 @@ fn extension_points(c: &mut Criterion) {
     let (_runtime, mut wasm) = bundled_plugins_with_binpack(BINPACK_ARGS).unwrap();
     let mut native = native_plugins_with_binpack(BINPACK_ARGS);
     let cases = [
-        ("GangScheduling", ExtensionPoint::PreEnqueue),
-        ("GangScheduling", ExtensionPoint::Permit),
-        ("GpuBinPacking", ExtensionPoint::Filter),
-        ("GpuBinPacking", ExtensionPoint::Score),
-        ("TopologyPlacement", ExtensionPoint::PlacementGenerate),
-        ("WorkloadPreemption", ExtensionPoint::PodGroupPostFilter),
+        ("WaschedGangScheduling", ExtensionPoint::PreEnqueue),
+        ("WaschedGangScheduling", ExtensionPoint::Permit),
+        ("WaschedGpuBinPacking", ExtensionPoint::Filter),
+        ("WaschedGpuBinPacking", ExtensionPoint::Score),
+        (
+            "WaschedTopologyPlacement",
+            ExtensionPoint::PlacementGenerate,
+        ),
+        (
+            "WaschedWorkloadPreemption",
+            ExtensionPoint::PodGroupPostFilter,
+        ),
     ];
     for (plugin, point) in cases {
         let mut group = c.benchmark_group(format!("{plugin}/{}", point.interface()));

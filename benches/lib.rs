@@ -118,7 +118,7 @@ pub fn native_plugins_with_binpack(args: &str) -> PluginSet {
 pub fn bundled_plugins_with_binpack(args: &str) -> Result<(Runtime, PluginSet)> {
     let runtime = Runtime::with_cache(wasched::runtime::ComponentCache::off())?;
     let config = wasched::PluginConfig::parse(&format!(
-        "plugins: [{{name: GpuBinPacking, enabled: true, args: {args}}}]"
+        "plugins: [{{name: WaschedGpuBinPacking, enabled: true, args: {args}}}]"
     ))?;
     let plugins = runtime.bundled(&config)?;
     Ok((runtime, plugins))

@@ -43,7 +43,11 @@ impl PluginChoice {
         } else if path.is_dir() {
             (Some(path.to_path_buf()), PluginConfig::default())
         } else if path.is_file() {
-            (None, PluginConfig::from_file(path)?)
+            let config = PluginConfig::from_file(path)?;
+            for warning in config.warnings() {
+                eprintln!("warning: {}: {warning}", path.display());
+            }
+            (None, config)
         } else {
             bail!(
                 "{text}: expected `bundled`, `kube-scheduler`, a plugin directory or a configuration file; no such file or directory"

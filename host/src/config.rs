@@ -15,8 +15,9 @@
 //!     nameBytes: 253         # longer placement names are invalid answers
 //!     listLength: 100000     # longer lists in answers are invalid answers
 //! plugins:
-//!   - name: GangScheduling   # the name the plugin gives itself
-//!     enabled: true          # false: not loaded into the run (GpuBinPacking is off by default)
+//!   - name: WaschedGangScheduling   # the name the plugin gives itself (old
+//!                                   # unprefixed bundled names: deprecated aliases)
+//!     enabled: true          # false: not loaded into the run (WaschedGpuBinPacking is off by default)
 //!     failurePolicy: Ignore
 //!     args: {}               # handed to the plugin's `configure`, as JSON
 //! ```
@@ -165,12 +166,24 @@ struct File {
     plugins: Vec<Entry>,
 }
 
+/// The bundled plugins' names before contract 0.3.0, and their names now:
+/// the old ones collided (`GangScheduling`) or could collide with
+/// kube-scheduler's in-tree plugins in one configuration. wasched's own
+/// configuration still accepts them, with a deprecation warning.
+pub const DEPRECATED_NAMES: [(&str, &str); 4] = [
+    ("GangScheduling", "WaschedGangScheduling"),
+    ("GpuBinPacking", "WaschedGpuBinPacking"),
+    ("TopologyPlacement", "WaschedTopologyPlacement"),
+    ("WorkloadPreemption", "WaschedWorkloadPreemption"),
+];
+
 /// Settings for every plugin, by the name the plugin gives itself.
 #[derive(Debug, Clone, Default)]
 pub struct PluginConfig {
     defaults: PluginSettings,
     plugins: Vec<(String, PluginSettings)>,
     enabled: Vec<(String, bool)>,
+    warnings: Vec<String>,
 }
 
 impl PluginConfig {
@@ -197,12 +210,16 @@ impl PluginConfig {
         let defaults = apply(PluginSettings::default(), &file.defaults, "defaults")?;
         let mut plugins = Vec::new();
         let mut enabled = Vec::new();
+        let mut warnings = Vec::new();
         for (i, entry) in file.plugins.iter().enumerate() {
-            if plugins.iter().any(|(name, _)| name == &entry.name) {
-                bail!(
-                    "field plugins[{i}].name: plugin {} is configured twice",
-                    entry.name
-                );
+            let name = entry.name.clone();
+            if let Some(new) = renamed(&name) {
+                warnings.push(format!(
+                    "field plugins[{i}].name: plugin name {name} is deprecated, use {new} (the bundled plugins are Wasched-prefixed since contract 0.3.0, so that they cannot collide with kube-scheduler's in-tree plugins)"
+                ));
+            }
+            if plugins.iter().any(|(n, _)| n == &name) {
+                bail!("field plugins[{i}].name: plugin {name} is configured twice");
             }
             let mut settings = apply(
                 defaults.clone(),
@@ -212,38 +229,45 @@ impl PluginConfig {
             if let Some(args) = &entry.args {
                 settings.args = args.to_string();
             }
-            plugins.push((entry.name.clone(), settings));
             if let Some(on) = entry.enabled {
-                enabled.push((entry.name.clone(), on));
+                enabled.push((name.clone(), on));
             }
+            plugins.push((name, settings));
         }
         Ok(Self {
             defaults,
             plugins,
             enabled,
+            warnings,
         })
     }
 
-    /// The settings for the plugin named `name`.
+    /// What the user should know about the file (deprecated names).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The settings for the plugin named `name` (an entry under its
+    /// deprecated old name counts when there is none under the new one).
     pub fn settings(&self, name: &str) -> PluginSettings {
-        self.plugins
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or_else(|| self.defaults.clone(), |(_, s)| s.clone())
+        lookup(&self.plugins, name).map_or_else(|| self.defaults.clone(), |s| s.clone())
     }
 
     /// Whether the plugin named `name` runs: its entry's `enabled`, else
     /// `default` (the plugin's own default).
     pub fn enabled(&self, name: &str, default: bool) -> bool {
-        self.enabled
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(default, |&(_, on)| on)
+        lookup(&self.enabled, name).map_or(default, |&on| on)
     }
 
     /// Names configured explicitly (to report entries matching no plugin).
     pub fn configured_names(&self) -> impl Iterator<Item = &str> {
         self.plugins.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// Whether the configured `name` designates the plugin `loaded`: the
+    /// same name, or `name` is `loaded`'s deprecated old name.
+    pub fn designates(name: &str, loaded: &str) -> bool {
+        name == loaded || renamed(name) == Some(loaded)
     }
 
     /// The same settings for every plugin (tests, benchmarks).
@@ -252,8 +276,26 @@ impl PluginConfig {
             defaults: settings,
             plugins: Vec::new(),
             enabled: Vec::new(),
+            warnings: Vec::new(),
         }
     }
+}
+
+/// The current name of a bundled plugin's deprecated old name.
+fn renamed(old: &str) -> Option<&'static str> {
+    DEPRECATED_NAMES
+        .iter()
+        .find(|(o, _)| *o == old)
+        .map(|(_, new)| *new)
+}
+
+/// The entry for `name`, else the one under its deprecated old name.
+fn lookup<'a, T>(entries: &'a [(String, T)], name: &str) -> Option<&'a T> {
+    entries
+        .iter()
+        .find(|(n, _)| n == name)
+        .or_else(|| entries.iter().find(|(n, _)| renamed(n) == Some(name)))
+        .map(|(_, value)| value)
 }
 
 fn apply(mut settings: PluginSettings, overrides: &Overrides, at: &str) -> Result<PluginSettings> {
@@ -314,7 +356,12 @@ mod tests {
              plugins:\n- {name: GangScheduling, failurePolicy: Ignore, fuel: 5000, args: {x: 1}}\n",
         )
         .unwrap();
-        let gang = config.settings("GangScheduling");
+        // The old bundled name still works, under its new name, with a warning.
+        assert!(
+            config.warnings()[0]
+                .contains("GangScheduling is deprecated, use WaschedGangScheduling")
+        );
+        let gang = config.settings("WaschedGangScheduling");
         assert_eq!(gang.failure_policy, FailurePolicy::Ignore);
         assert_eq!(gang.fuel, 5000);
         assert_eq!(

@@ -332,7 +332,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 EngineArg::Wasched => (
                     wasched::Engine::Wasched,
                     match config {
-                        Some(path) => wasched::PluginConfig::from_file(&path)?,
+                        Some(path) => {
+                            let config = wasched::PluginConfig::from_file(&path)?;
+                            for warning in config.warnings() {
+                                eprintln!("warning: {}: {warning}", path.display());
+                            }
+                            config
+                        }
                         None => wasched::PluginConfig::default(),
                     },
                 ),

@@ -293,7 +293,7 @@ fn the_comparison_report_shows_both_maps_and_marks_the_differences() {
     let config = dir.join("binpack.yaml");
     std::fs::write(
         &config,
-        "plugins:\n  - name: GpuBinPacking\n    enabled: true\n",
+        "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: true\n",
     )
     .unwrap();
     let report = dir.join("compare.html");

@@ -159,7 +159,7 @@ fn real_kinds_that_are_not_modelled_are_skipped_with_one_warning() {
 fn config_and_metrics_files() {
     let config = write(
         "config.yaml",
-        "defaults: {fuel: 50000000}\nplugins:\n- {name: GangScheduling, failurePolicy: Ignore}\n",
+        "defaults: {fuel: 50000000}\nplugins:\n- {name: WaschedGangScheduling, failurePolicy: Ignore}\n",
     );
     let metrics = common::tempdir("cli-metrics").join("metrics.txt");
     let metrics = metrics.display().to_string();
@@ -269,9 +269,9 @@ fn stats_report_where_the_time_went_on_stderr() {
         "{stderr}"
     );
     for (plugin, point) in [
-        ("GangScheduling", "permit"),
-        ("TopologyPlacement", "placement-generate"),
-        ("WorkloadPreemption", "pod-group-post-filter"),
+        ("WaschedGangScheduling", "permit"),
+        ("WaschedTopologyPlacement", "placement-generate"),
+        ("WaschedWorkloadPreemption", "pod-group-post-filter"),
     ] {
         assert!(
             stderr
@@ -286,7 +286,7 @@ fn stats_report_where_the_time_went_on_stderr() {
 fn binpack_config() -> String {
     write(
         "binpack.yaml",
-        "plugins:\n  - name: GpuBinPacking\n    enabled: true\n",
+        "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: true\n",
     )
 }
 
@@ -352,7 +352,7 @@ fn gpu_bin_packing_is_off_by_default_and_its_args_are_checked() {
         "--config",
         &write(
             "off.yaml",
-            "plugins:\n  - name: GpuBinPacking\n    enabled: false\n",
+            "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: false\n",
         ),
     ]);
     assert_eq!(default, explicit_off);
@@ -365,10 +365,10 @@ fn gpu_bin_packing_is_off_by_default_and_its_args_are_checked() {
             "--config",
             &write(
                 "bad.yaml",
-                "plugins:\n  - name: GpuBinPacking\n    enabled: true\n    args: {resources: []}\n",
+                "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: true\n    args: {resources: []}\n",
             ),
         ],
-        &["GpuBinPacking: resources is empty"],
+        &["WaschedGpuBinPacking: resources is empty"],
     );
 }
 

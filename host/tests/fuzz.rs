@@ -8,8 +8,8 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use wasched::framework::Placement;
 use wasched::framework::answers::{self as validate, MAX_SCORE};
+use wasched::framework::{Placement, Rejection};
 use wasched::manifest::{Manifests, load_str};
 
 /// Loads `text` and, if it parses, builds a snapshot and schedules it with
@@ -124,18 +124,20 @@ proptest! {
     #[test]
     fn filter_answers_are_accepted_only_within_the_contract(
         candidates in proptest::collection::btree_set(0..64u32, 0..16),
-        rejected in proptest::collection::vec(0..80u32, 0..20),
+        rejected in proptest::collection::vec((0..80u32, 0..3u8), 0..20),
     ) {
         let candidates: Vec<u32> = candidates.into_iter().collect();
-        let answer = rejected.iter().map(|&n| (n, "no".to_string()));
-        if let Ok(accepted) = validate::rejections(&candidates, answer) {
-            let mut seen = std::collections::HashSet::new();
-            for r in &accepted {
-                prop_assert!(candidates.contains(&r.node));
-                prop_assert!(seen.insert(r.node));
-            }
-            prop_assert_eq!(accepted.len(), rejected.len());
-        }
+        // The nodes spread over up to three reasons, as grouped answers are.
+        let answer: Vec<Rejection> = (0..3u8)
+            .map(|g| Rejection {
+                reason: format!("reason {g}"),
+                nodes: rejected.iter().filter(|(_, i)| *i == g).map(|(n, _)| *n).collect(),
+            })
+            .collect();
+        let nodes: Vec<u32> = rejected.iter().map(|(n, _)| *n).collect();
+        let valid = nodes.iter().all(|n| candidates.contains(n))
+            && nodes.iter().collect::<std::collections::HashSet<_>>().len() == nodes.len();
+        prop_assert_eq!(validate::rejections(&candidates, &answer).is_ok(), valid);
     }
 
     #[test]

@@ -17,7 +17,7 @@ fn native_plugins_decide_every_scenario_as_the_components_do() {
     }
     files.sort();
     let binpack = wasched::PluginConfig::parse(&format!(
-        "plugins: [{{name: GpuBinPacking, enabled: true, args: {}}}]",
+        "plugins: [{{name: WaschedGpuBinPacking, enabled: true, args: {}}}]",
         common::BINPACK_ARGS
     ))
     .unwrap();

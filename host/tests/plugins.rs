@@ -37,9 +37,9 @@ fn bundled_gang_permit_is_a_component_importing_only_our_package() {
     assert_eq!(
         exports,
         [
-            "wasched:scheduler/permit@0.2.0",
-            "wasched:scheduler/plugin@0.2.0",
-            "wasched:scheduler/pre-enqueue@0.2.0",
+            "wasched:scheduler/permit@0.3.0",
+            "wasched:scheduler/plugin@0.3.0",
+            "wasched:scheduler/pre-enqueue@0.3.0",
         ]
     );
 }
@@ -49,7 +49,7 @@ fn host_wires_exactly_the_exported_extension_points() {
     let set = runtime().bundled(&PluginConfig::default()).unwrap();
     let gang = set
         .iter()
-        .find(|p| p.name() == "GangScheduling")
+        .find(|p| p.name() == "WaschedGangScheduling")
         .expect("GangScheduling loaded");
     assert_eq!(
         gang.points(),
@@ -61,7 +61,7 @@ fn host_wires_exactly_the_exported_extension_points() {
     // placement-score (it would be counted twice).
     let topology = set
         .iter()
-        .find(|p| p.name() == "TopologyPlacement")
+        .find(|p| p.name() == "WaschedTopologyPlacement")
         .expect("TopologyPlacement loaded");
     assert_eq!(topology.points(), [ExtensionPoint::PlacementGenerate]);
     assert_eq!(topology.source(), "bundled:topology-placement");
@@ -173,18 +173,18 @@ fn refuses_what_is_not_a_plugin_component() {
         ),
         (
             "future.wasm",
-            patched("@0.2.0", "@0.9.0"),
+            patched("@0.3.0", "@0.9.0"),
             "future.wasm: built against wasched:scheduler@0.9.0 (",
         ),
         (
             "wasi.wasm",
-            patched("wasched:scheduler/log@0.2.0", "wasi:logging/loggerss@0.2.0"),
-            "wasi.wasm: imports wasi:logging/loggerss@0.2.0, which this host does not provide",
+            patched("wasched:scheduler/log@0.3.0", "wasi:logging/loggerss@0.3.0"),
+            "wasi.wasm: imports wasi:logging/loggerss@0.3.0, which this host does not provide",
         ),
         (
             "pointless.wasm",
             patched("wasched:scheduler/p", "wasched:schedulerx/"),
-            "pointless.wasm: does not export wasched:scheduler/plugin@0.2.0",
+            "pointless.wasm: does not export wasched:scheduler/plugin@0.3.0",
         ),
         (
             "idle.wasm",
@@ -201,10 +201,10 @@ fn refuses_what_is_not_a_plugin_component() {
         assert!(!err.contains('\n'), "one line: {err}");
     }
     // An unknown version names both: the component's and the host's.
-    let err = load_error("future.wasm", &patched("@0.2.0", "@0.9.0"));
+    let err = load_error("future.wasm", &patched("@0.3.0", "@0.9.0"));
     assert!(
         err.contains(
-            "but this host implements wasched:scheduler@0.2.0 (and loads wasched:scheduler@0.1.0)"
+            "but this host implements wasched:scheduler@0.3.0 (and loads wasched:scheduler@0.2.0, wasched:scheduler@0.1.0)"
         ),
         "{err}"
     );
@@ -214,7 +214,8 @@ fn refuses_what_is_not_a_plugin_component() {
 fn refuses_bad_args_and_duplicate_names() {
     let runtime = runtime();
     let config =
-        PluginConfig::parse("plugins: [{name: GangScheduling, args: {minCount: 2}}]").unwrap();
+        PluginConfig::parse("plugins: [{name: WaschedGangScheduling, args: {minCount: 2}}]")
+            .unwrap();
     let err = format!(
         "{:#}",
         runtime
@@ -222,7 +223,9 @@ fn refuses_bad_args_and_duplicate_names() {
             .unwrap_err()
     );
     assert!(
-        err.contains("plugin GangScheduling refused its args: GangScheduling takes no args"),
+        err.contains(
+            "plugin WaschedGangScheduling refused its args: WaschedGangScheduling takes no args"
+        ),
         "{err}"
     );
 
@@ -234,22 +237,86 @@ fn refuses_bad_args_and_duplicate_names() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("plugin name GangScheduling is already used"),
+        err.contains("plugin name WaschedGangScheduling is already used"),
         "{err}"
     );
 
     let typo =
         PluginConfig::parse("plugins: [{name: GangSchedulng, failurePolicy: Ignore}]").unwrap();
     let err = runtime.bundled(&typo).unwrap_err().to_string();
-    assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: GangScheduling, GpuBinPacking, TopologyPlacement, WorkloadPreemption)"), "{err}");
+    assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: WaschedGangScheduling, WaschedGpuBinPacking, WaschedTopologyPlacement, WaschedWorkloadPreemption)"), "{err}");
 }
 
-/// The released 0.1.0 contract is frozen: components were built against
-/// exactly this text. Changing the contract means a new version beside it.
+/// The bundled components built against 0.2.0 (kept as fixtures, never
+/// rebuilt) load through the adapter under their 0.2.0 names, are wired
+/// into the same points as today's, and decide exactly what today's
+/// bundled 0.3.0 components decide on every scenario and on the bundled
+/// default snapshot.
 #[test]
-fn the_released_0_1_0_contract_is_frozen() {
-    let dir = common::testdata("../wit/frozen/v0.1.0");
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325; // FNV-1a
+fn components_built_against_0_2_0_keep_loading_and_decide_the_same() {
+    let dir = common::v0_2_0_dir();
+    let set = runtime().from_dir(&dir, &PluginConfig::default()).unwrap();
+    let names: Vec<(&str, Option<&str>)> = set
+        .iter()
+        .map(|p| (p.name(), p.contract_version()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("GangScheduling", Some("0.2.0")),
+            ("GpuBinPacking", Some("0.2.0")),
+            ("TopologyPlacement", Some("0.2.0")),
+            ("WorkloadPreemption", Some("0.2.0")),
+        ]
+    );
+    let bundled = runtime().bundled(&PluginConfig::default()).unwrap();
+    for old in set.iter() {
+        let new = bundled
+            .iter()
+            .find(|p| p.name() == format!("Wasched{}", old.name()))
+            .or_else(|| (old.name() == "GpuBinPacking").then_some(old))
+            .unwrap();
+        assert_eq!(old.points(), new.points(), "{}", old.name());
+    }
+    // GpuBinPacking is off by default in the bundled set, not in a
+    // directory: compare the sets without it, and with it enabled.
+    let without_binpack =
+        PluginConfig::parse("plugins: [{name: GpuBinPacking, enabled: false}]").unwrap();
+    let with_binpack =
+        PluginConfig::parse("plugins: [{name: WaschedGpuBinPacking, enabled: true}]").unwrap();
+    let mut snapshots: Vec<Vec<std::path::PathBuf>> = vec![Vec::new()];
+    for entry in std::fs::read_dir(common::testdata("scenarios")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            snapshots.push(vec![path]);
+        }
+    }
+    snapshots.sort();
+    assert!(snapshots.len() > 20);
+    for files in &snapshots {
+        let current = common::simulate_with(files, None, PluginConfig::default()).to_json();
+        let adapted = common::simulate_with(files, Some(&dir), without_binpack.clone()).to_json();
+        assert_eq!(current, adapted, "{files:?}");
+        let current = common::simulate_with(files, None, with_binpack.clone()).to_json();
+        let adapted = common::simulate(files, Some(&dir)).to_json();
+        assert_eq!(current, adapted, "{files:?} with GpuBinPacking");
+    }
+}
+
+/// The released 0.2.0 contract is frozen beside 0.1.0.
+#[test]
+fn the_released_0_2_0_contract_is_frozen() {
+    assert_eq!(
+        frozen_hash("v0.2.0"),
+        0xedb5_18fd_76c1_47b8,
+        "wit/frozen/v0.2.0 was edited"
+    );
+}
+
+/// FNV-1a over the four files of a frozen contract version.
+fn frozen_hash(version: &str) -> u64 {
+    let dir = common::testdata(&format!("../wit/frozen/{version}"));
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for file in [
         "cluster.wit",
         "extension-points.wit",
@@ -260,7 +327,18 @@ fn the_released_0_1_0_contract_is_frozen() {
             hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
         }
     }
-    assert_eq!(hash, 0x0cb1_23d4_74c9_f6fc, "wit/frozen/v0.1.0 was edited");
+    hash
+}
+
+/// The released 0.1.0 contract is frozen: components were built against
+/// exactly this text. Changing the contract means a new version beside it.
+#[test]
+fn the_released_0_1_0_contract_is_frozen() {
+    assert_eq!(
+        frozen_hash("v0.1.0"),
+        0x0cb1_23d4_74c9_f6fc,
+        "wit/frozen/v0.1.0 was edited"
+    );
 }
 
 /// Compiled components are cached on disk; an entry that is corrupt,

@@ -359,7 +359,7 @@ fn policy_args_change_the_preemption_choice() {
     assert_eq!(evicted(&default), ["team/big"], "fewest victims");
     assert_eq!(bound(&default)["team/infer"], "node-0");
     let config = wasched::PluginConfig::parse(
-        "plugins: [{name: WorkloadPreemption, args: {candidatePolicy: FewestEvictedGpus}}]",
+        "plugins: [{name: WaschedWorkloadPreemption, args: {candidatePolicy: FewestEvictedGpus}}]",
     )
     .unwrap();
     let gpus = common::simulate_with(&file, None, config);
@@ -463,7 +463,7 @@ fn the_search_backtracks_where_greedy_placement_fails() {
 #[test]
 fn the_search_budget_cuts_the_search_and_says_so() {
     let config = wasched::PluginConfig::parse(
-        "plugins: [{name: TopologyPlacement, args: {searchBudget: 2}}]",
+        "plugins: [{name: WaschedTopologyPlacement, args: {searchBudget: 2}}]",
     )
     .unwrap();
     let out = common::simulate_with(&[scenario("tree-backtrack")], None, config);
@@ -490,7 +490,7 @@ fn the_search_budget_cuts_the_search_and_says_so() {
     )
     .unwrap();
     let config = wasched::PluginConfig::parse(
-        "plugins: [{name: TopologyPlacement, args: {searchBudget: 2}}]",
+        "plugins: [{name: WaschedTopologyPlacement, args: {searchBudget: 2}}]",
     )
     .unwrap();
     let out = common::simulate_with(&[scenario("tree-backtrack"), low], None, config);

@@ -68,7 +68,12 @@ impl Diagnosis {
 
     /// Counts one node rejected for a reason given as text.
     pub fn add(&mut self, reason: impl Into<String>) {
-        *self.texts.entry(reason.into()).or_default() += 1;
+        self.add_many(reason, 1);
+    }
+
+    /// Counts `nodes` nodes rejected for one reason given as text.
+    pub fn add_many(&mut self, reason: impl Into<String>, nodes: usize) {
+        *self.texts.entry(reason.into()).or_default() += nodes;
     }
 
     /// `0/12 nodes are available: 8 Insufficient cpu, 4 node(s) had untolerated taint {k: v}.`

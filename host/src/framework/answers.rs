@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{NodeRejection, Placement};
+use super::{Placement, Rejection};
 use crate::model::NodeId;
 
 /// Highest score a `score` or `placement-score` plugin may give
@@ -66,23 +66,17 @@ pub fn cut_text(text: &mut String, max: usize) -> bool {
 }
 
 /// `filter`'s rejections: each must name a candidate, at most once.
-pub fn rejections(
-    candidates: &[NodeId],
-    rejected: impl IntoIterator<Item = (NodeId, String)>,
-) -> Result<Vec<NodeRejection>, String> {
+pub fn rejections(candidates: &[NodeId], rejected: &[Rejection]) -> Result<(), String> {
     let mut seen = HashSet::new();
-    rejected
-        .into_iter()
-        .map(|(node, reason)| {
-            if candidates.binary_search(&node).is_err() {
-                return Err(format!("node {node} was not a candidate"));
-            }
-            if !seen.insert(node) {
-                return Err(format!("node {node} rejected twice"));
-            }
-            Ok(NodeRejection { node, reason })
-        })
-        .collect()
+    for &node in rejected.iter().flat_map(|r| &r.nodes) {
+        if candidates.binary_search(&node).is_err() {
+            return Err(format!("node {node} was not a candidate"));
+        }
+        if !seen.insert(node) {
+            return Err(format!("node {node} rejected twice"));
+        }
+    }
+    Ok(())
 }
 
 /// `score`'s answer: one score in `0..=MAX_SCORE` per candidate.
@@ -171,13 +165,17 @@ mod tests {
     #[test]
     fn answers_are_checked() {
         let candidates = [1, 3, 5];
-        assert!(rejections(&candidates, [(3, "x".to_string())]).is_ok());
+        let group = |nodes: &[NodeId]| Rejection {
+            reason: "x".into(),
+            nodes: nodes.to_vec(),
+        };
+        assert!(rejections(&candidates, &[group(&[3]), group(&[1, 5])]).is_ok());
         assert_eq!(
-            rejections(&candidates, [(2, String::new())]).unwrap_err(),
+            rejections(&candidates, &[group(&[2])]).unwrap_err(),
             "node 2 was not a candidate"
         );
         assert_eq!(
-            rejections(&candidates, [(1, String::new()), (1, String::new())]).unwrap_err(),
+            rejections(&candidates, &[group(&[1]), group(&[1])]).unwrap_err(),
             "node 1 rejected twice"
         );
         assert_eq!(scores(3, &[0, 50]).unwrap_err(), "2 scores for 3 nodes");

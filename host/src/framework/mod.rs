@@ -9,6 +9,7 @@
 
 pub mod answers;
 mod extension;
+pub mod facts;
 pub mod native;
 mod plugin;
 mod status;
@@ -16,6 +17,15 @@ mod status;
 pub use answers::OutputLimits;
 pub use extension::{ExtensionPoint, FailureCause, FailurePolicy, PluginError};
 pub use plugin::{Answer, CallTimes, Checked, LogDrops, LogLevel, LogLine, Plugin, PluginSet};
+
+impl From<Progress> for wasched_sdk::Progress {
+    fn from(p: Progress) -> Self {
+        Self {
+            scheduled: p.scheduled,
+            remaining: p.remaining,
+        }
+    }
+}
 pub use status::{Code, Status};
 
 use crate::model::{CompositeId, GroupId, NodeId, PodId};
@@ -73,14 +83,17 @@ pub struct Placements {
     pub search_budget: Option<u32>,
 }
 
-/// A node a filter plugin rejected.
+/// Nodes a filter plugin rejected for one reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeRejection {
-    /// The node.
-    pub node: NodeId,
+pub struct Rejection {
     /// Why.
     pub reason: String,
+    /// The nodes.
+    pub nodes: Vec<NodeId>,
 }
+
+/// A permit answer and how far the host may reuse it (contract 0.3.0).
+pub use wasched_sdk::{PermitVerdict, ProgressBounds};
 
 /// Who preempts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

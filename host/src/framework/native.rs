@@ -10,10 +10,12 @@
 use wasched_sdk::Cluster;
 use wasched_sdk::types as sdk;
 
+use super::facts;
 use super::{
-    Answer, ExtensionPoint, NodeRejection, Placement, Placements, Plugin, PreemptionCandidate,
-    Preemptor, Progress, Status, Unit, VictimUnit,
+    Answer, ExtensionPoint, PermitVerdict, Placement, Placements, Plugin, PreemptionCandidate,
+    Preemptor, Progress, Rejection, Status, Unit, VictimUnit,
 };
+use crate::model::identity::Kind;
 use crate::model::{CompositePolicy, GroupId, NodeId, PodId, Policy, Snapshot};
 
 /// The host's snapshot as the SDK's read-only [`Cluster`] view.
@@ -249,6 +251,56 @@ impl Cluster for SnapshotView<'_> {
             })
     }
 
+    fn generation(&self) -> u64 {
+        self.0.identity().generation()
+    }
+
+    fn node_changes(&self) -> Vec<u64> {
+        self.0.identity().node_changes().to_vec()
+    }
+
+    fn changed_nodes(&self, since: u64) -> Vec<NodeId> {
+        let changes = self.0.identity().node_changes();
+        (0..count(changes.len()))
+            .filter(|&n| changes[n as usize] > since)
+            .collect()
+    }
+
+    fn node_handles(&self) -> Vec<sdk::Handle> {
+        let handles = self.0.identity().handles(Kind::Node);
+        handles.iter().map(|&h| facts::handle(h)).collect()
+    }
+
+    fn handle_of(&self, kind: sdk::ObjectKind, id: u32) -> Result<sdk::Handle, sdk::LookupError> {
+        let handle = self.0.identity().handle(facts::kind(kind), id);
+        handle.map(facts::handle).map_err(facts::lookup_error)
+    }
+
+    fn resolve(&self, kind: sdk::ObjectKind, handle: sdk::Handle) -> Result<u32, sdk::LookupError> {
+        let handle = crate::model::identity::Handle {
+            slot: handle.slot,
+            generation: handle.generation,
+        };
+        let id = self.0.identity().resolve(facts::kind(kind), handle);
+        id.map_err(facts::lookup_error)
+    }
+
+    fn nodes_facts(&self, nodes: &[NodeId]) -> Result<Vec<sdk::NodeFacts>, sdk::LookupError> {
+        facts::nodes_facts(self.0, nodes)
+    }
+
+    fn pod_facts(&self, pod: PodId) -> Result<sdk::PodFacts, sdk::LookupError> {
+        facts::pod_facts(self.0, pod)
+    }
+
+    fn group_nodes_by_label(
+        &self,
+        key: u32,
+        nodes: &[NodeId],
+    ) -> Result<Vec<sdk::LabelDomain>, sdk::LookupError> {
+        facts::group_nodes_by_label(self.0, key, nodes)
+    }
+
     fn pod_disruption_budgets(&self, pod: PodId) -> Vec<u32> {
         self.0.pod_budgets(pod).to_vec()
     }
@@ -320,13 +372,13 @@ impl<P: wasched_sdk::Plugin> Plugin for NativePlugin<P> {
         snapshot: &mut Snapshot,
         pod: PodId,
         nodes: &[NodeId],
-    ) -> Answer<Vec<NodeRejection>> {
+    ) -> Answer<Vec<Rejection>> {
         let rejected = self.plugin.filter(&SnapshotView(snapshot), pod, nodes);
         Ok(rejected
             .into_iter()
-            .map(|r| NodeRejection {
-                node: r.node,
+            .map(|r| Rejection {
                 reason: r.status.reason,
+                nodes: r.nodes,
             })
             .collect())
     }
@@ -340,7 +392,12 @@ impl<P: wasched_sdk::Plugin> Plugin for NativePlugin<P> {
         Ok(self.plugin.score(&SnapshotView(snapshot), pod, nodes))
     }
 
-    fn permit(&mut self, snapshot: &mut Snapshot, u: Unit, progress: Progress) -> Answer<Status> {
+    fn permit(
+        &mut self,
+        snapshot: &mut Snapshot,
+        u: Unit,
+        progress: Progress,
+    ) -> Answer<PermitVerdict> {
         let progress = sdk::Progress {
             scheduled: progress.scheduled,
             remaining: progress.remaining,

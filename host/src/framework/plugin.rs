@@ -8,8 +8,9 @@ use anyhow::{Result, bail};
 
 use super::answers::{self, OutputLimits};
 use super::{
-    Code, ExtensionPoint, FailureCause, FailurePolicy, NodeRejection, Placement, Placements,
-    PluginError, PreemptionCandidate, Preemptor, Progress, Status, Unit, VictimUnit,
+    Code, ExtensionPoint, FailureCause, FailurePolicy, PermitVerdict, Placement, Placements,
+    PluginError, PreemptionCandidate, Preemptor, Progress, ProgressBounds, Rejection, Status, Unit,
+    VictimUnit,
 };
 use crate::model::{NodeId, PodId, Snapshot};
 
@@ -87,13 +88,14 @@ pub trait Plugin {
     fn pre_enqueue(&mut self, _snapshot: &mut Snapshot, _unit: Unit) -> Answer<Status> {
         Ok(Status::success())
     }
-    /// `filter`: the nodes among `nodes` that cannot host `pod`.
+    /// `filter`: the nodes among `nodes` that cannot host `pod`, grouped
+    /// by reason.
     fn filter(
         &mut self,
         _snapshot: &mut Snapshot,
         _pod: PodId,
         _nodes: &[NodeId],
-    ) -> Answer<Vec<NodeRejection>> {
+    ) -> Answer<Vec<Rejection>> {
         Ok(Vec::new())
     }
     /// `score`: one score per node of `nodes`, or a non-success status.
@@ -105,14 +107,18 @@ pub trait Plugin {
     ) -> Answer<Result<Vec<i64>, Status>> {
         Ok(Ok(vec![0; nodes.len()]))
     }
-    /// `permit`: is `unit`'s placement admissible so far?
+    /// `permit`: is `unit`'s placement admissible so far, and how far may
+    /// the answer be reused?
     fn permit(
         &mut self,
         _snapshot: &mut Snapshot,
         _unit: Unit,
         _progress: Progress,
-    ) -> Answer<Status> {
-        Ok(Status::success())
+    ) -> Answer<PermitVerdict> {
+        Ok(PermitVerdict::reusable(
+            Status::success(),
+            ProgressBounds::ALWAYS,
+        ))
     }
     /// `placement-generate`: candidate placements for `unit` within
     /// `parent`; a status with [`Code::Skip`] keeps `parent`.
@@ -406,16 +412,16 @@ impl Checked<'_> {
         snapshot: &mut Snapshot,
         pod: PodId,
         nodes: &[NodeId],
-    ) -> Answer<Vec<NodeRejection>> {
+    ) -> Answer<Vec<Rejection>> {
         let point = ExtensionPoint::Filter;
-        let rejected = self.timed(point, |p| p.filter(snapshot, pod, nodes))?;
-        self.check_length(point, "rejections", rejected.len())?;
-        let mut rejected =
-            answers::rejections(nodes, rejected.into_iter().map(|r| (r.node, r.reason)))
-                .map_err(|e| self.invalid(point, e))?;
+        let mut rejected = self.timed(point, |p| p.filter(snapshot, pod, nodes))?;
+        let total = rejected.iter().map(|r| r.nodes.len()).sum();
+        self.check_length(point, "rejections", total)?;
+        answers::rejections(nodes, &rejected).map_err(|e| self.invalid(point, e))?;
         for rejection in &mut rejected {
             self.cut(&mut rejection.reason);
         }
+        rejected.retain(|r| !r.nodes.is_empty());
         Ok(rejected)
     }
 
@@ -434,17 +440,22 @@ impl Checked<'_> {
         Ok(self.cut_result(scores))
     }
 
-    /// `permit`.
+    /// `permit`: the verdict, its reason cut; reuse bounds that do not
+    /// contain the progress asked about are dropped (never trusted).
     pub fn permit(
         &mut self,
         snapshot: &mut Snapshot,
         unit: Unit,
         progress: Progress,
-    ) -> Answer<Status> {
-        let status = self.timed(ExtensionPoint::Permit, |p| {
+    ) -> Answer<PermitVerdict> {
+        let mut verdict = self.timed(ExtensionPoint::Permit, |p| {
             p.permit(snapshot, unit, progress)
         })?;
-        Ok(self.cut_status(status))
+        verdict.status = self.cut_status(verdict.status);
+        if verdict.reuse.is_some_and(|b| !b.contain(progress.into())) {
+            verdict.reuse = None;
+        }
+        Ok(verdict)
     }
 
     /// `placement-generate`: `Ok(Ok(None))` when the plugin skipped (keep

@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::composite::{self, CompositeInfo, CompositePolicy, CompositeSpec, Member};
 use super::disruption::{self, DisruptionBudget};
+use super::identity;
 use super::resources::{self, Amounts, PODS};
 use super::{
     CompositeId, GroupId, GroupInfo, GroupSpec, NodeInfo, PodInfo, Policy, Snapshot,
@@ -237,6 +238,9 @@ impl Snapshot {
                 .and_then(|a| a.node_affinity.as_ref());
             snapshot.pods.push(PodInfo {
                 key: key(&pod.metadata),
+                uid: pod.metadata.uid.clone(),
+                annotations: pod.metadata.annotations.clone().unwrap_or_default(),
+                owner_kind: owner_kind(&pod.metadata),
                 namespace: pod
                     .metadata
                     .namespace
@@ -376,6 +380,8 @@ impl Snapshot {
         }
         snapshot.index_symbols();
         snapshot.commit();
+        let identity = identity::Identity::fresh(&snapshot);
+        snapshot.set_identity(identity);
         Ok(snapshot)
     }
 
@@ -689,10 +695,21 @@ fn hard_spread<'a>(
         .cloned()
 }
 
+/// Kind of the controlling owner reference, else of the first one.
+fn owner_kind(meta: &ObjectMeta) -> Option<String> {
+    let owners = meta.owner_references.as_deref().unwrap_or_default();
+    owners
+        .iter()
+        .find(|o| o.controller == Some(true))
+        .or(owners.first())
+        .map(|o| o.kind.clone())
+}
+
 fn node_info(node: &Node) -> NodeInfo {
     let spec = node.spec.as_ref();
     NodeInfo {
         name: node.metadata.name.clone().unwrap_or_default(),
+        uid: node.metadata.uid.clone(),
         labels: node.metadata.labels.clone().unwrap_or_default(),
         taints: spec.and_then(|s| s.taints.clone()).unwrap_or_default(),
         unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),

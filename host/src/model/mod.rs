@@ -14,6 +14,7 @@
 mod build;
 pub mod composite;
 pub mod disruption;
+pub mod identity;
 mod labels;
 pub mod resources;
 mod symbols;
@@ -39,6 +40,8 @@ pub type GroupId = u32;
 pub struct NodeInfo {
     /// `metadata.name`.
     pub name: String,
+    /// `metadata.uid`, when the snapshot has it.
+    pub uid: Option<String>,
     /// `metadata.labels`.
     pub labels: BTreeMap<String, String>,
     /// `spec.taints`.
@@ -55,6 +58,12 @@ pub struct NodeInfo {
 pub struct PodInfo {
     /// `namespace/name`.
     pub key: String,
+    /// `metadata.uid`, when the snapshot has it.
+    pub uid: Option<String>,
+    /// `metadata.annotations`.
+    pub annotations: BTreeMap<String, String>,
+    /// Kind of the controlling owner reference, else of the first one.
+    pub owner_kind: Option<String>,
     /// `metadata.namespace`.
     pub namespace: String,
     /// The node it is bound to or assumed on.
@@ -206,6 +215,8 @@ pub struct Snapshot {
     label_columns: std::collections::HashMap<u32, Vec<Option<u32>>>,
     /// Changes since the last [`Snapshot::commit`], oldest first.
     undo: Vec<Change>,
+    /// Handles and change values (contract 0.3.0's identity rules).
+    identity: identity::Identity,
 }
 
 /// One recorded change of the snapshot's placements.
@@ -226,6 +237,17 @@ impl Snapshot {
     /// Number of nodes.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// The objects' handles and the change values of nodes.
+    pub fn identity(&self) -> &identity::Identity {
+        &self.identity
+    }
+
+    /// Replaces the identity (a [`identity::Registry`] stamping a rebuilt
+    /// snapshot).
+    pub fn set_identity(&mut self, identity: identity::Identity) {
+        self.identity = identity;
     }
 
     /// Allocatable amount of resource `r` per node (empty if out of range).
@@ -416,6 +438,7 @@ impl Snapshot {
         let on_node = &mut self.pods_on_node[node as usize];
         let at = on_node.partition_point(|&p| p < pod);
         on_node.insert(at, pod);
+        self.identity.node_changed(node);
     }
 
     fn unplace(&mut self, pod: PodId) -> Option<NodeId> {
@@ -437,6 +460,7 @@ impl Snapshot {
         if let Ok(at) = on_node.binary_search(&pod) {
             on_node.remove(at);
         }
+        self.identity.node_changed(node);
         Some(node)
     }
 }

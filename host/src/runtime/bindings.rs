@@ -1,5 +1,5 @@
 //! Host bindings generated from `wit/` (world `extension-host`), the
-//! current contract `wasched:scheduler@0.2.0`.
+//! current contract `wasched:scheduler@0.3.0`.
 //!
 //! The `snapshot` resource of the `cluster` interface is backed by
 //! [`SnapshotHandle`](super::state::SnapshotHandle): a marker value in the
@@ -20,6 +20,6 @@ pub use self::wasched::scheduler::{cluster, log, types};
 pub use exports::wasched::scheduler as guest;
 
 /// The WIT package version this host implements.
-pub const PACKAGE_VERSION: &str = "0.2.0";
+pub const PACKAGE_VERSION: &str = "0.3.0";
 /// The WIT package name.
 pub const PACKAGE: &str = "wasched:scheduler";

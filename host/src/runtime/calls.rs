@@ -4,13 +4,14 @@
 
 use super::bindings::guest;
 use super::exports::version_exports;
-use super::host_v0_2 as wit;
+use super::host_v0_3 as wit;
 use super::plugin::{VersionExports, WasmPlugin};
 use super::since_v0_1_0 as v0_1;
+use super::since_v0_2_0 as v0_2;
 use crate::framework::{
-    Answer, Code, ExtensionPoint, FailurePolicy, LogDrops, LogLine, NodeRejection, OutputLimits,
-    Placement, Placements, Plugin, PreemptionCandidate, Preemptor, Progress, Status, Unit,
-    VictimUnit,
+    Answer, Code, ExtensionPoint, FailurePolicy, LogDrops, LogLine, OutputLimits, PermitVerdict,
+    Placement, Placements, Plugin, PreemptionCandidate, Preemptor, Progress, Rejection, Status,
+    Unit, VictimUnit,
 };
 use crate::model::{NodeId, PodId, Snapshot};
 
@@ -23,6 +24,19 @@ version_exports!(guest;
     placement_score: PlacementScore => placement_score,
     pod_group_post_filter: PodGroupPostFilter => pod_group_post_filter,
 );
+
+/// A `match` over the component's contract version in which 0.3.0 and
+/// 0.2.0 share one arm (`shared`): the export has the same signature in
+/// both, over the same `types` (see `since_v0_2_0`).
+macro_rules! by_version {
+    ($exports:expr; shared $e:ident => $shared:expr; $($arm:pat => $body:expr),* $(,)?) => {
+        match $exports {
+            VersionExports::Current($e) => $shared,
+            VersionExports::V0_2($e) => $shared,
+            $($arm => $body,)*
+        }
+    };
+}
 
 /// An export the plugin was wired into because it has it.
 fn wired<T>(export: &Option<T>) -> &T {
@@ -71,16 +85,18 @@ impl Plugin for WasmPlugin {
         self.call(
             snapshot,
             ExtensionPoint::PreEnqueue,
-            |exports, store, snap| match exports {
-                VersionExports::Current(e) => wired(&e.pre_enqueue)
-                    .call_pre_enqueue(store, snap, wit::unit(unit))
-                    .map(wit::status),
+            |exports, store, snap| {
+                by_version!(exports;
+                 shared e => wired(&e.pre_enqueue)
+                                    .call_pre_enqueue(store, snap, wit::unit(unit))
+                                    .map(wit::status);
                 VersionExports::V0_1(e) => match &old {
-                    Some(group) => wired(&e.pre_enqueue)
-                        .call_pre_enqueue(store, snap, group)
-                        .map(v0_1::status),
-                    None => Ok(skip()),
-                },
+                                    Some(group) => wired(&e.pre_enqueue)
+                                        .call_pre_enqueue(store, snap, group)
+                                        .map(v0_1::status),
+                                    None => Ok(skip()),
+                                },
+                )
             },
         )
     }
@@ -90,23 +106,26 @@ impl Plugin for WasmPlugin {
         snapshot: &mut Snapshot,
         pod: PodId,
         nodes: &[NodeId],
-    ) -> Answer<Vec<NodeRejection>> {
+    ) -> Answer<Vec<Rejection>> {
         self.call(snapshot, ExtensionPoint::Filter, |exports, store, snap| {
             Ok(match exports {
                 VersionExports::Current(e) => wired(&e.filter)
                     .call_filter(store, snap, pod, nodes)?
                     .into_iter()
-                    .map(|r| NodeRejection {
-                        node: r.node,
+                    .map(|r| Rejection {
                         reason: r.status.reason,
+                        nodes: r.nodes,
                     })
                     .collect(),
+                VersionExports::V0_2(e) => {
+                    v0_2::rejections(wired(&e.filter).call_filter(store, snap, pod, nodes)?)
+                }
                 VersionExports::V0_1(e) => wired(&e.filter)
                     .call_filter(store, snap, pod, nodes)?
                     .into_iter()
-                    .map(|r| NodeRejection {
-                        node: r.node,
+                    .map(|r| Rejection {
                         reason: r.status.reason,
+                        nodes: vec![r.node],
                     })
                     .collect(),
             })
@@ -120,14 +139,14 @@ impl Plugin for WasmPlugin {
         nodes: &[NodeId],
     ) -> Answer<Result<Vec<i64>, Status>> {
         self.call(snapshot, ExtensionPoint::Score, |exports, store, snap| {
-            Ok(match exports {
-                VersionExports::Current(e) => wired(&e.score)
-                    .call_score(store, snap, pod, nodes)?
-                    .map_err(wit::status),
-                VersionExports::V0_1(e) => wired(&e.score)
-                    .call_score(store, snap, pod, nodes)?
-                    .map_err(v0_1::status),
-            })
+            Ok(by_version!(exports;
+             shared e => wired(&e.score)
+                                .call_score(store, snap, pod, nodes)?
+                                .map_err(wit::status);
+            VersionExports::V0_1(e) => wired(&e.score)
+                                .call_score(store, snap, pod, nodes)?
+                                .map_err(v0_1::status),
+            ))
         })
     }
 
@@ -136,25 +155,26 @@ impl Plugin for WasmPlugin {
         snapshot: &mut Snapshot,
         unit: Unit,
         progress: Progress,
-    ) -> Answer<Status> {
+    ) -> Answer<PermitVerdict> {
+        let current = super::bindings::types::PlacementProgress {
+            scheduled: progress.scheduled,
+            remaining: progress.remaining,
+        };
         self.call(
             snapshot,
             ExtensionPoint::Permit,
             |exports, store, snap| match exports {
-                VersionExports::Current(e) => {
-                    let progress = super::bindings::types::PlacementProgress {
-                        scheduled: progress.scheduled,
-                        remaining: progress.remaining,
-                    };
-                    wired(&e.permit)
-                        .call_permit(store, snap, wit::unit(unit), progress)
-                        .map(wit::status)
-                }
+                VersionExports::Current(e) => wired(&e.permit)
+                    .call_permit(store, snap, wit::unit(unit), current)
+                    .map(wit::verdict),
+                VersionExports::V0_2(e) => wired(&e.permit)
+                    .call_permit(store, snap, wit::unit(unit), current)
+                    .map(v0_2::verdict),
                 VersionExports::V0_1(e) => match unit {
                     Unit::Group(group) => wired(&e.permit)
                         .call_permit(store, snap, group, v0_1::progress(progress))
-                        .map(v0_1::status),
-                    Unit::Composite(_) => Ok(skip()),
+                        .map(|s| PermitVerdict::once(v0_1::status(s))),
+                    Unit::Composite(_) => Ok(PermitVerdict::once(skip())),
                 },
             },
         )
@@ -171,19 +191,19 @@ impl Plugin for WasmPlugin {
         let answer = self.call(
             snapshot,
             ExtensionPoint::PlacementGenerate,
-            |exports, store, snap| match exports {
-                VersionExports::Current(e) => Ok(wired(&e.placement_generate)
+            |exports, store, snap| by_version!(exports;
+ shared e => Ok(wired(&e.placement_generate)
                     .call_generate_placements(store, snap, wit::unit(unit), &parent_wit)?
                     .map_err(wit::status)
-                    .map(Generated::Current)),
-                VersionExports::V0_1(e) => match &old {
+                    .map(Generated::Current));
+VersionExports::V0_1(e) => match &old {
                     Some(group) => Ok(wired(&e.placement_generate)
                         .call_generate_placements(store, snap, group, &v0_1::placement(parent))?
                         .map_err(v0_1::status)
                         .map(Generated::V0_1)),
                     None => Ok(Err(skip())),
                 },
-            },
+),
         )?;
         Ok(answer.map(|generated| match generated {
             Generated::Current(p) => Placements {
@@ -212,8 +232,8 @@ impl Plugin for WasmPlugin {
         self.call(
             snapshot,
             ExtensionPoint::PlacementScore,
-            |exports, store, snap| match exports {
-                VersionExports::Current(e) => {
+            |exports, store, snap| by_version!(exports;
+ shared e => {
                     let assignments: Vec<_> = assignments
                         .iter()
                         .map(|&(pod, node)| super::bindings::types::Assignment { pod, node })
@@ -227,8 +247,8 @@ impl Plugin for WasmPlugin {
                             &assignments,
                         )?
                         .map_err(wit::status))
-                }
-                VersionExports::V0_1(e) => match unit {
+                };
+VersionExports::V0_1(e) => match unit {
                     Unit::Group(group) => Ok(wired(&e.placement_score)
                         .call_score_placement(
                             store,
@@ -240,7 +260,7 @@ impl Plugin for WasmPlugin {
                         .map_err(v0_1::status)),
                     Unit::Composite(_) => Ok(Ok(0)),
                 },
-            },
+),
         )
     }
 
@@ -254,12 +274,12 @@ impl Plugin for WasmPlugin {
         self.call(
             snapshot,
             ExtensionPoint::PodGroupPostFilter,
-            |exports, store, snap| match exports {
-                VersionExports::Current(e) => Ok(wired(&e.pod_group_post_filter)
+            |exports, store, snap| by_version!(exports;
+ shared e => Ok(wired(&e.pod_group_post_filter)
                     .call_order_victims(store, snap, wit::preemptor(preemptor), &units)?
-                    .map_err(wit::status)),
-                VersionExports::V0_1(_) => Err(post_filter_not_wired()),
-            },
+                    .map_err(wit::status));
+VersionExports::V0_1(_) => Err(post_filter_not_wired()),
+),
         )
     }
 
@@ -273,12 +293,12 @@ impl Plugin for WasmPlugin {
         self.call(
             snapshot,
             ExtensionPoint::PodGroupPostFilter,
-            |exports, store, snap| match exports {
-                VersionExports::Current(e) => Ok(wired(&e.pod_group_post_filter)
+            |exports, store, snap| by_version!(exports;
+ shared e => Ok(wired(&e.pod_group_post_filter)
                     .call_select_candidate(store, snap, wit::preemptor(preemptor), &candidates)?
-                    .map_err(wit::status)),
-                VersionExports::V0_1(_) => Err(post_filter_not_wired()),
-            },
+                    .map_err(wit::status));
+VersionExports::V0_1(_) => Err(post_filter_not_wired()),
+),
         )
     }
 

@@ -3,8 +3,9 @@
 //! [`PluginSet`] of [`WasmPlugin`]s, which implement the framework's
 //! [`Plugin`](crate::framework::Plugin) trait.
 //!
-//! - `bindings` / `host_v0_2`: the current contract, `wasched:scheduler@0.2.0`;
-//! - `since_v0_1_0`: components built against 0.1.0, adapted;
+//! - `bindings` / `host_v0_3`: the current contract, `wasched:scheduler@0.3.0`;
+//! - `since_v0_2_0`, `since_v0_1_0`: components built against 0.2.0 and
+//!   0.1.0, adapted;
 //! - `plugin`: loading, the sandbox (fuel, epochs, memory, log caps), traps;
 //! - `calls`: each extension point through the component's contract;
 //! - [`validate`]: checks on the file at load.
@@ -13,9 +14,10 @@ mod bindings;
 pub mod cache;
 mod calls;
 mod exports;
-mod host_v0_2;
+mod host_v0_3;
 mod plugin;
 mod since_v0_1_0;
+mod since_v0_2_0;
 mod state;
 pub mod validate;
 
@@ -92,6 +94,7 @@ impl Runtime {
             &mut linker,
             |state| state,
         )?;
+        since_v0_2_0::add_to_linker(&mut linker)?;
         since_v0_1_0::add_to_linker(&mut linker)?;
         Ok(Self {
             engine,
@@ -175,13 +178,13 @@ impl Runtime {
 /// silently leave a plugin under default settings.
 /// Bundled plugins that run only when the configuration enables them
 /// (`enabled: true`): node plugins that change where pods go.
-pub const OFF_BY_DEFAULT: &[&str] = &["GpuBinPacking"];
+pub const OFF_BY_DEFAULT: &[&str] = &["WaschedGpuBinPacking"];
 
 /// Every plugin the configuration names must be one of those `loaded`
 /// (enabled or not).
 fn check_config(loaded: &[String], config: &PluginConfig) -> Result<()> {
     for name in config.configured_names() {
-        if !loaded.iter().any(|l| l == name) {
+        if !loaded.iter().any(|l| PluginConfig::designates(name, l)) {
             bail!(
                 "the configuration names plugin {name}, but no loaded plugin has that name (loaded: {})",
                 loaded.join(", ")

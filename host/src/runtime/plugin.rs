@@ -9,27 +9,35 @@ use wasmtime::{Engine, Store};
 
 use super::bindings::{PACKAGE, PACKAGE_VERSION};
 use super::state::{HostState, LogBudget, SnapshotHandle};
-use super::{EPOCH_TICK, calls, since_v0_1_0};
+use super::{EPOCH_TICK, calls, since_v0_1_0, since_v0_2_0};
 use crate::config::{PluginConfig, PluginSettings};
 use crate::framework::{ExtensionPoint, FailureCause, LogDrops, LogLine, PluginError};
 use crate::model::Snapshot;
 
 /// The contract versions this host loads: the current one, and older ones
 /// through an adapter.
-pub const SUPPORTED_VERSIONS: [&str; 2] = [PACKAGE_VERSION, since_v0_1_0::VERSION];
+pub const SUPPORTED_VERSIONS: [&str; 3] = [
+    PACKAGE_VERSION,
+    since_v0_2_0::VERSION,
+    since_v0_1_0::VERSION,
+];
 
 /// Export lookups of a component, by the contract version it was built against.
 pub(super) enum VersionIndices {
-    /// `wasched:scheduler@0.2.0`.
+    /// `wasched:scheduler@0.3.0`.
     Current(calls::Indices),
+    /// `wasched:scheduler@0.2.0`, adapted.
+    V0_2(since_v0_2_0::Indices),
     /// `wasched:scheduler@0.1.0`, adapted.
     V0_1(since_v0_1_0::Indices),
 }
 
 /// The typed exports of a live instance, by contract version.
 pub(super) enum VersionExports {
-    /// `wasched:scheduler@0.2.0`.
+    /// `wasched:scheduler@0.3.0`.
     Current(calls::Exports),
+    /// `wasched:scheduler@0.2.0`, adapted.
+    V0_2(since_v0_2_0::Exports),
     /// `wasched:scheduler@0.1.0`, adapted.
     V0_1(since_v0_1_0::Exports),
 }
@@ -153,6 +161,8 @@ impl WasmPlugin {
             .with_context(|| format!("{source}: cannot link"))?;
         let indices = if version == since_v0_1_0::VERSION {
             VersionIndices::V0_1(since_v0_1_0::Indices::new(&pre, &points)?)
+        } else if version == since_v0_2_0::VERSION {
+            VersionIndices::V0_2(since_v0_2_0::Indices::new(&pre, &points)?)
         } else {
             VersionIndices::Current(calls::Indices::new(&pre, &points)?)
         };
@@ -254,10 +264,12 @@ impl WasmPlugin {
             .context("instantiation failed")?;
         let exports = match &self.indices {
             VersionIndices::Current(i) => VersionExports::Current(i.load(&mut store, &instance)?),
+            VersionIndices::V0_2(i) => VersionExports::V0_2(i.load(&mut store, &instance)?),
             VersionIndices::V0_1(i) => VersionExports::V0_1(i.load(&mut store, &instance)?),
         };
         let name = match &exports {
             VersionExports::Current(e) => e.plugin.call_name(&mut store),
+            VersionExports::V0_2(e) => e.plugin.call_name(&mut store),
             VersionExports::V0_1(e) => e.plugin.call_name(&mut store),
         }
         .map_err(|e| {
@@ -278,6 +290,7 @@ impl WasmPlugin {
         }
         let configured = match &exports {
             VersionExports::Current(e) => e.plugin.call_configure(&mut store, &self.settings.args),
+            VersionExports::V0_2(e) => e.plugin.call_configure(&mut store, &self.settings.args),
             VersionExports::V0_1(e) => e.plugin.call_configure(&mut store, &self.settings.args),
         };
         configured

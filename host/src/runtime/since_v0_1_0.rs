@@ -14,7 +14,7 @@ use wasmtime::component::Resource;
 
 use wasched_sdk::Cluster;
 
-use super::host_v0_2::common_snapshot_methods;
+use super::host_v0_3::common_snapshot_methods;
 use super::state::{HostState, SnapshotHandle};
 use crate::framework::native::SnapshotView;
 use crate::framework::{ExtensionPoint, LogLevel, Placement, Progress, Status, Unit};
@@ -75,7 +75,7 @@ pub fn group_record(snapshot: &Snapshot, unit: Unit) -> Option<types::PodGroup> 
     let Unit::Group(group) = unit else {
         return None;
     };
-    let current = super::host_v0_2::pod_group(snapshot, group);
+    let current = super::host_v0_3::pod_group(snapshot, group);
     Some(types::PodGroup {
         id: current.id,
         name: current.name,
@@ -106,7 +106,7 @@ pub fn group_record(snapshot: &Snapshot, unit: Unit) -> Option<types::PodGroup> 
 
 /// A 0.1.0 status as the host's.
 pub fn status(status: types::Status) -> Status {
-    super::host_v0_2::status(super::bindings::types::Status {
+    super::host_v0_3::status(super::bindings::types::Status {
         code: match status.code {
             types::Code::Success => super::bindings::types::Code::Success,
             types::Code::Error => super::bindings::types::Code::Error,
@@ -209,4 +209,4 @@ impl cluster::HostGroupTrial for HostState {
     }
 }
 
-super::host_v0_2::log_host!(log);
+super::host_v0_3::log_host!(log);

@@ -10,7 +10,9 @@
 use super::Cycle;
 use super::costs::Cost;
 use crate::filters;
-use crate::framework::{Code, ExtensionPoint, Placement, Placements, Progress, Status, Unit};
+use crate::framework::{
+    Code, ExtensionPoint, PermitVerdict, Placement, Placements, Progress, Status, Unit,
+};
 use crate::model::{GroupId, NodeId, PodId};
 
 /// The result of trying one placement for a group.
@@ -193,6 +195,7 @@ impl Cycle<'_> {
         };
         let has_permit = self.plugins.any_at(ExtensionPoint::Permit);
         let mut verdict: Option<Status> = None;
+        let mut memo = PermitMemo::default();
         for (i, &pod) in pending.iter().enumerate() {
             let failed_before = self.failures.failed;
             match self.place_pod(pod, &attempt.placement.nodes) {
@@ -217,7 +220,7 @@ impl Cycle<'_> {
                 scheduled: (bound + attempt.assigned.len()) as u32,
                 remaining: (pending.len() - i - 1) as u32,
             };
-            match self.permit(Unit::Group(group), progress) {
+            match self.permit(Unit::Group(group), progress, &mut memo) {
                 Ok(status) if matches!(status.code, Code::Success | Code::Wait | Code::Skip) => {
                     verdict = Some(status)
                 }
@@ -277,13 +280,35 @@ impl Cycle<'_> {
     }
 
     /// Permit: the strictest verdict of all plugins wins (a rejection over
-    /// wait over success).
-    pub(super) fn permit(&mut self, unit: Unit, progress: Progress) -> Result<Status, String> {
+    /// wait over success). A plugin's earlier verdict in `memo` (the same
+    /// placement attempt) is reused while `progress` stays within the
+    /// bounds it gave, instead of asking again.
+    pub(super) fn permit(
+        &mut self,
+        unit: Unit,
+        progress: Progress,
+        memo: &mut PermitMemo,
+    ) -> Result<Status, String> {
         let mut verdict = Status::success();
-        for mut plugin in self.plugins.at(ExtensionPoint::Permit) {
-            let answer = plugin.permit(self.snapshot, unit, progress);
-            let Some(status) = self.failures.settle(answer)? else {
-                continue;
+        for (i, mut plugin) in self.plugins.at(ExtensionPoint::Permit).enumerate() {
+            if memo.0.len() <= i {
+                memo.0.resize(i + 1, None);
+            }
+            let reusable = memo.0[i]
+                .as_ref()
+                .filter(|v| v.reuse.is_some_and(|b| b.contain(progress.into())));
+            let status = match reusable {
+                Some(earlier) => earlier.status.clone(),
+                None => {
+                    let answer = plugin.permit(self.snapshot, unit, progress);
+                    let Some(answer) = self.failures.settle(answer)? else {
+                        memo.0[i] = None;
+                        continue;
+                    };
+                    let status = answer.status.clone();
+                    memo.0[i] = Some(answer);
+                    status
+                }
             };
             match status.code {
                 Code::Success | Code::Skip => {}
@@ -495,3 +520,8 @@ impl Cycle<'_> {
         line
     }
 }
+
+/// The permit verdicts of one placement attempt, per permit plugin (in
+/// order), for reuse within the bounds each plugin gave.
+#[derive(Debug, Default)]
+pub(super) struct PermitMemo(Vec<Option<PermitVerdict>>);

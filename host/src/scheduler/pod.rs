@@ -67,10 +67,13 @@ impl Cycle<'_> {
             let Some(rejections) = self.failures.settle(answer)? else {
                 continue;
             };
+            let mut rejected: Vec<NodeId> = Vec::new();
             for rejection in rejections {
-                diagnosis.add(rejection.reason);
-                feasible.retain(|&n| n != rejection.node);
+                diagnosis.add_many(rejection.reason, rejection.nodes.len());
+                rejected.extend(rejection.nodes);
             }
+            rejected.sort_unstable();
+            feasible.retain(|n| rejected.binary_search(n).is_err());
         }
         if feasible.is_empty() {
             return Err(diagnosis.render(self.snapshot));

@@ -145,7 +145,7 @@ impl Plugin for Fake {
         snapshot: &mut Snapshot,
         pod: PodId,
         _nodes: &[NodeId],
-    ) -> Answer<Vec<crate::framework::NodeRejection>> {
+    ) -> Answer<Vec<crate::framework::Rejection>> {
         self.maybe_fail(ExtensionPoint::Filter)?;
         let key = &snapshot.pods[pod as usize].key;
         self.journal.borrow_mut().push(format!("filter {key}"));
@@ -157,10 +157,10 @@ impl Plugin for Fake {
         snapshot: &mut Snapshot,
         unit: Unit,
         progress: Progress,
-    ) -> Answer<Status> {
+    ) -> Answer<crate::framework::PermitVerdict> {
         self.maybe_fail(ExtensionPoint::Permit)?;
         let Unit::Group(g) = unit else {
-            return Ok(Status::success());
+            return Ok(Status::success().into());
         };
         let min = snapshot.groups[g as usize].min_count().unwrap_or(1);
         Ok(if !self.gang {
@@ -171,7 +171,8 @@ impl Plugin for Fake {
             Status::new(Code::Wait, format!("waiting for {min}"))
         } else {
             Status::success()
-        })
+        }
+        .into())
     }
 
     fn generate_placements(

@@ -55,6 +55,12 @@ pub fn hostile() -> Vec<u8> {
 
 /// The gang component built against `wasched:scheduler@0.1.0`, kept as a
 /// fixture to prove that old plugins keep loading.
+/// The bundled components as they were built against contract 0.2.0
+/// (fixtures, never rebuilt), by crate name.
+pub fn v0_2_0_dir() -> PathBuf {
+    testdata("plugins/v0.2.0")
+}
+
 pub fn gang_v0_1_0() -> PathBuf {
     testdata("plugins/v0.1.0/gang-permit.wasm")
 }

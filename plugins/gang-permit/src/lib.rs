@@ -24,14 +24,16 @@ extern crate alloc;
 use alloc::format;
 use alloc::string::String;
 use wasched_sdk::{
-    Cluster, Code, Composite, CompositeId, CompositePolicy, NoArgs, Plugin, PodGroup, PodGroupId,
-    SchedulingPolicy, Status, Unit,
+    Cluster, Code, Composite, CompositeId, CompositePolicy, NoArgs, PermitVerdict, Plugin,
+    PodGroup, PodGroupId, ProgressBounds, SchedulingPolicy, Status, Unit,
 };
 
 pub use wasched_sdk::Progress;
 
-/// The name this plugin registers under (upstream's plugin name).
-pub const NAME: &str = "GangScheduling";
+/// The name this plugin registers under: `Wasched`-prefixed, so that it
+/// cannot collide with kube-scheduler's in-tree `GangScheduling` in one
+/// configuration (the old name is accepted, deprecated, in wasched's own).
+pub const NAME: &str = "WaschedGangScheduling";
 
 /// Composite trees are at most 4 levels deep; deeper (or cyclic) input is
 /// treated as not ready rather than recursed into.
@@ -180,6 +182,29 @@ pub fn composite_permit(policy: Option<CompositePolicy>, progress: Progress) -> 
     }
 }
 
+/// How far the host may reuse a permit `status` of a unit whose policy
+/// needs `min` members (`None`: basic): a gang's `wait` holds while
+/// `scheduled < min <= scheduled + remaining`, its success while
+/// `scheduled >= min`; a basic unit's success for the whole attempt.
+/// Anything else (unschedulable, a missing group) is asked again.
+pub fn verdict(status: Status, min: Option<u32>) -> PermitVerdict {
+    let bounds = match (status.code, min) {
+        (Code::Success, None) => ProgressBounds::ALWAYS,
+        (Code::Success, Some(min)) => ProgressBounds {
+            min_scheduled: min,
+            max_scheduled: u32::MAX,
+            min_possible: 0,
+        },
+        (Code::Wait, Some(min)) if min > 0 => ProgressBounds {
+            min_scheduled: 0,
+            max_scheduled: min - 1,
+            min_possible: min,
+        },
+        _ => return PermitVerdict::once(status),
+    };
+    PermitVerdict::reusable(status, bounds)
+}
+
 fn gang_permit(what: &str, field: &str, min: u32, progress: Progress) -> Status {
     let Progress {
         scheduled,
@@ -281,14 +306,23 @@ impl Plugin for GangScheduling {
         }
     }
 
-    fn permit(&mut self, cluster: &impl Cluster, unit: Unit, progress: Progress) -> Status {
+    fn permit(&mut self, cluster: &impl Cluster, unit: Unit, progress: Progress) -> PermitVerdict {
         match unit {
-            Unit::PodGroup(group) => permit(
-                cluster.pod_group_spec(group).map(|spec| spec.policy.into()),
-                progress,
-            ),
+            Unit::PodGroup(group) => {
+                let policy = cluster.pod_group_spec(group).map(|spec| spec.policy.into());
+                let min = match policy {
+                    Some(Policy::Gang { min_count }) => Some(min_count),
+                    _ => None,
+                };
+                verdict(permit(policy, progress), min)
+            }
             Unit::Composite(id) => {
-                composite_permit(cluster.composite(id).map(|c| c.spec.policy), progress)
+                let policy = cluster.composite(id).map(|c| c.spec.policy);
+                let min = match policy {
+                    Some(CompositePolicy::Gang(min)) => Some(min),
+                    _ => None,
+                };
+                verdict(composite_permit(policy, progress), min)
             }
         }
     }

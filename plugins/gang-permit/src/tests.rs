@@ -179,7 +179,10 @@ fn configure_accepts_only_empty_args() {
     assert!(configure(" { } ").is_ok());
     assert!(configure("null").is_ok());
     let err = configure(r#"{"minCount": 3}"#).unwrap_err();
-    assert!(err.starts_with("GangScheduling takes no args"), "{err}");
+    assert!(
+        err.starts_with("WaschedGangScheduling takes no args"),
+        "{err}"
+    );
 }
 
 fn plugin() -> GangScheduling {
@@ -222,15 +225,18 @@ fn pod_group_over_a_native_cluster() {
         remaining: 1,
     };
     assert_eq!(
-        gang.permit(&cluster, Unit::PodGroup(pg), progress).code,
+        gang.permit(&cluster, Unit::PodGroup(pg), progress)
+            .status
+            .code,
         Code::Unschedulable
     );
     assert_eq!(
         gang.permit(&cluster, Unit::PodGroup(missing), progress),
-        Status::new(Code::UnschedulableAndUnresolvable, "PodGroup not found")
+        Status::new(Code::UnschedulableAndUnresolvable, "PodGroup not found").into()
     );
     assert!(
         gang.permit(&cluster, Unit::PodGroup(basic), progress)
+            .status
             .is_success()
     );
 }
@@ -278,11 +284,13 @@ fn composite_readiness_over_a_native_cluster() {
     };
     assert_eq!(
         gang.permit(&cluster, Unit::Composite(root), progress)
+            .status
             .reason,
         "composite cannot reach minGroupCount 2: 1 placed + 0 left to try < 2"
     );
     assert!(
         gang.permit(&cluster, Unit::Composite(inner), progress)
+            .status
             .is_success()
     );
     assert_eq!(
@@ -307,4 +315,47 @@ fn basic_composite_root_needs_one_ready_child() {
         gang.pre_enqueue(&cluster, Unit::Composite(root))
             .is_success()
     );
+}
+
+/// The verdicts say how far the host may reuse them: a gang's wait while
+/// `scheduled < minCount <= scheduled + remaining`, its success from
+/// `minCount` on; an early abort is never reused.
+#[test]
+fn permit_verdicts_bound_their_reuse() {
+    let at = |scheduled, remaining| Progress {
+        scheduled,
+        remaining,
+    };
+    let gang_wait = verdict(permit(gang(4), at(1, 5)), Some(4));
+    let bounds = gang_wait.reuse.expect("a wait is reusable");
+    assert!(bounds.contain(at(3, 1)));
+    assert!(!bounds.contain(at(4, 0)), "minCount reached: ask again");
+    assert!(
+        !bounds.contain(at(2, 1)),
+        "minCount out of reach: ask again"
+    );
+    let admitted = verdict(permit(gang(4), at(4, 2)), Some(4));
+    assert!(admitted.status.is_success());
+    assert!(admitted.reuse.unwrap().contain(at(6, 0)));
+    let aborted = verdict(permit(gang(4), at(1, 1)), Some(4));
+    assert_eq!(aborted.status.code, Code::Unschedulable);
+    assert_eq!(aborted.reuse, None);
+    // Reuse never changes a decision: over every reachable progress, the
+    // reused verdict's code equals a fresh one.
+    for min in 1..6 {
+        for scheduled in 0..8 {
+            for remaining in 0..8 {
+                let fresh = permit(gang(min), at(scheduled, remaining));
+                let v = verdict(fresh.clone(), Some(min));
+                let Some(bounds) = v.reuse else { continue };
+                for s2 in 0..8 {
+                    for r2 in 0..8 {
+                        if bounds.contain(at(s2, r2)) {
+                            assert_eq!(permit(gang(min), at(s2, r2)).code, fresh.code);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -46,10 +46,12 @@ use alloc::vec;
 use alloc::vec::Vec;
 use serde::Deserialize;
 use wasched_sdk::scoring::{ResourceUse, most_allocated};
-use wasched_sdk::{Cluster, Code, NodeId, NodeRejection, Plugin, PodId, ResourceId, Status};
+use wasched_sdk::{Cluster, Code, NodeId, Plugin, PodId, RejectionGroup, ResourceId, Status};
 
-/// The name this plugin registers under.
-pub const NAME: &str = "GpuBinPacking";
+/// The name this plugin registers under (`Wasched`-prefixed, so that it
+/// cannot collide with a kube-scheduler in-tree plugin; the old name
+/// `GpuBinPacking` is accepted, deprecated, in wasched's own configuration).
+pub const NAME: &str = "WaschedGpuBinPacking";
 
 /// The resources that are not "scalar" upstream (`IsScalarResourceName`):
 /// always scored when configured, requested or not.
@@ -205,7 +207,7 @@ impl Plugin for GpuBinPacking {
         cluster: &impl Cluster,
         pod: PodId,
         nodes: &[NodeId],
-    ) -> Vec<NodeRejection> {
+    ) -> Vec<RejectionGroup> {
         if !self.args.reserve_for_requesters {
             return Vec::new();
         }
@@ -217,29 +219,29 @@ impl Plugin for GpuBinPacking {
         if requests_any || extended.is_empty() {
             return Vec::new();
         }
-        // One status per reserved resource, cloned onto each node it rejects.
-        let reserved: Vec<(Status, Vec<u64>)> = extended
+        // One group per reserved resource: a node goes to the first
+        // resource it has.
+        let columns: Vec<Vec<u64>> = extended.iter().map(|c| cluster.allocatable(c.id)).collect();
+        let mut groups: Vec<RejectionGroup> = extended
             .iter()
-            .map(|c| {
-                let status = Status::new(
+            .map(|c| RejectionGroup {
+                status: Status::new(
                     Code::UnschedulableAndUnresolvable,
                     format!("node(s) had {} reserved for pods that request it", c.name),
-                );
-                (status, cluster.allocatable(c.id))
+                ),
+                nodes: Vec::new(),
             })
             .collect();
-        nodes
-            .iter()
-            .filter_map(|&node| {
-                let (status, _) = reserved
-                    .iter()
-                    .find(|(_, column)| column.get(node as usize).copied().unwrap_or(0) > 0)?;
-                Some(NodeRejection {
-                    node,
-                    status: status.clone(),
-                })
-            })
-            .collect()
+        for &node in nodes {
+            let reserved = columns
+                .iter()
+                .position(|column| column.get(node as usize).copied().unwrap_or(0) > 0);
+            if let Some(at) = reserved {
+                groups[at].nodes.push(node);
+            }
+        }
+        groups.retain(|g| !g.nodes.is_empty());
+        groups
     }
 
     fn score(

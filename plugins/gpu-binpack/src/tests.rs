@@ -102,7 +102,7 @@ fn reserve_keeps_cpu_pods_off_gpu_nodes() {
     let rejected: Vec<NodeId> = plugin
         .filter(&cluster, cpu_pod, &nodes)
         .iter()
-        .map(|r| r.node)
+        .flat_map(|r| r.nodes.iter().copied())
         .collect();
     assert_eq!(rejected, nodes[..3].to_vec());
     let reason = &plugin.filter(&cluster, cpu_pod, &nodes)[0].status;

@@ -4,8 +4,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::types::{
-    BudgetId, Composite, CompositeId, DisruptionBudget, NodeId, PodGroup, PodGroupId, PodGroupSpec,
-    PodId, PodInfo, ResourceId, Symbol,
+    BudgetId, Composite, CompositeId, DisruptionBudget, Handle, LabelDomain, LookupError,
+    NodeFacts, NodeId, ObjectKind, PodFacts, PodGroup, PodGroupId, PodGroupSpec, PodId, PodInfo,
+    ResourceId, Symbol,
 };
 
 /// A consistent, read-only snapshot of nodes, pods and groups: one method
@@ -75,4 +76,32 @@ pub trait Cluster {
     fn disruption_budget(&self, id: BudgetId) -> Option<DisruptionBudget>;
     /// The budgets whose selector matches `pod`, ascending.
     fn pod_disruption_budgets(&self, pod: PodId) -> Vec<BudgetId>;
+
+    /// The host clock's value at the latest change in this view (equal
+    /// values: identical views).
+    fn generation(&self) -> u64;
+    /// Per node, the clock value of the latest change a per-node check can
+    /// see (the Node object, the pods on it), indexed by node id.
+    fn node_changes(&self) -> Vec<u64>;
+    /// The nodes whose change value is greater than `since`, ascending.
+    fn changed_nodes(&self, since: u64) -> Vec<NodeId>;
+    /// Every node's [`Handle`], indexed by node id.
+    fn node_handles(&self) -> Vec<Handle>;
+    /// The handle of one object of this snapshot.
+    fn handle_of(&self, kind: ObjectKind, id: u32) -> Result<Handle, LookupError>;
+    /// The id in this snapshot of the object `handle` names; `Stale` once
+    /// it is gone.
+    fn resolve(&self, kind: ObjectKind, handle: Handle) -> Result<u32, LookupError>;
+    /// Taints, `unschedulable` and labels of each of `nodes`, in order.
+    fn nodes_facts(&self, nodes: &[NodeId]) -> Result<Vec<NodeFacts>, LookupError>;
+    /// Tolerations, node selector, required node affinity, annotations and
+    /// owner kind of one pod.
+    fn pod_facts(&self, pod: PodId) -> Result<PodFacts, LookupError>;
+    /// `nodes` grouped by their value of label `key`, by value text
+    /// ascending; nodes without the label left out.
+    fn group_nodes_by_label(
+        &self,
+        key: Symbol,
+        nodes: &[NodeId],
+    ) -> Result<Vec<LabelDomain>, LookupError>;
 }

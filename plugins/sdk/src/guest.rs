@@ -51,9 +51,9 @@ macro_rules! export_world {
                 world: $world,
                 path: "../../wit",
                 with: {
-                    "wasched:scheduler/types@0.2.0": crate::guest::bindings::wasched::scheduler::types,
-                    "wasched:scheduler/cluster@0.2.0": crate::guest::bindings::wasched::scheduler::cluster,
-                    "wasched:scheduler/log@0.2.0": crate::guest::bindings::wasched::scheduler::log,
+                    "wasched:scheduler/types@0.3.0": crate::guest::bindings::wasched::scheduler::types,
+                    "wasched:scheduler/cluster@0.3.0": crate::guest::bindings::wasched::scheduler::cluster,
+                    "wasched:scheduler/log@0.3.0": crate::guest::bindings::wasched::scheduler::log,
                 },
                 pub_export_macro: true,
             });
@@ -214,6 +214,65 @@ impl Cluster for HostCluster<'_> {
 
     fn pod_disruption_budgets(&self, pod: plain::PodId) -> Vec<plain::BudgetId> {
         self.0.pod_disruption_budgets(pod)
+    }
+
+    fn generation(&self) -> u64 {
+        self.0.generation()
+    }
+
+    fn node_changes(&self) -> Vec<u64> {
+        self.0.node_changes()
+    }
+
+    fn changed_nodes(&self, since: u64) -> Vec<plain::NodeId> {
+        self.0.changed_nodes(since)
+    }
+
+    fn node_handles(&self) -> Vec<plain::Handle> {
+        map(self.0.node_handles())
+    }
+
+    fn handle_of(
+        &self,
+        kind: plain::ObjectKind,
+        id: u32,
+    ) -> Result<plain::Handle, plain::LookupError> {
+        self.0
+            .handle_of(kind.into(), id)
+            .map(Into::into)
+            .map_err(Into::into)
+    }
+
+    fn resolve(
+        &self,
+        kind: plain::ObjectKind,
+        handle: plain::Handle,
+    ) -> Result<u32, plain::LookupError> {
+        self.0
+            .resolve(kind.into(), handle.into())
+            .map_err(Into::into)
+    }
+
+    fn nodes_facts(
+        &self,
+        nodes: &[plain::NodeId],
+    ) -> Result<Vec<plain::NodeFacts>, plain::LookupError> {
+        self.0.nodes_facts(nodes).map(map).map_err(Into::into)
+    }
+
+    fn pod_facts(&self, pod: plain::PodId) -> Result<plain::PodFacts, plain::LookupError> {
+        self.0.pod_facts(pod).map(Into::into).map_err(Into::into)
+    }
+
+    fn group_nodes_by_label(
+        &self,
+        key: plain::Symbol,
+        nodes: &[plain::NodeId],
+    ) -> Result<Vec<plain::LabelDomain>, plain::LookupError> {
+        self.0
+            .group_nodes_by_label(key, nodes)
+            .map(map)
+            .map_err(Into::into)
     }
 }
 
@@ -413,11 +472,162 @@ impl From<types::PlacementProgress> for plain::Progress {
     }
 }
 
-impl From<plain::NodeRejection> for types::NodeRejection {
-    fn from(rejection: plain::NodeRejection) -> Self {
+impl From<plain::RejectionGroup> for types::RejectionGroup {
+    fn from(group: plain::RejectionGroup) -> Self {
         Self {
-            node: rejection.node,
-            status: rejection.status.into(),
+            status: group.status.into(),
+            nodes: group.nodes,
+        }
+    }
+}
+
+impl From<plain::ProgressBounds> for types::ProgressBounds {
+    fn from(bounds: plain::ProgressBounds) -> Self {
+        Self {
+            min_scheduled: bounds.min_scheduled,
+            max_scheduled: bounds.max_scheduled,
+            min_possible: bounds.min_possible,
+        }
+    }
+}
+
+impl From<plain::PermitVerdict> for types::PermitVerdict {
+    fn from(verdict: plain::PermitVerdict) -> Self {
+        Self {
+            status: verdict.status.into(),
+            reuse: verdict.reuse.map(Into::into),
+        }
+    }
+}
+
+impl From<types::Handle> for plain::Handle {
+    fn from(handle: types::Handle) -> Self {
+        Self {
+            slot: handle.slot,
+            generation: handle.generation,
+        }
+    }
+}
+
+impl From<plain::Handle> for types::Handle {
+    fn from(handle: plain::Handle) -> Self {
+        Self {
+            slot: handle.slot,
+            generation: handle.generation,
+        }
+    }
+}
+
+impl From<plain::ObjectKind> for types::ObjectKind {
+    fn from(kind: plain::ObjectKind) -> Self {
+        match kind {
+            plain::ObjectKind::Node => Self::Node,
+            plain::ObjectKind::Pod => Self::Pod,
+            plain::ObjectKind::PodGroup => Self::PodGroup,
+            plain::ObjectKind::Composite => Self::Composite,
+            plain::ObjectKind::DisruptionBudget => Self::DisruptionBudget,
+        }
+    }
+}
+
+impl From<types::LookupError> for plain::LookupError {
+    fn from(error: types::LookupError) -> Self {
+        match error {
+            types::LookupError::Unknown => Self::Unknown,
+            types::LookupError::Stale => Self::Stale,
+        }
+    }
+}
+
+impl From<types::TaintEffect> for plain::TaintEffect {
+    fn from(effect: types::TaintEffect) -> Self {
+        match effect {
+            types::TaintEffect::NoSchedule => Self::NoSchedule,
+            types::TaintEffect::PreferNoSchedule => Self::PreferNoSchedule,
+            types::TaintEffect::NoExecute => Self::NoExecute,
+        }
+    }
+}
+
+impl From<types::Taint> for plain::Taint {
+    fn from(taint: types::Taint) -> Self {
+        Self {
+            key: taint.key,
+            value: taint.value,
+            effect: taint.effect.into(),
+        }
+    }
+}
+
+impl From<types::Toleration> for plain::Toleration {
+    fn from(toleration: types::Toleration) -> Self {
+        Self {
+            key: toleration.key,
+            operator: match toleration.operator {
+                types::TolerationOperator::Equal => plain::TolerationOperator::Equal,
+                types::TolerationOperator::Exists => plain::TolerationOperator::Exists,
+            },
+            value: toleration.value,
+            effect: toleration.effect.map(Into::into),
+        }
+    }
+}
+
+impl From<types::SelectorRequirement> for plain::SelectorRequirement {
+    fn from(requirement: types::SelectorRequirement) -> Self {
+        Self {
+            key: requirement.key,
+            operator: match requirement.operator {
+                types::SelectorOperator::In => plain::SelectorOperator::In,
+                types::SelectorOperator::NotIn => plain::SelectorOperator::NotIn,
+                types::SelectorOperator::Exists => plain::SelectorOperator::Exists,
+                types::SelectorOperator::DoesNotExist => plain::SelectorOperator::DoesNotExist,
+                types::SelectorOperator::Gt => plain::SelectorOperator::Gt,
+                types::SelectorOperator::Lt => plain::SelectorOperator::Lt,
+            },
+            values: requirement.values,
+        }
+    }
+}
+
+impl From<types::NodeSelectorTerm> for plain::NodeSelectorTerm {
+    fn from(term: types::NodeSelectorTerm) -> Self {
+        Self {
+            match_expressions: map(term.match_expressions),
+            match_fields: map(term.match_fields),
+        }
+    }
+}
+
+impl From<types::NodeFacts> for plain::NodeFacts {
+    fn from(facts: types::NodeFacts) -> Self {
+        Self {
+            handle: facts.handle.into(),
+            taints: map(facts.taints),
+            unschedulable: facts.unschedulable,
+            labels: facts.labels,
+        }
+    }
+}
+
+impl From<types::PodFacts> for plain::PodFacts {
+    fn from(facts: types::PodFacts) -> Self {
+        Self {
+            handle: facts.handle.into(),
+            tolerations: map(facts.tolerations),
+            node_selector: facts.node_selector,
+            required_node_affinity: facts.required_node_affinity.map(map),
+            annotations: facts.annotations,
+            owner_kind: facts.owner_kind,
+        }
+    }
+}
+
+impl From<types::LabelDomain> for plain::LabelDomain {
+    fn from(domain: types::LabelDomain) -> Self {
+        Self {
+            value: domain.value,
+            nodes: domain.nodes,
         }
     }
 }
@@ -486,7 +696,7 @@ impl<P: Plugin> export_filter::exports::wasched::scheduler::filter::Guest for Ex
         snapshot: &Snapshot,
         pod: plain::PodId,
         nodes: Vec<plain::NodeId>,
-    ) -> Vec<types::NodeRejection> {
+    ) -> Vec<types::RejectionGroup> {
         map(with_plugin(|p: &mut P| {
             p.filter(&HostCluster(snapshot), pod, &nodes)
         }))
@@ -508,7 +718,7 @@ impl<P: Plugin> export_permit::exports::wasched::scheduler::permit::Guest for Ex
         snapshot: &Snapshot,
         unit: types::Unit,
         progress: types::PlacementProgress,
-    ) -> types::Status {
+    ) -> types::PermitVerdict {
         with_plugin(|p: &mut P| p.permit(&HostCluster(snapshot), unit.into(), progress.into()))
             .into()
     }

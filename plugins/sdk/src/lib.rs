@@ -1,4 +1,5 @@
-//! SDK for wasched scheduling plugins (`wasched:scheduler@0.2.0`).
+//! SDK for wasched scheduling plugins (`wasched:scheduler@0.3.0`, see
+//! [`CONTRACT_VERSION`]).
 //!
 //! A plugin is a library crate under `plugins/` (the workspace's `members`
 //! include `plugins/*`, and the host's build script builds and bundles every
@@ -20,32 +21,35 @@
 //! extern crate alloc;
 //!
 //! use alloc::string::String;
-//! use wasched_sdk::{Cluster, Code, NoArgs, Plugin, Progress, SchedulingPolicy, Status, Unit};
+//! use wasched_sdk::{
+//!     Cluster, Code, NoArgs, PermitVerdict, Plugin, Progress, SchedulingPolicy, Status, Unit,
+//! };
 //!
 //! /// All-or-nothing admission of PodGroups.
-//! pub struct GangScheduling;
+//! pub struct MyGang;
 //!
-//! impl Plugin for GangScheduling {
+//! impl Plugin for MyGang {
 //!     type Args = NoArgs;
-//!     const NAME: &'static str = "GangScheduling";
+//!     // Not a kube-scheduler in-tree name, so both can be configured.
+//!     const NAME: &'static str = "MyGang";
 //!
 //!     fn new(_args: NoArgs) -> Result<Self, String> {
-//!         Ok(GangScheduling)
+//!         Ok(MyGang)
 //!     }
 //!
-//!     fn permit(&mut self, cluster: &impl Cluster, unit: Unit, progress: Progress) -> Status {
-//!         let Unit::PodGroup(group) = unit else { return Status::success() };
+//!     fn permit(&mut self, cluster: &impl Cluster, unit: Unit, progress: Progress) -> PermitVerdict {
+//!         let Unit::PodGroup(group) = unit else { return Status::success().into() };
 //!         match cluster.pod_group_spec(group).map(|spec| spec.policy) {
 //!             Some(SchedulingPolicy::Gang(min)) if progress.scheduled < min => {
-//!                 Status::new(Code::Wait, alloc::format!("waiting for minCount {min}"))
+//!                 Status::new(Code::Wait, alloc::format!("waiting for minCount {min}")).into()
 //!             }
-//!             _ => Status::success(),
+//!             _ => Status::success().into(),
 //!         }
 //!     }
 //! }
 //!
 //! // `pre_enqueue` keeps its default body (success) in this sketch.
-//! wasched_sdk::register_plugin!(GangScheduling: pre_enqueue, permit);
+//! wasched_sdk::register_plugin!(MyGang: pre_enqueue, permit);
 //! ```
 //!
 //! The crate's `Cargo.toml` needs `crate-type = ["cdylib", "rlib"]` (the
@@ -112,8 +116,15 @@ mod status;
 pub mod types;
 
 pub use cluster::Cluster;
+pub use rejections::Rejections;
 pub use status::{Code, Status};
 pub use types::*;
+
+mod rejections;
+
+/// The contract this SDK builds components against: the version of the
+/// `wasched:scheduler` WIT package in `wit/`.
+pub const CONTRACT_VERSION: &str = "0.3.0";
 
 /// serde, re-exported for plugins that prefer `#[serde(crate = "wasched_sdk::serde")]`
 /// to a dependency of their own.
@@ -167,14 +178,15 @@ pub trait Plugin: Sized + 'static {
         Status::success()
     }
 
-    /// Filter: the nodes among `nodes` that cannot host `pod`, each once,
-    /// with its status; nodes not listed are feasible. Default: none.
+    /// Filter: the nodes among `nodes` that cannot host `pod`, grouped by
+    /// status (each node at most once; [`Rejections`] builds the groups);
+    /// nodes not listed are feasible. Default: none.
     fn filter(
         &mut self,
         cluster: &impl Cluster,
         pod: PodId,
         nodes: &[NodeId],
-    ) -> Vec<NodeRejection> {
+    ) -> Vec<RejectionGroup> {
         let _ = (cluster, pod, nodes);
         Vec::new()
     }
@@ -193,10 +205,12 @@ pub trait Plugin: Sized + 'static {
 
     /// Permit (merged with `PlacementFeasible`): after each member of `unit`
     /// was tried within a placement. `Unschedulable` aborts the placement,
-    /// `Wait` keeps placing, success admits. Default: success.
-    fn permit(&mut self, cluster: &impl Cluster, unit: Unit, progress: Progress) -> Status {
+    /// `Wait` keeps placing, success admits; [`PermitVerdict::reusable`]
+    /// lets the host skip calls while progress stays within bounds.
+    /// Default: success, reusable for the whole attempt.
+    fn permit(&mut self, cluster: &impl Cluster, unit: Unit, progress: Progress) -> PermitVerdict {
         let _ = (cluster, unit, progress);
-        Status::success()
+        PermitVerdict::reusable(Status::success(), ProgressBounds::ALWAYS)
     }
 
     /// PlacementGenerate: splits `parent` into candidate placements for
@@ -309,7 +323,7 @@ pub fn log(level: Level, message: &str) {
 /// Registers a [`Plugin`] and names the extension points it implements:
 ///
 /// ```ignore
-/// wasched_sdk::register_plugin!(GangScheduling: pre_enqueue, permit);
+/// wasched_sdk::register_plugin!(MyGang: pre_enqueue, permit);
 /// ```
 ///
 /// Points: `pre_enqueue`, `filter`, `score`, `permit`, `placement_generate`,
@@ -477,6 +491,7 @@ mod tests {
         assert!(
             plugin
                 .permit(&cluster, unit, Progress::default())
+                .status
                 .is_success()
         );
         let parent = Placement::default();

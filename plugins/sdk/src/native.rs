@@ -25,8 +25,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::Cluster;
 use crate::types::{
     BudgetId, Composite, CompositeId, CompositePolicy, CompositeSpec, DisruptionBudget,
-    DisruptionMode, Level, NodeId, PodGroup, PodGroupId, PodGroupSpec, PodId, PodInfo,
-    PreemptionPolicy, ResourceId, SchedulingPolicy, Symbol,
+    DisruptionMode, Handle, LabelDomain, Level, LookupError, NodeFacts, NodeId, NodeSelectorTerm,
+    ObjectKind, PodFacts, PodGroup, PodGroupId, PodGroupSpec, PodId, PodInfo, PreemptionPolicy,
+    ResourceId, SchedulingPolicy, Symbol, Taint, TaintEffect, Toleration,
 };
 
 /// The resource columns every cluster has, in this order.
@@ -51,6 +52,10 @@ struct Node {
     name: Symbol,
     labels: BTreeMap<Symbol, Symbol>,
     allocatable: BTreeMap<String, u64>,
+    taints: Vec<Taint>,
+    unschedulable: bool,
+    /// Clock value of the latest change to the node or the pods on it.
+    changed: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -65,6 +70,7 @@ struct Pod {
     priority: i32,
     preemption_policy: PreemptionPolicy,
     start_time: i64,
+    facts: PodFacts,
 }
 
 #[derive(Clone, Debug)]
@@ -94,8 +100,13 @@ struct CompositeEntry {
 ///   name.
 /// - Priorities are reported as set: a PodGroup member does not inherit its
 ///   PodGroup's priority here (set both if a test needs it).
+/// - Every builder call is a change on the cluster's clock: handles are
+///   `(id, 1)`, [`Cluster::generation`] is the latest change and a node's
+///   change value moves when the node or a pod bound to it is touched
+///   ([`NativeCluster::touch_node`] moves it explicitly).
 #[derive(Clone, Debug, Default)]
 pub struct NativeCluster {
+    clock: u64,
     symbols: Vec<String>,
     symbol_ids: HashMap<String, Symbol>,
     nodes: Vec<Node>,
@@ -113,6 +124,20 @@ impl NativeCluster {
     /// An empty cluster.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The next clock value.
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// Records a change of `node` (as a host does when it or its pods change).
+    pub fn touch_node(&mut self, node: NodeId) {
+        let now = self.tick();
+        if let Some(n) = self.nodes.get_mut(node as usize) {
+            n.changed = now;
+        }
     }
 
     /// Interns `text`, returning its symbol.
@@ -134,7 +159,11 @@ impl NativeCluster {
             name,
             labels: BTreeMap::new(),
             allocatable: BTreeMap::new(),
+            taints: Vec::new(),
+            unschedulable: false,
+            changed: 0,
         });
+        self.touch_node(node);
         NodeBuilder {
             cluster: self,
             node,
@@ -158,7 +187,15 @@ impl NativeCluster {
             priority: 0,
             preemption_policy: PreemptionPolicy::PreemptLowerPriority,
             start_time: 0,
+            facts: PodFacts {
+                handle: Handle {
+                    slot: pod,
+                    generation: 1,
+                },
+                ..PodFacts::default()
+            },
         });
+        self.tick();
         PodBuilder { cluster: self, pod }
     }
 
@@ -283,6 +320,7 @@ impl NodeBuilder<'_> {
         self.cluster.nodes[self.node as usize]
             .labels
             .insert(key, value);
+        self.cluster.touch_node(self.node);
         self
     }
 
@@ -292,6 +330,25 @@ impl NodeBuilder<'_> {
         self.cluster.nodes[self.node as usize]
             .allocatable
             .insert(resource.to_string(), amount);
+        self.cluster.touch_node(self.node);
+        self
+    }
+
+    /// Adds taint `key=value:effect`.
+    pub fn taint(self, key: &str, value: &str, effect: TaintEffect) -> Self {
+        self.cluster.nodes[self.node as usize].taints.push(Taint {
+            key: key.to_string(),
+            value: value.to_string(),
+            effect,
+        });
+        self.cluster.touch_node(self.node);
+        self
+    }
+
+    /// Cordons the node (`spec.unschedulable: true`).
+    pub fn unschedulable(self) -> Self {
+        self.cluster.nodes[self.node as usize].unschedulable = true;
+        self.cluster.touch_node(self.node);
         self
     }
 
@@ -329,6 +386,47 @@ impl PodBuilder<'_> {
     /// Binds the pod to `node` (it is no longer pending).
     pub fn on_node(mut self, node: NodeId) -> Self {
         self.entry().node = Some(node);
+        self.cluster.touch_node(node);
+        self
+    }
+
+    /// Adds a toleration.
+    pub fn toleration(mut self, toleration: Toleration) -> Self {
+        self.entry().facts.tolerations.push(toleration);
+        self
+    }
+
+    /// Sets `spec.nodeSelector[key] = value`.
+    pub fn node_selector(mut self, key: &str, value: &str) -> Self {
+        let selector = &mut self.entry().facts.node_selector;
+        selector.retain(|(k, _)| k != key);
+        selector.push((key.to_string(), value.to_string()));
+        selector.sort();
+        self
+    }
+
+    /// Adds a required node affinity term (terms are ORed).
+    pub fn required_affinity(mut self, term: NodeSelectorTerm) -> Self {
+        self.entry()
+            .facts
+            .required_node_affinity
+            .get_or_insert_with(Vec::new)
+            .push(term);
+        self
+    }
+
+    /// Sets annotation `key` to `value`.
+    pub fn annotation(mut self, key: &str, value: &str) -> Self {
+        let annotations = &mut self.entry().facts.annotations;
+        annotations.retain(|(k, _)| k != key);
+        annotations.push((key.to_string(), value.to_string()));
+        annotations.sort();
+        self
+    }
+
+    /// Sets the kind of the pod's controlling owner.
+    pub fn owner_kind(mut self, kind: &str) -> Self {
+        self.entry().facts.owner_kind = Some(kind.to_string());
         self
     }
 
@@ -676,6 +774,109 @@ impl Cluster for NativeCluster {
             .filter(|(_, b)| b.pods.binary_search(&pod).is_ok())
             .map(|(i, _)| id(i))
             .collect()
+    }
+
+    fn generation(&self) -> u64 {
+        self.clock
+    }
+
+    fn node_changes(&self) -> Vec<u64> {
+        self.nodes.iter().map(|n| n.changed).collect()
+    }
+
+    fn changed_nodes(&self, since: u64) -> Vec<NodeId> {
+        (0..id(self.nodes.len()))
+            .filter(|&n| self.nodes[n as usize].changed > since)
+            .collect()
+    }
+
+    fn node_handles(&self) -> Vec<Handle> {
+        (0..id(self.nodes.len()))
+            .map(|slot| Handle {
+                slot,
+                generation: 1,
+            })
+            .collect()
+    }
+
+    fn handle_of(&self, kind: ObjectKind, id: u32) -> Result<Handle, LookupError> {
+        let count = match kind {
+            ObjectKind::Node => self.nodes.len(),
+            ObjectKind::Pod => self.pods.len(),
+            ObjectKind::PodGroup => self.groups.len(),
+            ObjectKind::Composite => self.composites.len(),
+            ObjectKind::DisruptionBudget => self.budgets.len(),
+        };
+        if (id as usize) < count {
+            Ok(Handle {
+                slot: id,
+                generation: 1,
+            })
+        } else {
+            Err(LookupError::Unknown)
+        }
+    }
+
+    fn resolve(&self, kind: ObjectKind, handle: Handle) -> Result<u32, LookupError> {
+        let current = self.handle_of(kind, handle.slot)?;
+        if current == handle {
+            Ok(handle.slot)
+        } else {
+            Err(LookupError::Stale)
+        }
+    }
+
+    fn nodes_facts(&self, nodes: &[NodeId]) -> Result<Vec<NodeFacts>, LookupError> {
+        nodes
+            .iter()
+            .map(|&node| {
+                let n = self.nodes.get(node as usize).ok_or(LookupError::Unknown)?;
+                Ok(NodeFacts {
+                    handle: Handle {
+                        slot: node,
+                        generation: 1,
+                    },
+                    taints: n.taints.clone(),
+                    unschedulable: n.unschedulable,
+                    labels: n.labels.iter().map(|(&k, &v)| (k, v)).collect(),
+                })
+            })
+            .collect()
+    }
+
+    fn pod_facts(&self, pod: PodId) -> Result<PodFacts, LookupError> {
+        self.pod_entry(pod)
+            .map(|p| p.facts.clone())
+            .ok_or(LookupError::Unknown)
+    }
+
+    fn group_nodes_by_label(
+        &self,
+        key: Symbol,
+        nodes: &[NodeId],
+    ) -> Result<Vec<LabelDomain>, LookupError> {
+        let mut domains: BTreeMap<String, LabelDomain> = BTreeMap::new();
+        for &node in nodes {
+            let n = self.nodes.get(node as usize).ok_or(LookupError::Unknown)?;
+            if let Some(&value) = n.labels.get(&key) {
+                domains
+                    .entry(self.symbol_text(value))
+                    .or_insert_with(|| LabelDomain {
+                        value,
+                        nodes: Vec::new(),
+                    })
+                    .nodes
+                    .push(node);
+            }
+        }
+        Ok(domains
+            .into_values()
+            .map(|mut d| {
+                d.nodes.sort_unstable();
+                d.nodes.dedup();
+                d
+            })
+            .collect())
     }
 }
 

@@ -1,4 +1,4 @@
-//! Plain-Rust mirrors of the records of `wasched:scheduler@0.2.0`
+//! Plain-Rust mirrors of the records of `wasched:scheduler@0.3.0`
 //! (`wit/types.wit`, `wit/cluster.wit`).
 //!
 //! Plugin code sees only these types, on wasm and natively alike; the SDK
@@ -212,13 +212,230 @@ pub struct Progress {
     pub remaining: u32,
 }
 
-/// A node the filter rejected, and why.
+/// Nodes a filter rejected for one reason: the filter answers one group
+/// per distinct status.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodeRejection {
-    /// The rejected node.
-    pub node: NodeId,
+pub struct RejectionGroup {
     /// Why (unschedulable or unschedulable-and-unresolvable).
     pub status: Status,
+    /// The rejected nodes; each node in at most one group of an answer.
+    pub nodes: Vec<NodeId>,
+}
+
+/// Bounds within which the host may reuse a permit verdict without asking
+/// again (same placement attempt of the same unit):
+/// `min_scheduled <= scheduled <= max_scheduled` and
+/// `scheduled + remaining >= min_possible`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ProgressBounds {
+    /// Lowest `scheduled` the verdict holds for.
+    pub min_scheduled: u32,
+    /// Highest `scheduled` the verdict holds for.
+    pub max_scheduled: u32,
+    /// Lowest `scheduled + remaining` the verdict holds for.
+    pub min_possible: u32,
+}
+
+impl ProgressBounds {
+    /// Any progress: a verdict that holds for the whole attempt.
+    pub const ALWAYS: Self = Self {
+        min_scheduled: 0,
+        max_scheduled: u32::MAX,
+        min_possible: 0,
+    };
+
+    /// Whether `progress` lies within the bounds.
+    pub fn contain(&self, progress: Progress) -> bool {
+        (self.min_scheduled..=self.max_scheduled).contains(&progress.scheduled)
+            && progress.scheduled.saturating_add(progress.remaining) >= self.min_possible
+    }
+}
+
+/// A permit answer: the status and how long the host may reuse it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PermitVerdict {
+    /// The verdict.
+    pub status: Status,
+    /// `None`: ask again after the next member.
+    pub reuse: Option<ProgressBounds>,
+}
+
+impl PermitVerdict {
+    /// A verdict for this progress only.
+    pub fn once(status: Status) -> Self {
+        Self {
+            status,
+            reuse: None,
+        }
+    }
+
+    /// A verdict the host may reuse while progress stays within `bounds`.
+    pub fn reusable(status: Status, bounds: ProgressBounds) -> Self {
+        Self {
+            status,
+            reuse: Some(bounds),
+        }
+    }
+}
+
+impl From<Status> for PermitVerdict {
+    fn from(status: Status) -> Self {
+        Self::once(status)
+    }
+}
+
+/// A stable reference to one object for as long as it lives (see the WIT
+/// `types` docs, "Identity and lifecycle").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Handle {
+    /// The object's slot, kept while it lives.
+    pub slot: u32,
+    /// Distinguishes the objects that held the slot; never reused.
+    pub generation: u64,
+}
+
+/// The kinds of object a [`Handle`] can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ObjectKind {
+    /// A Node.
+    Node,
+    /// A Pod.
+    Pod,
+    /// A PodGroup.
+    PodGroup,
+    /// A CompositePodGroup.
+    Composite,
+    /// A PodDisruptionBudget.
+    DisruptionBudget,
+}
+
+/// Why an id or handle was not answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LookupError {
+    /// Outside the snapshot.
+    Unknown,
+    /// The handle's object no longer exists.
+    Stale,
+}
+
+/// `spec.taints[].effect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TaintEffect {
+    /// `NoSchedule`.
+    NoSchedule,
+    /// `PreferNoSchedule`.
+    PreferNoSchedule,
+    /// `NoExecute`.
+    NoExecute,
+}
+
+/// One node taint.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Taint {
+    /// `key`.
+    pub key: String,
+    /// `value` (empty when unset).
+    pub value: String,
+    /// `effect`.
+    pub effect: TaintEffect,
+}
+
+/// `spec.tolerations[].operator`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TolerationOperator {
+    /// `Equal` (the default).
+    Equal,
+    /// `Exists`.
+    Exists,
+}
+
+/// One pod toleration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Toleration {
+    /// `key` (empty: every key, with `Exists`).
+    pub key: String,
+    /// `operator`.
+    pub operator: TolerationOperator,
+    /// `value`.
+    pub value: String,
+    /// `effect`; `None` tolerates every effect.
+    pub effect: Option<TaintEffect>,
+}
+
+/// `NodeSelectorRequirement.operator`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SelectorOperator {
+    /// `In`.
+    In,
+    /// `NotIn`.
+    NotIn,
+    /// `Exists`.
+    Exists,
+    /// `DoesNotExist`.
+    DoesNotExist,
+    /// `Gt`.
+    Gt,
+    /// `Lt`.
+    Lt,
+}
+
+/// One `NodeSelectorRequirement`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SelectorRequirement {
+    /// The label key (or field, for match fields).
+    pub key: String,
+    /// The operator.
+    pub operator: SelectorOperator,
+    /// The values.
+    pub values: Vec<String>,
+}
+
+/// One `NodeSelectorTerm` (requirements ANDed).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NodeSelectorTerm {
+    /// `matchExpressions`.
+    pub match_expressions: Vec<SelectorRequirement>,
+    /// `matchFields`.
+    pub match_fields: Vec<SelectorRequirement>,
+}
+
+/// What kube-scheduler's per-node checks read from a Node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeFacts {
+    /// The node's handle.
+    pub handle: Handle,
+    /// `spec.taints`.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable`.
+    pub unschedulable: bool,
+    /// `metadata.labels` as symbols, by key.
+    pub labels: Vec<(Symbol, Symbol)>,
+}
+
+/// What kube-scheduler's per-node checks read from a Pod beyond [`PodInfo`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodFacts {
+    /// The pod's handle.
+    pub handle: Handle,
+    /// `spec.tolerations`.
+    pub tolerations: Vec<Toleration>,
+    /// `spec.nodeSelector`, by key.
+    pub node_selector: Vec<(String, String)>,
+    /// Required node affinity terms (ORed); `None` without one.
+    pub required_node_affinity: Option<Vec<NodeSelectorTerm>>,
+    /// `metadata.annotations`, by key.
+    pub annotations: Vec<(String, String)>,
+    /// Kind of the controlling (else first) owner reference.
+    pub owner_kind: Option<String>,
+}
+
+/// The nodes of a list that carry one value of a label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelDomain {
+    /// The label value.
+    pub value: Symbol,
+    /// Those nodes, ascending.
+    pub nodes: Vec<NodeId>,
 }
 
 /// Who preempts: the unit (or lone pod) that could not be placed.

@@ -42,7 +42,8 @@
 //!   skipped like a unit without a key.
 //!
 //! The decisions are plain functions ([`topology_placements`],
-//! [`group_by_value`], [`bound_domain_counts`], [`pinned_value`]);
+//! [`bound_domain_counts`], [`pinned_value`]); the host groups the parent's
+//! nodes by label value (`group-nodes-by-label`, since contract 0.3.0);
 //! [`TopologyPlacement`] gathers their inputs from the [`Cluster`] view.
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
@@ -54,12 +55,14 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use serde::Deserialize;
 use wasched_sdk::{
-    Cluster, Code, Composite, CompositeId, Level, NodeId, Placement, Placements, Plugin, PodGroup,
-    PodGroupId, Status, Symbol, Unit,
+    Cluster, Code, Composite, CompositeId, LabelDomain, Level, NodeId, Placement, Placements,
+    Plugin, PodGroup, PodGroupId, Status, Symbol, Unit,
 };
 
-/// The name this plugin registers under.
-pub const NAME: &str = "TopologyPlacement";
+/// The name this plugin registers under (`Wasched`-prefixed: it cannot
+/// collide with a kube-scheduler in-tree plugin; the old unprefixed name is
+/// accepted, deprecated, in wasched's own configuration).
+pub const NAME: &str = "WaschedTopologyPlacement";
 
 /// Default of `searchBudget`: placements the host may try for one composite
 /// tree in total.
@@ -108,36 +111,16 @@ impl Args {
 // PlacementGenerate
 // ---------------------------------------------------------------------------
 
-/// Groups `nodes` by their value in `column` (a node label column indexed by
-/// node id): value → its nodes, ascending and without duplicates. Nodes
-/// without the label (or outside the column) are left out.
-pub fn group_by_value(
-    nodes: &[NodeId],
-    column: &[Option<Symbol>],
-) -> BTreeMap<Symbol, Vec<NodeId>> {
-    let mut domains: BTreeMap<Symbol, Vec<NodeId>> = BTreeMap::new();
-    for &node in nodes {
-        if let Some(&Some(value)) = column.get(node as usize) {
-            domains.entry(value).or_default().push(node);
-        }
-    }
-    for nodes in domains.values_mut() {
-        nodes.sort_unstable();
-        nodes.dedup();
-    }
-    domains
-}
-
 /// How many bound pods each domain holds, given the nodes of the bound pods
 /// (one entry per pod, repeats allowed). Pods on unlabelled nodes count for
 /// no domain.
 pub fn bound_domain_counts(
     bound_nodes: &[NodeId],
-    column: &[Option<Symbol>],
+    value_of: impl Fn(NodeId) -> Option<Symbol>,
 ) -> BTreeMap<Symbol, u32> {
     let mut counts: BTreeMap<Symbol, u32> = BTreeMap::new();
     for &node in bound_nodes {
-        if let Some(&Some(value)) = column.get(node as usize) {
+        if let Some(value) = value_of(node) {
             let count = counts.entry(value).or_default();
             *count = count.saturating_add(1);
         }
@@ -174,10 +157,10 @@ pub fn pinned_value(
 }
 
 /// The candidate placements of a unit whose topology key is `key` (text
-/// `key_text`): one per distinct value of `column` (the key's node label
-/// column) among `parent_nodes`, restricted to the [`pinned_value`] of
-/// `bound_nodes` (the nodes of the unit's bound members, one per pod) when
-/// there is one.
+/// `key_text`): one per domain of `domains` (the parent placement's nodes
+/// grouped by their value of the key, as the host's
+/// `group-nodes-by-label` returns them), restricted to the [`pinned_value`]
+/// of `bound_counts` (bound pods per domain) when there is one.
 ///
 /// Each placement is named `<key>=<value>`, has the domain `(key, value)`
 /// and its nodes ascending; placements are ordered by value text (byte
@@ -187,19 +170,16 @@ pub fn pinned_value(
 pub fn topology_placements(
     key: Symbol,
     key_text: &str,
-    parent_nodes: &[NodeId],
-    column: &[Option<Symbol>],
-    bound_nodes: &[NodeId],
+    mut domains: Vec<LabelDomain>,
+    bound_counts: &BTreeMap<Symbol, u32>,
     mut text: impl FnMut(Symbol) -> String,
 ) -> Vec<Placement> {
-    let mut domains = group_by_value(parent_nodes, column);
-    let counts = bound_domain_counts(bound_nodes, column);
-    if let Some(pinned) = pinned_value(&counts, &mut text) {
-        domains.retain(|&value, _| value == pinned);
+    if let Some(pinned) = pinned_value(bound_counts, &mut text) {
+        domains.retain(|d| d.value == pinned);
     }
     let mut named: Vec<(String, Symbol, Vec<NodeId>)> = domains
         .into_iter()
-        .map(|(value, nodes)| (text(value), value, nodes))
+        .map(|d| (text(d.value), d.value, d.nodes))
         .collect();
     named.sort_unstable();
     named
@@ -324,23 +304,32 @@ impl Plugin for TopologyPlacement {
             ));
         };
         let name = String::from(view.name());
-        let column = cluster.node_label_column(key);
         let key_text = cluster.symbol_text(key);
+        let unknown = |_| Status::new(Code::Error, "the host refused the parent's node ids");
+        let domains = cluster
+            .group_nodes_by_label(key, &parent.nodes)
+            .map_err(unknown)?;
         let bound_nodes: Vec<NodeId> = view
             .groups(cluster)
             .iter()
             .flat_map(|group| &group.bound)
             .filter_map(|&pod| cluster.pod(pod)?.node)
             .collect();
-        let candidates = topology_placements(
-            key,
-            &key_text,
-            &parent.nodes,
-            &column,
-            &bound_nodes,
-            |symbol| cluster.symbol_text(symbol),
-        );
-        let spread = bound_domain_counts(&bound_nodes, &column).len();
+        // The bound members' domains: only their (few) nodes are looked up.
+        let mut distinct = bound_nodes.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let bound_values: BTreeMap<NodeId, Symbol> = cluster
+            .group_nodes_by_label(key, &distinct)
+            .map_err(unknown)?
+            .into_iter()
+            .flat_map(|d| d.nodes.into_iter().map(move |n| (n, d.value)))
+            .collect();
+        let counts = bound_domain_counts(&bound_nodes, |n| bound_values.get(&n).copied());
+        let spread = counts.len();
+        let candidates = topology_placements(key, &key_text, domains, &counts, |symbol| {
+            cluster.symbol_text(symbol)
+        });
         if spread > 1 {
             let kept = candidates.first().map_or("none", |p| p.name.as_str());
             wasched_sdk::log(

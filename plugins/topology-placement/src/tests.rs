@@ -56,29 +56,6 @@ fn rack_cluster(racks: &[Option<&str>]) -> NativeCluster {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn group_by_value_table() {
-    // Symbols 10, 11; node 2 unlabelled; node 9 outside the column.
-    let column = [Some(11), Some(10), None, Some(11)];
-    let cases = [
-        (
-            "all nodes",
-            vec![0, 1, 2, 3],
-            BTreeMap::from([(10, vec![1]), (11, vec![0, 3])]),
-        ),
-        (
-            "unsorted with repeats",
-            vec![3, 0, 3],
-            BTreeMap::from([(11, vec![0, 3])]),
-        ),
-        ("unlabelled and unknown nodes", vec![2, 9], BTreeMap::new()),
-        ("no nodes", vec![], BTreeMap::new()),
-    ];
-    for (name, nodes, expected) in cases {
-        assert_eq!(group_by_value(&nodes, &column), expected, "{name}");
-    }
-}
-
-#[test]
 fn pinned_value_table() {
     // Symbol 1 is "r2", 2 is "r1", 3 is "r3": ties go by text, not id.
     let text = |symbol: Symbol| match symbol {
@@ -116,8 +93,30 @@ fn topology_placements_orders_pins_and_names() {
     let text = |symbol: Symbol| ["rack", "b", "a", "c"][symbol as usize].to_string();
     let column = [Some(1), Some(2), Some(1), None, Some(3)];
     let all: Vec<NodeId> = (0..5).collect();
+    // The parent's nodes grouped as the host does (by value text).
+    let domains = |nodes: &[NodeId]| {
+        let mut domains: Vec<LabelDomain> = Vec::new();
+        for &node in nodes {
+            let Some(value) = column[node as usize] else {
+                continue;
+            };
+            match domains.iter_mut().find(|d| d.value == value) {
+                Some(d) => d.nodes.push(node),
+                None => domains.push(LabelDomain {
+                    value,
+                    nodes: vec![node],
+                }),
+            }
+        }
+        domains.sort_by_key(|d| text(d.value));
+        domains
+    };
+    let counts = |bound: &[NodeId]| bound_domain_counts(bound, |n| column[n as usize]);
+    let place = |parent: &[NodeId], bound: &[NodeId]| {
+        topology_placements(0, "rack", domains(parent), &counts(bound), text)
+    };
 
-    let placements = topology_placements(0, "rack", &all, &column, &[], text);
+    let placements = place(&all, &[]);
     let placement = |name: &str, nodes: &[NodeId], value| Placement {
         name: name.into(),
         nodes: nodes.to_vec(),
@@ -133,7 +132,7 @@ fn topology_placements_orders_pins_and_names() {
     );
 
     // Bound pods on nodes 4, 0, 2 → "b" (two pods) wins over "c" (one).
-    let pinned = topology_placements(0, "rack", &all, &column, &[4, 0, 2], text);
+    let pinned = place(&all, &[4, 0, 2]);
     assert_eq!(pinned.len(), 1);
     assert_eq!(
         (pinned[0].name.as_str(), &pinned[0].nodes[..]),
@@ -141,13 +140,10 @@ fn topology_placements_orders_pins_and_names() {
     );
 
     // Bound pods only on unlabelled nodes pin nothing.
-    assert_eq!(
-        topology_placements(0, "rack", &all, &column, &[3], text).len(),
-        3
-    );
+    assert_eq!(place(&all, &[3]).len(), 3);
 
     // The pinned domain is outside the parent: no candidate.
-    assert!(topology_placements(0, "rack", &[0, 1, 2], &column, &[4], text).is_empty());
+    assert!(place(&[0, 1, 2], &[4]).is_empty());
 }
 
 // ---------------------------------------------------------------------------
@@ -180,19 +176,19 @@ fn bad_args_are_refused() {
     let cases = [
         (
             r#"{"searchBudget": 0}"#,
-            "TopologyPlacement: searchBudget must be >= 1, got 0 (omit it for the default 10000)",
+            "WaschedTopologyPlacement: searchBudget must be >= 1, got 0 (omit it for the default 10000)",
         ),
         (
             r#"{"searchbudget": 5}"#,
-            "invalid args for TopologyPlacement: unknown field `searchbudget`",
+            "invalid args for WaschedTopologyPlacement: unknown field `searchbudget`",
         ),
         (
             r#"{"searchBudget": -1}"#,
-            "invalid args for TopologyPlacement: invalid value: integer `-1`, expected u32",
+            "invalid args for WaschedTopologyPlacement: invalid value: integer `-1`, expected u32",
         ),
         (
             r#"{"searchBudget": "many"}"#,
-            "invalid args for TopologyPlacement: invalid type: string \"many\", expected u32",
+            "invalid args for WaschedTopologyPlacement: invalid type: string \"many\", expected u32",
         ),
     ];
     for (args, message) in cases {
@@ -214,7 +210,7 @@ fn former_weight_args_are_unknown_fields() {
             let err = configure(&args).unwrap_err();
             assert!(
                 err.starts_with(&format!(
-                    "invalid args for TopologyPlacement: unknown field `{field}`"
+                    "invalid args for WaschedTopologyPlacement: unknown field `{field}`"
                 )),
                 "{args}: {err}"
             );

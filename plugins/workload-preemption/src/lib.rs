@@ -121,8 +121,10 @@ use wasched_sdk::{
     Cluster, Code, Level, Plugin, PodId, PreemptionCandidate, Preemptor, Status, VictimUnit,
 };
 
-/// The name this plugin registers under.
-pub const NAME: &str = "WorkloadPreemption";
+/// The name this plugin registers under (`Wasched`-prefixed: it cannot
+/// collide with a kube-scheduler in-tree plugin; the old unprefixed name is
+/// accepted, deprecated, in wasched's own configuration).
+pub const NAME: &str = "WaschedWorkloadPreemption";
 
 /// The default of the `gpuResource` arg.
 pub const DEFAULT_GPU_RESOURCE: &str = "nvidia.com/gpu";

@@ -646,7 +646,7 @@ fn args_defaults_and_values() {
 #[test]
 fn bad_args_are_refused() {
     let configure = wasched_sdk::configure::<WorkloadPreemption>;
-    let expected = "WorkloadPreemption: unknown candidatePolicy \"Fastest\"; expected one of \
+    let expected = "WaschedWorkloadPreemption: unknown candidatePolicy \"Fastest\"; expected one of \
                     FewestVictims, FewestEvictedGpus, LowestPrioritySum";
     assert_eq!(
         configure(r#"{"candidatePolicy": "Fastest"}"#).unwrap_err(),
@@ -659,21 +659,23 @@ fn bad_args_are_refused() {
     );
     assert_eq!(
         configure(r#"{"gpuResource": " "}"#).unwrap_err(),
-        "WorkloadPreemption: gpuResource must not be empty"
+        "WaschedWorkloadPreemption: gpuResource must not be empty"
     );
     let err = configure(r#"{"candidatPolicy": "FewestVictims"}"#).unwrap_err();
     assert!(
-        err.starts_with("invalid args for WorkloadPreemption: unknown field `candidatPolicy`"),
+        err.starts_with(
+            "invalid args for WaschedWorkloadPreemption: unknown field `candidatPolicy`"
+        ),
         "{err}"
     );
     let err = configure(r#"{"budgetViolationsFirst": "yes"}"#).unwrap_err();
     assert!(
-        err.starts_with("invalid args for WorkloadPreemption: invalid type"),
+        err.starts_with("invalid args for WaschedWorkloadPreemption: invalid type"),
         "{err}"
     );
     let err = configure(r#"{"candidatePolicy": 3}"#).unwrap_err();
     assert!(
-        err.starts_with("invalid args for WorkloadPreemption"),
+        err.starts_with("invalid args for WaschedWorkloadPreemption"),
         "{err}"
     );
 }

@@ -42,8 +42,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 use serde::Deserialize;
 use wasched_sdk::{
-    Assignment, Cluster, Code, Level, NodeId, NodeRejection, Placement, Placements, PodGroupId,
-    PodId, PreemptionCandidate, Preemptor, Progress, Status, Unit, VictimUnit,
+    Assignment, Cluster, Code, Level, NodeId, PermitVerdict, Placement, Placements, PodGroupId,
+    PodId, PreemptionCandidate, Preemptor, Progress, RejectionGroup, Status, Unit, VictimUnit,
 };
 
 /// The reason of `huge-reason`: 4 MiB.
@@ -186,17 +186,18 @@ impl wasched_sdk::Plugin for Hostile {
         cluster: &impl Cluster,
         pod: PodId,
         nodes: &[NodeId],
-    ) -> Vec<NodeRejection> {
+    ) -> Vec<RejectionGroup> {
         match self.act("filter", pod_is_bad(cluster, pod)) {
             Answer::Neutral => Vec::new(),
-            Answer::Invalid => vec![NodeRejection {
-                node: u32::MAX,
+            Answer::Invalid => vec![RejectionGroup {
+                nodes: vec![u32::MAX],
                 status: Status::new(Code::Unschedulable, "no"),
             }],
+            // One group per node, each with its own 4 MiB reason.
             Answer::HugeReason => nodes
                 .iter()
-                .map(|&node| NodeRejection {
-                    node,
+                .map(|&node| RejectionGroup {
+                    nodes: vec![node],
                     status: huge_reason(),
                 })
                 .collect(),
@@ -216,8 +217,8 @@ impl wasched_sdk::Plugin for Hostile {
         }
     }
 
-    fn permit(&mut self, cluster: &impl Cluster, unit: Unit, _progress: Progress) -> Status {
-        self.verdict("permit", unit_is_bad(cluster, unit))
+    fn permit(&mut self, cluster: &impl Cluster, unit: Unit, _progress: Progress) -> PermitVerdict {
+        self.verdict("permit", unit_is_bad(cluster, unit)).into()
     }
 
     fn generate_placements(

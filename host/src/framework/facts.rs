@@ -1,0 +1,182 @@
+//! Contract 0.3.0's view additions over the host's snapshot: identity
+//! (handles, the change clock) and the node and pod facts kube-scheduler's
+//! per-node checks read, as the SDK's plain types.
+
+use k8s_openapi::api::core::v1 as core;
+use wasched_sdk::types as sdk;
+
+use crate::model::identity::{Handle, Kind, LookupError};
+use crate::model::{NodeId, PodId, Snapshot};
+
+/// A host handle as the SDK's.
+pub fn handle(handle: Handle) -> sdk::Handle {
+    sdk::Handle {
+        slot: handle.slot,
+        generation: handle.generation,
+    }
+}
+
+/// The SDK's object kind as the host's.
+pub fn kind(kind: sdk::ObjectKind) -> Kind {
+    match kind {
+        sdk::ObjectKind::Node => Kind::Node,
+        sdk::ObjectKind::Pod => Kind::Pod,
+        sdk::ObjectKind::PodGroup => Kind::PodGroup,
+        sdk::ObjectKind::Composite => Kind::Composite,
+        sdk::ObjectKind::DisruptionBudget => Kind::Budget,
+    }
+}
+
+/// A host lookup error as the SDK's.
+pub fn lookup_error(error: LookupError) -> sdk::LookupError {
+    match error {
+        LookupError::Unknown => sdk::LookupError::Unknown,
+        LookupError::Stale => sdk::LookupError::Stale,
+    }
+}
+
+fn effect(effect: &str) -> sdk::TaintEffect {
+    match effect {
+        "NoExecute" => sdk::TaintEffect::NoExecute,
+        "PreferNoSchedule" => sdk::TaintEffect::PreferNoSchedule,
+        // The API server accepts only the three effects.
+        _ => sdk::TaintEffect::NoSchedule,
+    }
+}
+
+fn taint(taint: &core::Taint) -> sdk::Taint {
+    sdk::Taint {
+        key: taint.key.clone(),
+        value: taint.value.clone().unwrap_or_default(),
+        effect: effect(&taint.effect),
+    }
+}
+
+fn toleration(toleration: &core::Toleration) -> sdk::Toleration {
+    sdk::Toleration {
+        key: toleration.key.clone().unwrap_or_default(),
+        operator: match toleration.operator.as_deref() {
+            Some("Exists") => sdk::TolerationOperator::Exists,
+            _ => sdk::TolerationOperator::Equal,
+        },
+        value: toleration.value.clone().unwrap_or_default(),
+        effect: toleration
+            .effect
+            .as_deref()
+            .filter(|e| !e.is_empty())
+            .map(effect),
+    }
+}
+
+fn requirement(r: &core::NodeSelectorRequirement) -> sdk::SelectorRequirement {
+    sdk::SelectorRequirement {
+        key: r.key.clone(),
+        operator: match r.operator.as_str() {
+            "NotIn" => sdk::SelectorOperator::NotIn,
+            "Exists" => sdk::SelectorOperator::Exists,
+            "DoesNotExist" => sdk::SelectorOperator::DoesNotExist,
+            "Gt" => sdk::SelectorOperator::Gt,
+            "Lt" => sdk::SelectorOperator::Lt,
+            _ => sdk::SelectorOperator::In,
+        },
+        values: r.values.clone().unwrap_or_default(),
+    }
+}
+
+fn term(term: &core::NodeSelectorTerm) -> sdk::NodeSelectorTerm {
+    let list = |r: &Option<Vec<core::NodeSelectorRequirement>>| {
+        r.iter().flatten().map(requirement).collect()
+    };
+    sdk::NodeSelectorTerm {
+        match_expressions: list(&term.match_expressions),
+        match_fields: list(&term.match_fields),
+    }
+}
+
+/// Taints, `unschedulable` and labels of each of `nodes`.
+pub fn nodes_facts(
+    snapshot: &Snapshot,
+    nodes: &[NodeId],
+) -> Result<Vec<sdk::NodeFacts>, sdk::LookupError> {
+    let identity = snapshot.identity();
+    nodes
+        .iter()
+        .map(|&node| {
+            let info = snapshot
+                .nodes
+                .get(node as usize)
+                .ok_or(sdk::LookupError::Unknown)?;
+            let symbol = |text: &str| snapshot.symbols.lookup(text);
+            Ok(sdk::NodeFacts {
+                handle: handle(identity.handle(Kind::Node, node).map_err(lookup_error)?),
+                taints: info.taints.iter().map(taint).collect(),
+                unschedulable: info.unschedulable,
+                labels: info
+                    .labels
+                    .iter()
+                    .filter_map(|(k, v)| Some((symbol(k)?, symbol(v)?)))
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Tolerations, node selector, required node affinity, annotations and
+/// owner kind of `pod`.
+pub fn pod_facts(snapshot: &Snapshot, pod: PodId) -> Result<sdk::PodFacts, sdk::LookupError> {
+    let info = snapshot
+        .pods
+        .get(pod as usize)
+        .ok_or(sdk::LookupError::Unknown)?;
+    let pairs = |map: &std::collections::BTreeMap<String, String>| {
+        map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    Ok(sdk::PodFacts {
+        handle: handle(
+            snapshot
+                .identity()
+                .handle(Kind::Pod, pod)
+                .map_err(lookup_error)?,
+        ),
+        tolerations: info.tolerations.iter().map(toleration).collect(),
+        node_selector: pairs(&info.node_selector),
+        required_node_affinity: info
+            .required_node_affinity
+            .as_ref()
+            .map(|terms| terms.iter().map(term).collect()),
+        annotations: pairs(&info.annotations),
+        owner_kind: info.owner_kind.clone(),
+    })
+}
+
+/// `nodes` grouped by their value of label `key` (a symbol), by value text
+/// ascending; nodes without the label left out.
+pub fn group_nodes_by_label(
+    snapshot: &Snapshot,
+    key: u32,
+    nodes: &[NodeId],
+) -> Result<Vec<sdk::LabelDomain>, sdk::LookupError> {
+    let column = snapshot.label_column(key);
+    let mut domains: std::collections::HashMap<u32, Vec<NodeId>> = Default::default();
+    for &node in nodes {
+        if node as usize >= snapshot.nodes.len() {
+            return Err(sdk::LookupError::Unknown);
+        }
+        if let Some(&Some(value)) = column.get(node as usize) {
+            domains.entry(value).or_default().push(node);
+        }
+    }
+    let mut domains: Vec<sdk::LabelDomain> = domains
+        .into_iter()
+        .map(|(value, mut nodes)| {
+            nodes.sort_unstable();
+            nodes.dedup();
+            sdk::LabelDomain { value, nodes }
+        })
+        .collect();
+    domains.sort_by(|a, b| {
+        let text = |v| snapshot.symbols.text(v).unwrap_or_default();
+        text(a.value).cmp(text(b.value))
+    });
+    Ok(domains)
+}

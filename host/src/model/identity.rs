@@ -1,0 +1,311 @@
+//! Identity and lifecycle (contract 0.3.0): the [`Handle`] of every object,
+//! the host's change clock, and the per-node change values a plugin keys its
+//! caches by.
+//!
+//! - Ids ([`NodeId`], [`PodId`], ...) are positions in one snapshot; a
+//!   [`Handle`] names an object for as long as it lives, across rebuilt
+//!   snapshots, when the snapshots are stamped by one [`Registry`].
+//! - One clock per process ([`tick`]): every change takes the next value,
+//!   so equal values mean equal states, even across snapshots and clones.
+//!   A snapshot built on its own ([`Identity::fresh`]) gets fresh handles
+//!   and fresh change values: nothing a plugin cached elsewhere matches it.
+
+use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{NodeId, Snapshot};
+
+/// The host's change clock (process-wide, like kube-scheduler's
+/// `NodeInfo` generation counter).
+static CLOCK: AtomicU64 = AtomicU64::new(0);
+
+/// The next value of the change clock.
+pub fn tick() -> u64 {
+    CLOCK.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// `count` consecutive clock values; returns the first.
+fn ticks(count: usize) -> u64 {
+    CLOCK.fetch_add(count as u64, Ordering::Relaxed) + 1
+}
+
+/// A stable reference to one object: `slot` is kept while it lives,
+/// `generation` is new whenever the slot is given to another object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Handle {
+    /// The object's slot.
+    pub slot: u32,
+    /// Which object held the slot; never reused in a process.
+    pub generation: u64,
+}
+
+/// The kinds of object a handle can name, in [`Identity::handles`] order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Nodes.
+    Node = 0,
+    /// Pods.
+    Pod = 1,
+    /// PodGroups.
+    PodGroup = 2,
+    /// CompositePodGroups.
+    Composite = 3,
+    /// PodDisruptionBudgets.
+    Budget = 4,
+}
+
+/// Why an id or handle is not answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LookupError {
+    /// Outside the snapshot.
+    Unknown,
+    /// The handle's object is gone.
+    Stale,
+}
+
+/// The handles and change values of one snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Identity {
+    /// Per [`Kind`], the handle of every object, indexed by its id.
+    handles: [Vec<Handle>; 5],
+    /// Per [`Kind`], slot → id in this snapshot.
+    by_slot: [HashMap<u32, u32>; 5],
+    /// Per node, the clock value of its latest change.
+    node_changes: Vec<u64>,
+    /// The clock value of the latest change in the view.
+    generation: u64,
+}
+
+impl Identity {
+    /// Fresh handles (slot = id) and fresh change values for a snapshot
+    /// built on its own.
+    pub fn fresh(snapshot: &Snapshot) -> Self {
+        let counts = counts(snapshot);
+        let first = ticks(counts.iter().sum::<usize>() + 1);
+        let mut next = first;
+        let handles = counts.map(|count| {
+            (0..count as u32)
+                .map(|slot| {
+                    let handle = Handle {
+                        slot,
+                        generation: next,
+                    };
+                    next += 1;
+                    handle
+                })
+                .collect::<Vec<_>>()
+        });
+        let generation = next;
+        Self::new(
+            handles,
+            vec![generation; counts[Kind::Node as usize]],
+            generation,
+        )
+    }
+
+    fn new(handles: [Vec<Handle>; 5], node_changes: Vec<u64>, generation: u64) -> Self {
+        let by_slot = std::array::from_fn(|k| {
+            handles[k]
+                .iter()
+                .enumerate()
+                .map(|(id, h)| (h.slot, id as u32))
+                .collect()
+        });
+        Self {
+            handles,
+            by_slot,
+            node_changes,
+            generation,
+        }
+    }
+
+    /// The clock value of the latest change in this view.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Per node, the clock value of its latest change.
+    pub fn node_changes(&self) -> &[u64] {
+        &self.node_changes
+    }
+
+    /// Every handle of one kind, indexed by id.
+    pub fn handles(&self, kind: Kind) -> &[Handle] {
+        &self.handles[kind as usize]
+    }
+
+    /// The handle of object `id` of `kind`.
+    pub fn handle(&self, kind: Kind, id: u32) -> Result<Handle, LookupError> {
+        self.handles[kind as usize]
+            .get(id as usize)
+            .copied()
+            .ok_or(LookupError::Unknown)
+    }
+
+    /// The id of the object `handle` names: `Stale` when its slot is free
+    /// or held by another object.
+    pub fn resolve(&self, kind: Kind, handle: Handle) -> Result<u32, LookupError> {
+        match self.by_slot[kind as usize].get(&handle.slot) {
+            Some(&id) if self.handles[kind as usize][id as usize] == handle => Ok(id),
+            _ => Err(LookupError::Stale),
+        }
+    }
+
+    /// Records a change of `node` (a pod assumed onto it or taken off).
+    pub fn node_changed(&mut self, node: NodeId) {
+        let now = tick();
+        if let Some(change) = self.node_changes.get_mut(node as usize) {
+            *change = now;
+        }
+        self.generation = now;
+    }
+}
+
+fn counts(snapshot: &Snapshot) -> [usize; 5] {
+    [
+        snapshot.nodes.len(),
+        snapshot.pods.len(),
+        snapshot.groups.len(),
+        snapshot.composites.len(),
+        snapshot.budgets.len(),
+    ]
+}
+
+/// Slots of one kind across rebuilt snapshots.
+#[derive(Debug, Default)]
+struct SlotTable {
+    /// Object key → its handle.
+    live: HashMap<String, Handle>,
+    /// Slots freed by deletions, reused lowest first.
+    free: Vec<u32>,
+    next: u32,
+}
+
+impl SlotTable {
+    /// The handles of `keys` (this build's objects, in id order): kept for
+    /// keys seen before, new for the others; the slots of keys gone are
+    /// freed first.
+    fn assign(&mut self, keys: &[String]) -> Vec<Handle> {
+        let present: std::collections::HashSet<&String> = keys.iter().collect();
+        let gone: Vec<String> = self
+            .live
+            .keys()
+            .filter(|k| !present.contains(k))
+            .cloned()
+            .collect();
+        for key in gone {
+            let handle = self.live.remove(&key).expect("listed above");
+            self.free.push(handle.slot);
+        }
+        self.free.sort_unstable_by(|a, b| b.cmp(a));
+        keys.iter()
+            .map(|key| {
+                if let Some(&handle) = self.live.get(key) {
+                    return handle;
+                }
+                let slot = self.free.pop().unwrap_or_else(|| {
+                    self.next += 1;
+                    self.next - 1
+                });
+                let handle = Handle {
+                    slot,
+                    generation: tick(),
+                };
+                self.live.insert(key.clone(), handle);
+                handle
+            })
+            .collect()
+    }
+}
+
+/// Keeps identities across snapshots rebuilt from a changing cluster
+/// (`wasched serve` keeps one model instead; the semantics are the same):
+/// the same object keeps its handle, a new one (a new name, or the same
+/// name with a new `metadata.uid`) gets a new one, and a node whose
+/// scheduling-relevant state is unchanged keeps its change value.
+#[derive(Debug, Default)]
+pub struct Registry {
+    tables: [SlotTable; 5],
+    /// Per node slot: a fingerprint of what per-node checks see, and the
+    /// clock value it was first seen at.
+    nodes: HashMap<u32, (u64, u64)>,
+}
+
+impl Registry {
+    /// A registry that has seen nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Gives `snapshot` (built by [`Snapshot::build`]) the handles and node
+    /// change values this registry carries over from earlier snapshots.
+    pub fn stamp(&mut self, snapshot: &mut Snapshot) {
+        let keys: [Vec<String>; 5] = [
+            snapshot
+                .nodes
+                .iter()
+                .map(|n| object_key(&n.name, n.uid.as_deref()))
+                .collect(),
+            snapshot
+                .pods
+                .iter()
+                .map(|p| object_key(&p.key, p.uid.as_deref()))
+                .collect(),
+            snapshot.groups.iter().map(|g| g.key.clone()).collect(),
+            snapshot.composites.iter().map(|c| c.key.clone()).collect(),
+            snapshot.budgets.iter().map(|b| b.key.clone()).collect(),
+        ];
+        let handles: [Vec<Handle>; 5] =
+            std::array::from_fn(|kind| self.tables[kind].assign(&keys[kind]));
+        let mut generation = 0;
+        let mut seen = HashMap::new();
+        let node_changes: Vec<u64> = handles[Kind::Node as usize]
+            .iter()
+            .enumerate()
+            .map(|(node, handle)| {
+                let print = fingerprint(snapshot, node as NodeId);
+                let changed = match self.nodes.get(&handle.slot) {
+                    Some(&(old, changed)) if old == print => changed,
+                    _ => tick(),
+                };
+                seen.insert(handle.slot, (print, changed));
+                generation = generation.max(changed);
+                changed
+            })
+            .collect();
+        self.nodes = seen;
+        let generation = generation.max(tick());
+        snapshot.set_identity(Identity::new(handles, node_changes, generation));
+    }
+}
+
+fn object_key(name: &str, uid: Option<&str>) -> String {
+    match uid {
+        Some(uid) => format!("{name}\u{0}{uid}"),
+        None => name.to_string(),
+    }
+}
+
+/// What a per-node check can see of `node`: its labels, taints,
+/// `unschedulable`, allocatable, and its pods with their requests.
+fn fingerprint(snapshot: &Snapshot, node: NodeId) -> u64 {
+    let info = &snapshot.nodes[node as usize];
+    let mut hasher = DefaultHasher::new();
+    info.name.hash(&mut hasher);
+    info.labels.hash(&mut hasher);
+    for taint in &info.taints {
+        (&taint.key, &taint.value, &taint.effect).hash(&mut hasher);
+    }
+    info.unschedulable.hash(&mut hasher);
+    for r in 0..snapshot.resource_names.len() {
+        snapshot.resource_names[r].hash(&mut hasher);
+        snapshot.allocatable(r).get(node as usize).hash(&mut hasher);
+    }
+    for &pod in snapshot.pods_on_node(node) {
+        let pod = &snapshot.pods[pod as usize];
+        (&pod.key, &pod.requests, &pod.labels).hash(&mut hasher);
+    }
+    hasher.finish()
+}
