@@ -70,7 +70,9 @@ pub enum LookupError {
 pub struct Identity {
     /// Per [`Kind`], the handle of every object, indexed by its id.
     handles: [Vec<Handle>; 5],
-    /// Per [`Kind`], slot → id in this snapshot.
+    /// Per [`Kind`], slot → id where a slot is not its object's id (only
+    /// in snapshots a [`Registry`] stamped; a fresh snapshot's slots are
+    /// its ids).
     by_slot: [HashMap<u32, u32>; 5],
     /// Per node, the clock value of its latest change.
     node_changes: Vec<u64>,
@@ -147,8 +149,13 @@ impl Identity {
     /// The id of the object `handle` names: `Stale` when its slot is free
     /// or held by another object.
     pub fn resolve(&self, kind: Kind, handle: Handle) -> Result<u32, LookupError> {
-        match self.by_slot[kind as usize].get(&handle.slot) {
-            Some(&id) if self.handles[kind as usize][id as usize] == handle => Ok(id),
+        let handles = &self.handles[kind as usize];
+        let id = match self.by_slot[kind as usize].get(&handle.slot) {
+            Some(&id) => id,
+            None => handle.slot,
+        };
+        match handles.get(id as usize) {
+            Some(&current) if current == handle => Ok(id),
             _ => Err(LookupError::Stale),
         }
     }
