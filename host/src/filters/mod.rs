@@ -247,6 +247,23 @@ pub fn static_check(snapshot: &Snapshot, pod: PodId, node: NodeId) -> Result<(),
 /// [`static_check`] as a number: [`PASS`], [`UNSCHEDULABLE`], [`AFFINITY`],
 /// or [`TAINT`] plus the taint text's id.
 fn static_code(snapshot: &Snapshot, pod: PodId, node: NodeId) -> u32 {
+    let code = taint_code(snapshot, pod, node);
+    if code != PASS {
+        return code;
+    }
+    if !matches_node_affinity(&snapshot.pods[pod as usize], &snapshot.nodes[node as usize]) {
+        return AFFINITY;
+    }
+    PASS
+}
+
+/// `NodeUnschedulable` then `TaintToleration` alone (what the
+/// `WaschedTaintToleration` component reproduces).
+pub fn taint_check(snapshot: &Snapshot, pod: PodId, node: NodeId) -> Result<(), Rejection> {
+    verdict(taint_code(snapshot, pod, node))
+}
+
+fn taint_code(snapshot: &Snapshot, pod: PodId, node: NodeId) -> u32 {
     let info = &snapshot.pods[pod as usize];
     let n = &snapshot.nodes[node as usize];
     if n.unschedulable
@@ -257,13 +274,10 @@ fn static_code(snapshot: &Snapshot, pod: PodId, node: NodeId) -> u32 {
     {
         return UNSCHEDULABLE;
     }
-    if let Some(i) = untolerated_taint(&n.taints, &info.tolerations) {
-        return TAINT + n.taint_texts[i];
+    match untolerated_taint(&n.taints, &info.tolerations) {
+        Some(i) => TAINT + n.taint_texts[i],
+        None => PASS,
     }
-    if !matches_node_affinity(info, n) {
-        return AFFINITY;
-    }
-    PASS
 }
 
 fn verdict(code: u32) -> Result<(), Rejection> {

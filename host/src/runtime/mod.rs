@@ -178,7 +178,7 @@ impl Runtime {
 /// silently leave a plugin under default settings.
 /// Bundled plugins that run only when the configuration enables them
 /// (`enabled: true`): node plugins that change where pods go.
-pub const OFF_BY_DEFAULT: &[&str] = &["WaschedGpuBinPacking"];
+pub const OFF_BY_DEFAULT: &[&str] = &["WaschedGpuBinPacking", "WaschedTaintToleration"];
 
 /// Every plugin the configuration names must be one of those `loaded`
 /// (enabled or not).
