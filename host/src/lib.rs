@@ -248,7 +248,8 @@ impl Simulation {
         let mut plugins = load_plugins(runtime, self.plugins.as_deref(), &self.config)?;
         plugins.time_calls(self.timed);
         let load = start.elapsed();
-        let (outcome, times) = scheduler::run_observed(&mut snapshot, &mut plugins, progress);
+        let (mut outcome, times) = scheduler::run_observed(&mut snapshot, &mut plugins, progress);
+        outcome.notes.extend(plugins.notes().iter().cloned());
         let stats = Stats {
             read: std::time::Duration::ZERO,
             load,

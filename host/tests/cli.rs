@@ -447,3 +447,53 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())
 }
+
+/// `--config` takes a KubeSchedulerConfiguration too: the sample in
+/// `testdata/config` decides as the same arrangement in wasched's own
+/// format, and notes the in-tree plugins it names; wasched's own format
+/// still takes the old plugin names, with a deprecation warning.
+#[test]
+fn a_kube_scheduler_configuration_configures_simulate() {
+    let sample = common::testdata("config/kube-scheduler.yaml");
+    let (code, from_profile, stderr) = wasched(&[
+        "simulate",
+        "--config",
+        sample.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let notes =
+        serde_json::from_str::<serde_json::Value>(&from_profile).unwrap()["notes"].to_string();
+    for name in [
+        "GangScheduling",
+        "TopologyPlacementGenerator",
+        "DefaultPreemption",
+    ] {
+        assert!(
+            notes.contains(&format!(
+                "in-tree plugin {name} runs only inside kube-scheduler"
+            )),
+            "{notes}"
+        );
+    }
+    let own = write(
+        "own.yaml",
+        "plugins:\n  - {name: GpuBinPacking, enabled: true, weight: 2, failurePolicy: Ignore, timeout: 500ms, args: {resources: [{name: nvidia.com/gpu, weight: 5}, {name: cpu, weight: 1}]}}\n  - {name: WaschedWorkloadPreemption, fuel: 200000000}\n",
+    );
+    let (code, from_own, stderr) = wasched(&["simulate", "--config", &own, "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("plugin name GpuBinPacking is deprecated, use WaschedGpuBinPacking"),
+        "{stderr}"
+    );
+    let decisions = |text: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+        v.as_object_mut().unwrap().remove("notes");
+        v
+    };
+    assert_eq!(decisions(&from_profile), decisions(&from_own));
+    // And the GPU scores matter: without bin-packing something differs.
+    let (_, plain, _) = wasched(&["simulate", "-o", "json"]);
+    assert_ne!(decisions(&plain), decisions(&from_own));
+}

@@ -16,7 +16,9 @@ mod status;
 
 pub use answers::OutputLimits;
 pub use extension::{ExtensionPoint, FailureCause, FailurePolicy, PluginError};
-pub use plugin::{Answer, CallTimes, Checked, LogDrops, LogLevel, LogLine, Plugin, PluginSet};
+pub use plugin::{
+    Answer, At, CallTimes, Checked, LogDrops, LogLevel, LogLine, Plan, Plugin, PluginSet,
+};
 
 impl From<Progress> for wasched_sdk::Progress {
     fn from(p: Progress) -> Self {

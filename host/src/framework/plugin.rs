@@ -171,6 +171,8 @@ pub trait Plugin {
 
 struct Entry {
     plugin: Box<dyn Plugin>,
+    /// Weight of its `score` and `placement-score` answers (default 1).
+    weight: i64,
     /// Reasons cut to the plugin's `reason_bytes` since the run started.
     reasons_cut: u64,
     /// Calls and their wall-clock time per extension point, this run.
@@ -191,11 +193,26 @@ pub struct CallTimes {
 }
 
 /// Plugins in configuration order; the scheduler's only way to them.
+///
+/// By default every plugin serves every extension point it implements, in
+/// the order plugins were added, with weight 1. A [`Plan`] (from a
+/// `KubeSchedulerConfiguration` profile) names, per extension point, which
+/// plugins serve it, in which order and with which weight.
 #[derive(Default)]
 pub struct PluginSet {
     entries: Vec<Entry>,
     timing: bool,
+    plan: Option<Plan>,
+    /// Per point, the entries serving it and their weights (derived from
+    /// `entries` and `plan` whenever either changes).
+    routes: BTreeMap<ExtensionPoint, Vec<(usize, i64)>>,
+    /// What the user should know about how the set was assembled.
+    notes: Vec<String>,
 }
+
+/// Per extension point, the plugins that serve it, in order, with their
+/// score weights (by name).
+pub type Plan = BTreeMap<ExtensionPoint, Vec<(String, i64)>>;
 
 impl std::fmt::Debug for PluginSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -221,10 +238,76 @@ impl PluginSet {
         }
         self.entries.push(Entry {
             plugin,
+            weight: 1,
             reasons_cut: 0,
             times: BTreeMap::new(),
         });
+        self.route();
         Ok(())
+    }
+
+    /// Sets the weight of the plugin named `name` (at every point).
+    pub fn set_weight(&mut self, name: &str, weight: i64) {
+        if let Some(entry) = self.entries.iter_mut().find(|e| e.plugin.name() == name) {
+            entry.weight = weight;
+        }
+        self.route();
+    }
+
+    /// Arranges the extension points as `plan` says. Every name must be a
+    /// plugin of the set that implements that point.
+    pub fn arrange(&mut self, plan: Plan) -> Result<()> {
+        for (point, list) in &plan {
+            for (name, _) in list {
+                let Some(entry) = self.entries.iter().find(|e| e.plugin.name() == name) else {
+                    bail!("plugin {name} is not loaded");
+                };
+                if !entry.plugin.points().contains(point) {
+                    bail!(
+                        "plugin {name} does not implement {} (it implements {})",
+                        point.interface(),
+                        entry
+                            .plugin
+                            .points()
+                            .iter()
+                            .map(|p| p.interface())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+            }
+        }
+        self.plan = Some(plan);
+        self.route();
+        Ok(())
+    }
+
+    fn route(&mut self) {
+        self.routes = ExtensionPoint::ALL
+            .into_iter()
+            .map(|point| (point, self.serving(point)))
+            .collect();
+    }
+
+    /// The entries serving `point`, in order, with their weights.
+    fn serving(&self, point: ExtensionPoint) -> Vec<(usize, i64)> {
+        match self.plan.as_ref() {
+            Some(plan) => plan.get(&point).map_or_else(Vec::new, |list| {
+                list.iter()
+                    .filter_map(|(name, weight)| {
+                        let i = self.entries.iter().position(|e| e.plugin.name() == name)?;
+                        Some((i, *weight))
+                    })
+                    .collect()
+            }),
+            None => self
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.plugin.points().contains(&point))
+                .map(|(i, e)| (i, e.weight))
+                .collect(),
+        }
     }
 
     /// All plugins, in order.
@@ -237,18 +320,39 @@ impl PluginSet {
         self.iter().map(|p| p.name()).collect()
     }
 
-    /// The plugins implementing `point`, in order, behind answer checks.
-    pub fn at(&mut self, point: ExtensionPoint) -> impl Iterator<Item = Checked<'_>> {
-        let timing = self.timing;
-        self.entries
-            .iter_mut()
-            .filter(move |e| e.plugin.points().contains(&point))
-            .map(move |e| Checked {
-                plugin: e.plugin.as_mut(),
-                reasons_cut: &mut e.reasons_cut,
-                times: &mut e.times,
-                timing,
-            })
+    /// The plugins serving `point`, in order, behind answer checks.
+    pub fn at(&mut self, point: ExtensionPoint) -> At<'_> {
+        let route = self.routes.get(&point).map_or(&[][..], Vec::as_slice);
+        let ascending = route.windows(2).all(|w| w[0].0 < w[1].0);
+        let order = if ascending {
+            Order::Ascending {
+                rest: &mut self.entries,
+                offset: 0,
+            }
+        } else {
+            Order::Any(self.entries.iter_mut().map(Some).collect())
+        };
+        At {
+            order,
+            route: route.iter(),
+            timing: self.timing,
+        }
+    }
+
+    /// Records a note on how the set was assembled (an in-tree plugin a
+    /// `KubeSchedulerConfiguration` names, say).
+    pub fn note(&mut self, note: String) {
+        self.notes.push(note);
+    }
+
+    /// The notes on how the set was assembled.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// How many plugins serve `point`.
+    pub fn count_at(&self, point: ExtensionPoint) -> usize {
+        self.routes.get(&point).map_or(0, Vec::len)
     }
 
     /// Whether calls are timed ([`PluginSet::time_calls`]).
@@ -263,9 +367,9 @@ impl PluginSet {
         self.timing = on;
     }
 
-    /// Whether any plugin implements `point`.
+    /// Whether any plugin serves `point`.
     pub fn any_at(&self, point: ExtensionPoint) -> bool {
-        self.iter().any(|p| p.points().contains(&point))
+        self.count_at(point) > 0
     }
 
     /// A run starts: per-run counters and budgets start over.
@@ -332,11 +436,54 @@ impl PluginSet {
     }
 }
 
+/// The plugins serving one extension point ([`PluginSet::at`]), in order.
+pub struct At<'a> {
+    order: Order<'a>,
+    route: std::slice::Iter<'a, (usize, i64)>,
+    timing: bool,
+}
+
+/// How [`At`] reaches the entries: by walking the slice when the route is
+/// ascending (no allocation: the common case), else through a table.
+enum Order<'a> {
+    Ascending {
+        rest: &'a mut [Entry],
+        offset: usize,
+    },
+    Any(Vec<Option<&'a mut Entry>>),
+}
+
+impl<'a> Iterator for At<'a> {
+    type Item = Checked<'a>;
+
+    fn next(&mut self) -> Option<Checked<'a>> {
+        let &(i, weight) = self.route.next()?;
+        let entry: &'a mut Entry = match &mut self.order {
+            Order::Ascending { rest, offset } => {
+                let (_, tail) = std::mem::take(rest).split_at_mut(i - *offset);
+                let (first, after) = tail.split_first_mut()?;
+                *rest = after;
+                *offset = i + 1;
+                first
+            }
+            Order::Any(slots) => slots[i].take()?,
+        };
+        Some(Checked {
+            plugin: entry.plugin.as_mut(),
+            weight,
+            reasons_cut: &mut entry.reasons_cut,
+            times: &mut entry.times,
+            timing: self.timing,
+        })
+    }
+}
+
 /// One plugin behind the answer checks: the same calls as [`Plugin`], but
 /// an answer outside the contract becomes that plugin's
 /// [`FailureCause::InvalidResult`] error and reasons are cut to its limit.
 pub struct Checked<'a> {
     plugin: &'a mut dyn Plugin,
+    weight: i64,
     reasons_cut: &'a mut u64,
     times: &'a mut BTreeMap<ExtensionPoint, CallTimes>,
     timing: bool,
@@ -360,6 +507,11 @@ impl Checked<'_> {
     /// The plugin's name.
     pub fn name(&self) -> &str {
         self.plugin.name()
+    }
+
+    /// The weight of its score and placement-score answers at this point.
+    pub fn weight(&self) -> i64 {
+        self.weight
     }
 
     fn invalid(&self, point: ExtensionPoint, what: String) -> PluginError {

@@ -125,25 +125,20 @@ impl Runtime {
         WasmPlugin::load(&self.engine, &self.linker, source, &component, config)
     }
 
-    /// The plugins embedded in this binary that are enabled: all but those
-    /// in [`OFF_BY_DEFAULT`], unless the configuration says otherwise.
+    /// The plugins embedded in this binary, arranged by `config`: all but
+    /// those in [`OFF_BY_DEFAULT`] unless the configuration says otherwise.
     pub fn bundled(&self, config: &PluginConfig) -> Result<PluginSet> {
-        let mut set = PluginSet::new();
-        let mut known = Vec::new();
+        let mut loaded: Vec<(Box<dyn crate::framework::Plugin>, bool)> = Vec::new();
         for (name, bytes) in bundled_plugins() {
             let plugin = self.load(&format!("bundled:{name}"), bytes, config)?;
             let on_by_default = !OFF_BY_DEFAULT.contains(&plugin.name());
-            known.push(plugin.name().to_string());
-            if config.enabled(plugin.name(), on_by_default) {
-                set.add(Box::new(plugin))?;
-            }
+            loaded.push((Box::new(plugin), on_by_default));
         }
-        check_config(&known, config)?;
-        Ok(set)
+        assemble(config, loaded)
     }
 
-    /// Every `*.wasm` file in `dir`, in file-name order, but those the
-    /// configuration disables.
+    /// Every `*.wasm` file in `dir`, in file-name order, arranged by
+    /// `config` (each on unless it says otherwise).
     pub fn from_dir(&self, dir: &Path, config: &PluginConfig) -> Result<PluginSet> {
         let entries = std::fs::read_dir(dir)
             .with_context(|| format!("{}: cannot read plugin directory", dir.display()))?;
@@ -158,40 +153,32 @@ impl Runtime {
                 dir.display()
             );
         }
-        let mut set = PluginSet::new();
-        let mut known = Vec::new();
+        let mut loaded: Vec<(Box<dyn crate::framework::Plugin>, bool)> = Vec::new();
         for file in files {
             let bytes =
                 std::fs::read(&file).with_context(|| format!("{}: cannot read", file.display()))?;
             let plugin = self.load(&file.display().to_string(), &bytes, config)?;
-            known.push(plugin.name().to_string());
-            if config.enabled(plugin.name(), true) {
-                set.add(Box::new(plugin))?;
-            }
+            loaded.push((Box::new(plugin), true));
         }
-        check_config(&known, config)?;
-        Ok(set)
+        assemble(config, loaded)
     }
 }
 
-/// Every plugin the configuration names must be loaded: a typo must not
-/// silently leave a plugin under default settings.
 /// Bundled plugins that run only when the configuration enables them
-/// (`enabled: true`): node plugins that change where pods go.
+/// (`enabled: true`): node plugins that change where pods go, and the
+/// taint-toleration model plugin (the host runs those checks natively).
 pub const OFF_BY_DEFAULT: &[&str] = &["WaschedGpuBinPacking", "WaschedTaintToleration"];
 
-/// Every plugin the configuration names must be one of those `loaded`
-/// (enabled or not).
-fn check_config(loaded: &[String], config: &PluginConfig) -> Result<()> {
-    for name in config.configured_names() {
-        if !loaded.iter().any(|l| PluginConfig::designates(name, l)) {
-            bail!(
-                "the configuration names plugin {name}, but no loaded plugin has that name (loaded: {})",
-                loaded.join(", ")
-            );
-        }
+/// The set `config` arranges from `loaded`, with its notes.
+fn assemble(
+    config: &PluginConfig,
+    loaded: Vec<(Box<dyn crate::framework::Plugin>, bool)>,
+) -> Result<PluginSet> {
+    let (mut set, notes) = config.assemble(loaded)?;
+    for note in notes {
+        set.note(note);
     }
-    Ok(())
+    Ok(set)
 }
 
 /// Advances the engine's epoch every [`EPOCH_TICK`] until the engine is dropped.

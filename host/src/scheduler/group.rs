@@ -340,13 +340,17 @@ impl Cycle<'_> {
         }
     }
 
-    /// PlacementGenerate: the first plugin that does not skip splits
-    /// `parent`; `None` when every plugin skipped (or there is none).
+    /// PlacementGenerate: every plugin is asked with the same `parent`, in
+    /// order; the placements of those that do not skip are intersected
+    /// (see [`intersect`]). `None` when every plugin skipped (or there is
+    /// none). With one plugin this is kube-scheduler's behaviour (v1.37.2
+    /// allows one PlacementGenerate plugin per profile).
     pub fn generate_placements(
         &mut self,
         unit: Unit,
         parent: &Placement,
     ) -> Result<Option<Placements>, String> {
+        let mut combined: Option<(Placements, String)> = None;
         for mut plugin in self.plugins.at(ExtensionPoint::PlacementGenerate) {
             let answer = plugin.generate_placements(self.snapshot, unit, parent);
             let ignored = self.failures.ignored_calls;
@@ -366,8 +370,19 @@ impl Cycle<'_> {
                     ));
                 }
                 Ok(Some(placements)) => {
-                    self.stats.generated += placements.candidates.len() as u64;
-                    return Ok(Some(placements));
+                    combined = Some(match combined.take() {
+                        None => (placements, plugin.name().to_string()),
+                        Some((earlier, names)) => {
+                            let names = format!("{names} and {}", plugin.name());
+                            let both = intersect(earlier, placements);
+                            if both.candidates.is_empty() {
+                                return Err(format!(
+                                    "plugins {names}: no placement of one overlaps a placement of the other"
+                                ));
+                            }
+                            (both, names)
+                        }
+                    });
                 }
                 Ok(None) => continue,
                 Err(status) => {
@@ -379,7 +394,11 @@ impl Cycle<'_> {
                 }
             }
         }
-        Ok(None)
+        let combined = combined.map(|(placements, _)| placements);
+        if let Some(placements) = &combined {
+            self.stats.generated += placements.candidates.len() as u64;
+        }
+        Ok(combined)
     }
 
     /// The candidate victims on `nodes` in a preemption trial; free outside one.
@@ -401,7 +420,7 @@ impl Cycle<'_> {
         }
     }
 
-    /// PlacementScore: the sum over plugins; 0 when there are none.
+    /// PlacementScore: the weighted sum over plugins; 0 when there are none.
     fn score_placement(&mut self, unit: Unit, attempt: &Attempt) -> Result<i64, String> {
         let mut total = 0;
         for mut plugin in self.plugins.at(ExtensionPoint::PlacementScore) {
@@ -409,7 +428,7 @@ impl Cycle<'_> {
                 plugin.score_placement(self.snapshot, unit, &attempt.placement, &attempt.assigned);
             match self.failures.settle(answer)? {
                 None => {}
-                Some(Ok(score)) => total += score,
+                Some(Ok(score)) => total += score * plugin.weight(),
                 Some(Err(status)) => {
                     // An error status is an Error, as a failure is.
                     self.failures.failed += 1;
@@ -525,3 +544,36 @@ impl Cycle<'_> {
 /// order), for reuse within the bounds each plugin gave.
 #[derive(Debug, Default)]
 pub(super) struct PermitMemo(Vec<Option<PermitVerdict>>);
+
+/// The placements two placement-generate plugins agree on: every non-empty
+/// intersection of one of `first`'s with one of `second`'s, `first`'s
+/// order major; named `a & b`, with `second`'s domain (else `first`'s) and
+/// the smaller search budget.
+pub fn intersect(first: Placements, second: Placements) -> Placements {
+    let mut candidates = Vec::new();
+    for a in &first.candidates {
+        for b in &second.candidates {
+            let nodes: Vec<NodeId> = a
+                .nodes
+                .iter()
+                .copied()
+                .filter(|n| b.nodes.binary_search(n).is_ok())
+                .collect();
+            if !nodes.is_empty() {
+                candidates.push(Placement {
+                    name: format!("{} & {}", a.name, b.name),
+                    nodes,
+                    domain: b.domain.clone().or_else(|| a.domain.clone()),
+                });
+            }
+        }
+    }
+    let search_budget = match (first.search_budget, second.search_budget) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Placements {
+        candidates,
+        search_budget,
+    }
+}

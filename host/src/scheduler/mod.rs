@@ -69,6 +69,11 @@ pub struct Cycle<'a> {
     /// The last placement-generate failure ignored under
     /// `failurePolicy: Ignore`, for the warning that says so.
     ignored_generate: Option<String>,
+    /// Whose turn it is among the pod-group-post-filter plugins
+    /// ([`Cycle::in_post_filter_order`]).
+    post_filter: usize,
+    /// Whether that plugin declined, so the next one is asked.
+    post_filter_declined: bool,
 }
 
 impl<'a> Cycle<'a> {
@@ -84,6 +89,8 @@ impl<'a> Cycle<'a> {
             node_check_time: std::time::Duration::ZERO,
             victim_costs: None,
             ignored_generate: None,
+            post_filter: 0,
+            post_filter_declined: false,
         }
     }
 
@@ -312,7 +319,7 @@ impl Run<'_> {
         let outcome = if self.cycle.snapshot.pods[pod as usize].never_preempt {
             Preemption::Failed(preemption::NEVER.into())
         } else {
-            self.cycle.preempt_for_pod(pod)
+            self.cycle.in_post_filter_order(|c| c.preempt_for_pod(pod))
         };
         match outcome {
             Preemption::Chosen {
@@ -390,7 +397,8 @@ impl Run<'_> {
             {
                 (Preemption::Failed(preemption::NEVER.into()), Vec::new())
             } else {
-                self.cycle.preempt_for_tree(root)
+                self.cycle
+                    .in_post_filter_order(|c| c.preempt_for_tree(root))
             };
             preemption = Some(match outcome {
                 Preemption::Failed(reason) => PreemptionOutcome {
@@ -686,12 +694,10 @@ impl Run<'_> {
             return 0;
         }
         let leftovers: Vec<PodId> = unfit.iter().map(|(p, _)| *p).collect();
-        let outcome = self.cycle.preempt_for_group(
-            group,
-            &leftovers,
-            std::slice::from_ref(placement),
-            spec.priority,
-        );
+        let priority = spec.priority;
+        let outcome = self.cycle.in_post_filter_order(|c| {
+            c.preempt_for_group(group, &leftovers, std::slice::from_ref(placement), priority)
+        });
         let Preemption::Chosen {
             units,
             victims,
@@ -735,7 +741,7 @@ impl Run<'_> {
         } else {
             let priority = spec.priority;
             self.cycle
-                .preempt_for_group(group, pending, placements, priority)
+                .in_post_filter_order(|c| c.preempt_for_group(group, pending, placements, priority))
         };
         match outcome {
             Preemption::Failed(reason) => {
@@ -788,5 +794,7 @@ impl Run<'_> {
     }
 }
 
+#[cfg(test)]
+mod composition_tests;
 #[cfg(test)]
 mod tests;

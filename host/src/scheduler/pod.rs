@@ -88,7 +88,13 @@ impl Cycle<'_> {
             let answer = plugin.score(self.snapshot, pod, &feasible);
             match self.failures.settle(answer)? {
                 None => {}
-                Some(Ok(scores)) => totals.iter_mut().zip(scores).for_each(|(t, s)| *t += s),
+                Some(Ok(scores)) => {
+                    let weight = plugin.weight();
+                    totals
+                        .iter_mut()
+                        .zip(scores)
+                        .for_each(|(t, s)| *t += s * weight);
+                }
                 Some(Err(status)) => {
                     // A score plugin's error status is an Error, not "does
                     // not fit" (upstream's RunScorePlugins fails the cycle).

@@ -36,7 +36,9 @@ use super::costs::VictimCosts;
 use super::tree::{Placed, TreeResult};
 use super::trial::TrialBudget;
 use crate::filters;
-use crate::framework::{ExtensionPoint, Placement, PreemptionCandidate, Preemptor, VictimUnit};
+use crate::framework::{
+    Code, ExtensionPoint, Placement, PreemptionCandidate, Preemptor, VictimUnit,
+};
 use crate::model::{CompositeId, GroupId, NodeId, PodId, Snapshot};
 
 /// What a preemption attempt decided.
@@ -510,20 +512,53 @@ impl Cycle<'_> {
         })
     }
 
-    /// The reprieve order from the first `pod-group-post-filter` plugin.
+    /// Runs one preemption (`run`) with each `pod-group-post-filter`
+    /// plugin in turn, in order, until one carries it through: a plugin
+    /// that declines (`unschedulable`) or is skipped by `failurePolicy:
+    /// Ignore` passes to the next; any other end (a choice, a failure of
+    /// the trial itself, `unschedulable-and-unresolvable`, an error) stops
+    /// there, as kube-scheduler's PostFilter loop does.
+    pub fn in_post_filter_order<T>(&mut self, mut run: impl FnMut(&mut Self) -> T) -> T {
+        let plugins = self.plugins.count_at(ExtensionPoint::PodGroupPostFilter);
+        let mut turn = 0;
+        loop {
+            self.post_filter = turn;
+            self.post_filter_declined = false;
+            let outcome = run(self);
+            turn += 1;
+            if !self.post_filter_declined || turn >= plugins {
+                self.post_filter = 0;
+                return outcome;
+            }
+        }
+    }
+
+    /// The reprieve order from the `pod-group-post-filter` plugin whose
+    /// turn it is.
     fn order_victims(
         &mut self,
         preemptor: Preemptor,
         units: &[VictimUnit],
     ) -> Result<Vec<u32>, String> {
-        let Some(mut plugin) = self.plugins.at(ExtensionPoint::PodGroupPostFilter).next() else {
+        let turn = self.post_filter;
+        let Some(mut plugin) = self
+            .plugins
+            .at(ExtensionPoint::PodGroupPostFilter)
+            .nth(turn)
+        else {
             return Err("no pod-group-post-filter plugin is loaded".into());
         };
         let answer = plugin.order_victims(self.snapshot, preemptor, units);
         match self.failures.settle(answer)? {
-            None => Err(format!("plugin {} was skipped", plugin.name())),
+            None => {
+                self.post_filter_declined = true;
+                Err(format!("plugin {} was skipped", plugin.name()))
+            }
             Some(Ok(order)) => Ok(order),
-            Some(Err(status)) => Err(format!("plugin {}: {}", plugin.name(), status.reason)),
+            Some(Err(status)) => {
+                self.post_filter_declined = status.code == Code::Unschedulable;
+                Err(format!("plugin {}: {}", plugin.name(), status.reason))
+            }
         }
     }
 
@@ -542,14 +577,23 @@ impl Cycle<'_> {
                 assignments,
             })
             .collect();
-        let Some(mut plugin) = self.plugins.at(ExtensionPoint::PodGroupPostFilter).next() else {
+        let turn = self.post_filter;
+        let Some(mut plugin) = self
+            .plugins
+            .at(ExtensionPoint::PodGroupPostFilter)
+            .nth(turn)
+        else {
             return Preemption::Failed("no pod-group-post-filter plugin is loaded".into());
         };
         let answer = plugin.select_candidate(self.snapshot, preemptor, &candidates);
         let chosen = match self.failures.settle(answer) {
             Err(reason) => return Preemption::Failed(reason),
-            Ok(None) => return Preemption::Failed(format!("plugin {} was skipped", plugin.name())),
+            Ok(None) => {
+                self.post_filter_declined = true;
+                return Preemption::Failed(format!("plugin {} was skipped", plugin.name()));
+            }
             Ok(Some(Err(status))) => {
+                self.post_filter_declined = status.code == Code::Unschedulable;
                 return Preemption::Failed(format!("plugin {}: {}", plugin.name(), status.reason));
             }
             Ok(Some(Ok(i))) => i,

@@ -326,7 +326,7 @@ impl Cycle<'_> {
             let answer = plugin.score_placement(self.snapshot, unit, placement, &assigned);
             match self.failures.settle(answer) {
                 Ok(None) => {}
-                Ok(Some(Ok(score))) => plugins += score,
+                Ok(Some(Ok(score))) => plugins += score * plugin.weight(),
                 Ok(Some(Err(status))) => {
                     // An error status ends the cycle, as upstream's
                     // RunPlacementScorePlugins error does.

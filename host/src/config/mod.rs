@@ -20,7 +20,17 @@
 //!     enabled: true          # false: not loaded into the run (WaschedGpuBinPacking is off by default)
 //!     failurePolicy: Ignore
 //!     args: {}               # handed to the plugin's `configure`, as JSON
+//!     weight: 1              # score and placement-score weight (default 1)
 //! ```
+//!
+//! The same file may instead be a `KubeSchedulerConfiguration`
+//! (`kubescheduler.config.k8s.io/v1`, see [`profile`]): its profile's
+//! `plugins` (enabled/disabled per extension point, `multiPoint`, weights)
+//! arrange the plugins, and each wasched plugin's `pluginConfig[].args`
+//! holds the fields of an entry above (all but `name`, `enabled` and
+//! `weight`).
+
+pub mod profile;
 
 use std::path::Path;
 use std::time::Duration;
@@ -96,6 +106,7 @@ struct Entry {
     memory_limit: Option<String>,
     limits: Option<LimitOverrides>,
     args: Option<serde_json::Value>,
+    weight: Option<i64>,
 }
 
 impl Entry {
@@ -183,7 +194,10 @@ pub struct PluginConfig {
     defaults: PluginSettings,
     plugins: Vec<(String, PluginSettings)>,
     enabled: Vec<(String, bool)>,
+    weights: Vec<(String, i64)>,
     warnings: Vec<String>,
+    /// The `KubeSchedulerConfiguration` profile the file was, if it was one.
+    profile: Option<profile::Profile>,
 }
 
 impl PluginConfig {
@@ -203,29 +217,71 @@ impl PluginConfig {
         } else {
             value
         };
-        let file: File = serde_path_to_error::deserialize(value).map_err(|e| {
-            let path = e.path().to_string();
-            anyhow!("field {path}: {}", e.into_inner())
-        })?;
-        let defaults = apply(PluginSettings::default(), &file.defaults, "defaults")?;
+        if value.get("kind").and_then(|k| k.as_str()) == Some("KubeSchedulerConfiguration") {
+            return Self::from_profile(value);
+        }
+        let file: File = deserialize(value, "")?;
+        let entries: Vec<(Entry, String)> = file
+            .plugins
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| (e, format!("plugins[{i}]")))
+            .collect();
+        Self::from_entries(&file.defaults, entries, None)
+    }
+
+    /// A `KubeSchedulerConfiguration`: its profile, and the wasched
+    /// plugins' `pluginConfig` args as entries.
+    fn from_profile(value: serde_json::Value) -> Result<Self> {
+        let file: profile::File = deserialize(value, "")?;
+        let (profile, configs) = profile::Profile::read(file)?;
+        let mut entries = Vec::new();
+        for (name, args, path) in configs {
+            let serde_json::Value::Object(mut fields) = args else {
+                bail!("field {path}.args: must be an object");
+            };
+            for reserved in ["name", "enabled", "weight"] {
+                if fields.contains_key(reserved) {
+                    bail!(
+                        "field {path}.args.{reserved}: not allowed here (name is the entry's; enable and weigh plugins in profiles[].plugins)"
+                    );
+                }
+            }
+            fields.insert("name".into(), serde_json::Value::String(name));
+            let entry: Entry =
+                deserialize(serde_json::Value::Object(fields), &format!("{path}.args."))?;
+            entries.push((entry, format!("{path}.args")));
+        }
+        Self::from_entries(&Overrides::default(), entries, profile)
+    }
+
+    fn from_entries(
+        defaults: &Overrides,
+        entries: Vec<(Entry, String)>,
+        profile: Option<profile::Profile>,
+    ) -> Result<Self> {
+        let defaults = apply(PluginSettings::default(), defaults, "defaults")?;
         let mut plugins = Vec::new();
         let mut enabled = Vec::new();
+        let mut weights = Vec::new();
         let mut warnings = Vec::new();
-        for (i, entry) in file.plugins.iter().enumerate() {
+        for (entry, at) in &entries {
             let name = entry.name.clone();
-            if let Some(new) = renamed(&name) {
+            if let Some(new) = renamed(&name).filter(|_| profile.is_none()) {
                 warnings.push(format!(
-                    "field plugins[{i}].name: plugin name {name} is deprecated, use {new} (the bundled plugins are Wasched-prefixed since contract 0.3.0, so that they cannot collide with kube-scheduler's in-tree plugins)"
+                    "field {at}.name: plugin name {name} is deprecated, use {new} (the bundled plugins are Wasched-prefixed since contract 0.3.0, so that they cannot collide with kube-scheduler's in-tree plugins)"
                 ));
             }
             if plugins.iter().any(|(n, _)| n == &name) {
-                bail!("field plugins[{i}].name: plugin {name} is configured twice");
+                bail!("field {at}.name: plugin {name} is configured twice");
             }
-            let mut settings = apply(
-                defaults.clone(),
-                &entry.overrides(),
-                &format!("plugins[{i}]"),
-            )?;
+            if let Some(weight) = entry.weight {
+                if weight < 0 {
+                    bail!("field {at}.weight: must not be negative");
+                }
+                weights.push((name.clone(), weight.max(1)));
+            }
+            let mut settings = apply(defaults.clone(), &entry.overrides(), at)?;
             if let Some(args) = &entry.args {
                 settings.args = args.to_string();
             }
@@ -238,8 +294,64 @@ impl PluginConfig {
             defaults,
             plugins,
             enabled,
+            weights,
             warnings,
+            profile,
         })
+    }
+
+    /// Builds the plugin set from every `loaded` plugin (with whether it is
+    /// on by default): each name the configuration gives must be loaded
+    /// (a typo must not leave a plugin under default settings); then the
+    /// enabled ones with their weights, or, for a
+    /// `KubeSchedulerConfiguration`, the ones its profile arranges. The
+    /// strings are notes for the user (in-tree plugins named).
+    pub fn assemble(
+        &self,
+        loaded: Vec<(Box<dyn crate::framework::Plugin>, bool)>,
+    ) -> Result<(crate::PluginSet, Vec<String>)> {
+        let names: Vec<String> = loaded.iter().map(|(p, _)| p.name().to_string()).collect();
+        for name in self.configured_names() {
+            if !names.iter().any(|l| Self::designates(name, l)) {
+                bail!(
+                    "the configuration names plugin {name}, but no loaded plugin has that name (loaded: {})",
+                    names.join(", ")
+                );
+            }
+        }
+        let weight = |name: &str| lookup(&self.weights, name).copied().unwrap_or(1);
+        let mut set = crate::PluginSet::new();
+        let Some(profile) = &self.profile else {
+            for (plugin, on) in loaded {
+                if self.enabled(plugin.name(), on) {
+                    let (name, w) = (plugin.name().to_string(), weight(plugin.name()));
+                    set.add(plugin)?;
+                    set.set_weight(&name, w);
+                }
+            }
+            return Ok((set, Vec::new()));
+        };
+        let views: Vec<profile::Loaded<'_>> = loaded
+            .iter()
+            .map(|(p, on)| profile::Loaded {
+                name: p.name(),
+                points: p.points(),
+                on: self.enabled(p.name(), *on),
+                weight: weight(p.name()),
+            })
+            .collect();
+        let (plan, notes) = profile.plan(&views)?;
+        drop(views);
+        for (plugin, _) in loaded {
+            let serves = plan
+                .values()
+                .any(|list| list.iter().any(|(n, _)| n == plugin.name()));
+            if serves {
+                set.add(plugin)?;
+            }
+        }
+        set.arrange(plan)?;
+        Ok((set, notes))
     }
 
     /// What the user should know about the file (deprecated names).
@@ -276,9 +388,22 @@ impl PluginConfig {
             defaults: settings,
             plugins: Vec::new(),
             enabled: Vec::new(),
+            weights: Vec::new(),
             warnings: Vec::new(),
+            profile: None,
         }
     }
+}
+
+/// Deserializes `value`, naming the field of an error (`prefix` first).
+fn deserialize<T: serde::de::DeserializeOwned>(
+    value: serde_json::Value,
+    prefix: &str,
+) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        anyhow!("field {prefix}{path}: {}", e.into_inner())
+    })
 }
 
 /// The current name of a bundled plugin's deprecated old name.

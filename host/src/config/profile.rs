@@ -1,0 +1,392 @@
+//! A `KubeSchedulerConfiguration` (`kubescheduler.config.k8s.io/v1`) as
+//! wasched's plugin configuration: the profile's `plugins` decide which
+//! plugin serves which extension point, in which order and with which
+//! weight, and `pluginConfig[].args` carry each wasched plugin's settings in
+//! the schema of wasched's own plugin entries (bounds, failure policy,
+//! `args`). The same file configures `simulate`, `serve` and the
+//! kube-scheduler plugin.
+//!
+//! Resolution per extension point, as kube-scheduler merges a profile with
+//! its defaults: the plugins on by default that implement the point, in
+//! load order, minus those `disabled` there or in `multiPoint` (`*`: all);
+//! then each plugin `enabled` in `multiPoint` that implements the point,
+//! then each `enabled` at the point itself, appended in order (a plugin
+//! already in the list keeps its place and takes the new weight).
+//! kube-scheduler's in-tree plugins (`NodeResourcesFit`, `GangScheduling`,
+//! ...) are accepted and noted: wasched's host applies its own native
+//! equivalents of the node checks and runs no in-tree plugin. Any other
+//! unknown name, field or extension point is an error naming it.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+
+use crate::framework::{ExtensionPoint, Plan};
+
+/// The in-tree plugins of kube-scheduler v1.37.2
+/// (`pkg/scheduler/framework/plugins/names`).
+pub const IN_TREE: [&str; 24] = [
+    "PrioritySort",
+    "DefaultBinder",
+    "DefaultPreemption",
+    "DynamicResources",
+    "GangScheduling",
+    "ImageLocality",
+    "InterPodAffinity",
+    "NodeAffinity",
+    "NodeDeclaredFeatures",
+    "NodeName",
+    "NodePorts",
+    "NodeResourcesBalancedAllocation",
+    "NodeResourcesFit",
+    "NodeUnschedulable",
+    "NodeVolumeLimits",
+    "PodTopologySpread",
+    "DeferredPodScheduling",
+    "SchedulingGates",
+    "TaintToleration",
+    "VolumeBinding",
+    "VolumeRestrictions",
+    "VolumeZone",
+    "TopologyPlacementGenerator",
+    "PodGroupPodsCount",
+];
+
+/// The profile wasched reads from a file with several.
+pub const SCHEDULER_NAME: &str = "wasched";
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct File {
+    api_version: String,
+    kind: String,
+    // Fields of the type wasched does not use, accepted as kube-scheduler
+    // reads them (it validates them; wasched does not).
+    #[serde(rename = "parallelism")]
+    _parallelism: Option<IgnoredAny>,
+    #[serde(rename = "leaderElection")]
+    _leader_election: Option<IgnoredAny>,
+    #[serde(rename = "clientConnection")]
+    _client_connection: Option<IgnoredAny>,
+    #[serde(rename = "enableProfiling")]
+    _enable_profiling: Option<IgnoredAny>,
+    #[serde(rename = "enableContentionProfiling")]
+    _enable_contention_profiling: Option<IgnoredAny>,
+    #[serde(rename = "percentageOfNodesToScore")]
+    _percentage_of_nodes_to_score: Option<IgnoredAny>,
+    #[serde(rename = "podInitialBackoffSeconds")]
+    _pod_initial_backoff_seconds: Option<IgnoredAny>,
+    #[serde(rename = "podMaxBackoffSeconds")]
+    _pod_max_backoff_seconds: Option<IgnoredAny>,
+    #[serde(rename = "extenders")]
+    _extenders: Option<IgnoredAny>,
+    #[serde(rename = "delayCacheUntilActive")]
+    _delay_cache_until_active: Option<IgnoredAny>,
+    #[serde(default)]
+    profiles: Vec<ProfileFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ProfileFile {
+    scheduler_name: Option<String>,
+    #[serde(rename = "percentageOfNodesToScore")]
+    _percentage_of_nodes_to_score: Option<IgnoredAny>,
+    plugins: Option<Plugins>,
+    #[serde(default)]
+    plugin_config: Vec<PluginConfigEntry>,
+}
+
+/// `profiles[].plugins`: one plugin set per extension point.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Plugins {
+    multi_point: Option<PluginSetFile>,
+    pre_enqueue: Option<PluginSetFile>,
+    filter: Option<PluginSetFile>,
+    score: Option<PluginSetFile>,
+    permit: Option<PluginSetFile>,
+    placement_generate: Option<PluginSetFile>,
+    placement_score: Option<PluginSetFile>,
+    pod_group_post_filter: Option<PluginSetFile>,
+    // kube-scheduler's points that wasched plugins do not have.
+    queue_sort: Option<PluginSetFile>,
+    pre_filter: Option<PluginSetFile>,
+    post_filter: Option<PluginSetFile>,
+    pre_score: Option<PluginSetFile>,
+    reserve: Option<PluginSetFile>,
+    pre_bind: Option<PluginSetFile>,
+    bind: Option<PluginSetFile>,
+    post_bind: Option<PluginSetFile>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PluginSetFile {
+    #[serde(default)]
+    enabled: Vec<PluginRef>,
+    #[serde(default)]
+    disabled: Vec<PluginRef>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PluginRef {
+    name: String,
+    weight: Option<i32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PluginConfigEntry {
+    name: String,
+    args: Option<Value>,
+}
+
+/// One plugin set of the profile, with the field path of each name.
+#[derive(Debug, Clone, Default)]
+struct PointSet {
+    enabled: Vec<(String, Option<i64>, String)>,
+    disabled: Vec<(String, String)>,
+}
+
+impl PointSet {
+    fn of(file: Option<&PluginSetFile>, at: &str) -> Result<Self> {
+        let Some(file) = file else {
+            return Ok(Self::default());
+        };
+        let mut set = Self::default();
+        for (i, p) in file.enabled.iter().enumerate() {
+            let path = format!("{at}.enabled[{i}]");
+            if p.weight.is_some_and(|w| w < 0) {
+                bail!("field {path}.weight: must not be negative");
+            }
+            // kube-scheduler treats an unset or zero weight as 1.
+            let weight = p.weight.filter(|&w| w > 0).map(i64::from);
+            set.enabled.push((p.name.clone(), weight, path));
+        }
+        for (i, p) in file.disabled.iter().enumerate() {
+            set.disabled
+                .push((p.name.clone(), format!("{at}.disabled[{i}]")));
+        }
+        Ok(set)
+    }
+
+    fn disables(&self, name: &str) -> bool {
+        self.disabled.iter().any(|(n, _)| n == name || n == "*")
+    }
+}
+
+/// A profile's plugin sets, read; resolved against the loaded plugins by
+/// [`Profile::plan`].
+#[derive(Debug, Clone, Default)]
+pub struct Profile {
+    multi_point: PointSet,
+    points: BTreeMap<ExtensionPoint, PointSet>,
+    /// kube-scheduler-only points (`queueSort`, `bind`, ...): only in-tree
+    /// plugins may be named there.
+    other: Vec<PointSet>,
+    /// In-tree plugins named in `pluginConfig`, with their paths.
+    in_tree_config: Vec<(String, String)>,
+}
+
+/// The wasched plugins' `pluginConfig` entries: (name, args, field path).
+pub(super) type PluginArgs = Vec<(String, Value, String)>;
+
+/// One loaded plugin as the plan sees it.
+pub struct Loaded<'a> {
+    /// Its name.
+    pub name: &'a str,
+    /// The points it implements.
+    pub points: &'a [ExtensionPoint],
+    /// Whether it runs without being enabled (wasched's default, or
+    /// `enabled:` in wasched's own entries).
+    pub on: bool,
+    /// Its weight in wasched's own entries (default 1).
+    pub weight: i64,
+}
+
+impl Profile {
+    /// Reads the profile of a parsed `KubeSchedulerConfiguration`, and the
+    /// `pluginConfig` entries of wasched plugins as (name, args, path).
+    pub(super) fn read(file: File) -> Result<(Option<Self>, PluginArgs)> {
+        if file.api_version != "kubescheduler.config.k8s.io/v1" {
+            bail!(
+                "field apiVersion: {} is not supported; wasched reads kubescheduler.config.k8s.io/v1",
+                file.api_version
+            );
+        }
+        debug_assert_eq!(file.kind, "KubeSchedulerConfiguration");
+        let index = match file.profiles.len() {
+            0 => return Ok((None, Vec::new())),
+            1 => 0,
+            _ => file
+                .profiles
+                .iter()
+                .position(|p| p.scheduler_name.as_deref() == Some(SCHEDULER_NAME))
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "field profiles: {} profiles and none has schedulerName {SCHEDULER_NAME}; wasched reads that one",
+                        file.profiles.len()
+                    )
+                })?,
+        };
+        let profile = &file.profiles[index];
+        let at = format!("profiles[{index}]");
+        let plugins = profile.plugins.as_ref();
+        let set = |f: fn(&Plugins) -> Option<&PluginSetFile>, field: &str| {
+            PointSet::of(plugins.and_then(f), &format!("{at}.plugins.{field}"))
+        };
+        let mut points = BTreeMap::new();
+        points.insert(
+            ExtensionPoint::PreEnqueue,
+            set(|p| p.pre_enqueue.as_ref(), "preEnqueue")?,
+        );
+        points.insert(
+            ExtensionPoint::Filter,
+            set(|p| p.filter.as_ref(), "filter")?,
+        );
+        points.insert(ExtensionPoint::Score, set(|p| p.score.as_ref(), "score")?);
+        points.insert(
+            ExtensionPoint::Permit,
+            set(|p| p.permit.as_ref(), "permit")?,
+        );
+        points.insert(
+            ExtensionPoint::PlacementGenerate,
+            set(|p| p.placement_generate.as_ref(), "placementGenerate")?,
+        );
+        points.insert(
+            ExtensionPoint::PlacementScore,
+            set(|p| p.placement_score.as_ref(), "placementScore")?,
+        );
+        points.insert(
+            ExtensionPoint::PodGroupPostFilter,
+            set(|p| p.pod_group_post_filter.as_ref(), "podGroupPostFilter")?,
+        );
+        let other = vec![
+            set(|p| p.queue_sort.as_ref(), "queueSort")?,
+            set(|p| p.pre_filter.as_ref(), "preFilter")?,
+            set(|p| p.post_filter.as_ref(), "postFilter")?,
+            set(|p| p.pre_score.as_ref(), "preScore")?,
+            set(|p| p.reserve.as_ref(), "reserve")?,
+            set(|p| p.pre_bind.as_ref(), "preBind")?,
+            set(|p| p.bind.as_ref(), "bind")?,
+            set(|p| p.post_bind.as_ref(), "postBind")?,
+        ];
+        let mut in_tree_config = Vec::new();
+        let mut wasched_config = Vec::new();
+        for (i, entry) in profile.plugin_config.iter().enumerate() {
+            let path = format!("{at}.pluginConfig[{i}]");
+            if IN_TREE.contains(&entry.name.as_str()) {
+                in_tree_config.push((entry.name.clone(), path));
+            } else {
+                let args = entry
+                    .args
+                    .clone()
+                    .unwrap_or(Value::Object(Default::default()));
+                wasched_config.push((entry.name.clone(), args, path));
+            }
+        }
+        let profile = Self {
+            multi_point: set(|p| p.multi_point.as_ref(), "multiPoint")?,
+            points,
+            other,
+            in_tree_config,
+        };
+        Ok((Some(profile), wasched_config))
+    }
+
+    /// Resolves the profile against the `loaded` plugins: the plan, and
+    /// one note per in-tree plugin named (wasched does not run those).
+    pub fn plan(&self, loaded: &[Loaded<'_>]) -> Result<(Plan, Vec<String>)> {
+        let find = |name: &str| loaded.iter().find(|l| l.name == name);
+        let mut in_tree: Vec<String> = Vec::new();
+        let mut check = |name: &str, path: &str| -> Result<bool> {
+            if name == "*" || find(name).is_some() {
+                return Ok(true);
+            }
+            if IN_TREE.contains(&name) {
+                if !in_tree.iter().any(|n| n == name) {
+                    in_tree.push(name.to_string());
+                }
+                return Ok(false);
+            }
+            let hint = super::DEPRECATED_NAMES
+                .iter()
+                .find(|(old, _)| *old == name)
+                .map(|(_, new)| format!(" (did you mean {new}?)"))
+                .unwrap_or_default();
+            bail!(
+                "field {path}: unknown plugin {name}{hint}; loaded: {}",
+                loaded.iter().map(|l| l.name).collect::<Vec<_>>().join(", ")
+            )
+        };
+        let sets = self
+            .points
+            .values()
+            .chain(std::iter::once(&self.multi_point));
+        for set in sets {
+            for (name, _, path) in &set.enabled {
+                check(name, path)?;
+            }
+            for (name, path) in &set.disabled {
+                check(name, path)?;
+            }
+        }
+        for set in &self.other {
+            for (name, _, path) in &set.enabled {
+                if check(name, path)? {
+                    bail!(
+                        "field {path}: {name} is a wasched plugin; wasched plugins have no such extension point"
+                    );
+                }
+            }
+        }
+        for (name, _) in &self.in_tree_config {
+            if !in_tree.iter().any(|n| n == name) {
+                in_tree.push(name.clone());
+            }
+        }
+        let mut plan = Plan::new();
+        for (&point, set) in &self.points {
+            let mut list: Vec<(String, i64)> = loaded
+                .iter()
+                .filter(|l| l.on && l.points.contains(&point))
+                .filter(|l| !set.disables(l.name) && !self.multi_point.disables(l.name))
+                .map(|l| (l.name.to_string(), l.weight))
+                .collect();
+            let multi = self
+                .multi_point
+                .enabled
+                .iter()
+                .filter(|(name, _, _)| find(name).is_some_and(|l| l.points.contains(&point)));
+            for (name, weight, path) in multi.chain(&set.enabled) {
+                let Some(plugin) = find(name) else { continue };
+                if !plugin.points.contains(&point) {
+                    bail!(
+                        "field {path}: plugin {name} does not implement {}",
+                        point.interface()
+                    );
+                }
+                let weight = weight.unwrap_or(plugin.weight);
+                match list.iter_mut().find(|(n, _)| n == name) {
+                    Some(entry) => entry.1 = weight,
+                    None => list.push((name.clone(), weight)),
+                }
+            }
+            plan.insert(point, list);
+        }
+        let notes = in_tree
+            .into_iter()
+            .map(|name| {
+                format!(
+                    "in-tree plugin {name} runs only inside kube-scheduler; wasched applies its own native node checks and runs no in-tree plugin"
+                )
+            })
+            .collect();
+        Ok((plan, notes))
+    }
+}
