@@ -65,6 +65,35 @@ fn simulate_large(c: &mut Criterion) {
     bench_components_and_native(c, "simulate_generated", &snapshot, 10);
 }
 
+/// The ablation of the host's reuse on the same cluster, natively (the
+/// reuse is the host's, the same under components): all on, then each off.
+fn simulate_large_reuse(c: &mut Criterion) {
+    use wasched::scheduler::{Reuse, run_reusing};
+    let snapshot = large_snapshot().unwrap();
+    let mut native = wasched_benches::native_plugins();
+    let all = Reuse::default();
+    let mut bench = c.benchmark_group("simulate_generated_reuse");
+    bench.sample_size(10);
+    for (label, reuse) in [
+        ("all", all),
+        (
+            "no-running-units-cache",
+            Reuse {
+                running_units: false,
+            },
+        ),
+    ] {
+        bench.bench_function(label, |b| {
+            b.iter_batched_ref(
+                || snapshot.clone(),
+                |s| black_box(run_reusing(s, &mut native, reuse)),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    bench.finish();
+}
+
 /// One 3-pod gang's whole cycle (queue, node checks, permit, binding) on an
 /// otherwise idle 5,000-node cluster (kube-scheduler: 3.7–5.7 ms).
 fn gang_attempt(c: &mut Criterion) {
@@ -94,6 +123,7 @@ criterion_group!(
     simulate,
     gang_attempt,
     simulate_large,
+    simulate_large_reuse,
     load
 );
 criterion_main!(benches);

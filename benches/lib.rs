@@ -57,6 +57,19 @@ pub fn bundled_plugins_with(
     Ok((runtime, plugins))
 }
 
+/// The bundled components as built against contract 0.2.0 (the fixtures
+/// in `testdata/plugins/v0.2.0`, through the host's adapter), with GPU
+/// bin-packing off as in the bundled set: the same decisions as
+/// [`bundled_plugins`] without 0.3.0's contract changes (reusable permit
+/// verdicts, grouped rejections, host-side label grouping), for ablation.
+pub fn v0_2_0_plugins() -> Result<(Runtime, PluginSet)> {
+    let runtime = Runtime::with_cache(wasched::runtime::ComponentCache::off())?;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/plugins/v0.2.0");
+    let config = wasched::PluginConfig::parse("plugins: [{name: GpuBinPacking, enabled: false}]")?;
+    let plugins = runtime.from_dir(&dir, &config)?;
+    Ok((runtime, plugins))
+}
+
 /// Index of the first gang PodGroup in `snapshot` and its `minCount`.
 pub fn first_gang(snapshot: &Snapshot) -> (u32, u32) {
     snapshot
@@ -233,7 +246,9 @@ pub fn peak_rss_mib() -> f64 {
 }
 
 /// Benchmarks a whole scheduling run of `snapshot` through the bundled
-/// components and through the same logic natively, in one group `name`.
+/// components, through their 0.2.0 builds (the ablation of the 0.3.0
+/// contract changes) and through the same logic natively, in one group
+/// `name`.
 pub fn bench_components_and_native(
     c: &mut criterion::Criterion,
     name: &str,
@@ -241,10 +256,15 @@ pub fn bench_components_and_native(
     sample_size: usize,
 ) {
     let (_runtime, mut wasm) = bundled_plugins().expect("the bundled plugins load");
+    let (_old_runtime, mut old) = v0_2_0_plugins().expect("the 0.2.0 fixtures load");
     let mut native = native_plugins();
     let mut group = c.benchmark_group(name);
     group.sample_size(sample_size);
-    for (label, plugins) in [("component", &mut wasm), ("native", &mut native)] {
+    for (label, plugins) in [
+        ("component", &mut wasm),
+        ("component-0.2.0", &mut old),
+        ("native", &mut native),
+    ] {
         group.bench_function(label, |bencher| {
             bencher.iter_batched_ref(
                 || snapshot.clone(),

@@ -166,30 +166,34 @@ fn least_allocated(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
 /// `balancedResourceScorer`: the balance of cpu and memory use with the pod
 /// against without it, mapped to 50..=100 (75: unchanged).
 fn balanced_allocation(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
-    let mut with = Vec::with_capacity(2);
-    let mut without = Vec::with_capacity(2);
+    // cpu and memory: at most two entries, on the stack.
+    let (mut with, mut without) = ([(0, 0); 2], [(0, 0); 2]);
+    let mut len = 0;
     let requested = snapshot.requested_without_nominated(node);
     for (r, &allocated) in requested.iter().enumerate() {
         let capacity = snapshot.allocatable(r)[node as usize];
         if capacity == 0 {
             continue;
         }
-        with.push((allocated.saturating_add(pod.requests[r]), capacity));
-        without.push((allocated, capacity));
+        with[len] = (allocated.saturating_add(pod.requests[r]), capacity);
+        without[len] = (allocated, capacity);
+        len += 1;
     }
-    let score_with = balance(&with);
-    let score_without = balance(&without);
+    let score_with = balance(&with[..len]);
+    let score_without = balance(&without[..len]);
     MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + score_with - score_without) / 2
 }
 
 /// `balancedResourceScore`: `(1 - std) * 100` of the used fractions.
 fn balance(used: &[(u64, u64)]) -> i64 {
-    let fractions: Vec<f64> = used
-        .iter()
-        .map(|&(requested, capacity)| (requested as i64 as f64 / capacity as i64 as f64).min(1.0))
-        .collect();
+    let fraction = |&(requested, capacity): &(u64, u64)| {
+        (requested as i64 as f64 / capacity as i64 as f64).min(1.0)
+    };
+    if let [a, b] = used {
+        return ((1.0 - ((fraction(a) - fraction(b)) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64;
+    }
+    let fractions: Vec<f64> = used.iter().map(fraction).collect();
     let std = match fractions.len() {
-        2 => ((fractions[0] - fractions[1]) / 2.0).abs(),
         n if n > 2 => {
             let mean = fractions.iter().sum::<f64>() / n as f64;
             let sum: f64 = fractions.iter().map(|f| (f - mean) * (f - mean)).sum();

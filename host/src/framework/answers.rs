@@ -104,6 +104,18 @@ pub fn placements(
     max_name: usize,
 ) -> Result<Vec<Placement>, String> {
     let mut names = HashSet::new();
+    // The parent's nodes as a bitset: one lookup per node of the answer
+    // instead of a binary search (answers cover thousands of nodes).
+    let words = parent.nodes.last().map_or(0, |&n| n as usize / 64 + 1);
+    let mut member = vec![0u64; words];
+    for &n in &parent.nodes {
+        member[n as usize / 64] |= 1 << (n % 64);
+    }
+    let in_parent = |n: NodeId| {
+        member
+            .get(n as usize / 64)
+            .is_some_and(|w| w >> (n % 64) & 1 == 1)
+    };
     generated
         .into_iter()
         .map(|mut placement| {
@@ -115,11 +127,7 @@ pub fn placements(
             }
             placement.nodes.sort_unstable();
             placement.nodes.dedup();
-            if let Some(bad) = placement
-                .nodes
-                .iter()
-                .find(|n| parent.nodes.binary_search(n).is_err())
-            {
+            if let Some(bad) = placement.nodes.iter().find(|&&n| !in_parent(n)) {
                 return Err(format!(
                     "placement {} has node {bad} outside its parent {}",
                     placement.name, parent.name

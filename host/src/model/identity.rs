@@ -41,6 +41,14 @@ pub struct Handle {
     pub generation: u64,
 }
 
+/// The change values a change replaced: a rollback puts them back, since
+/// it restores the view they described.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Before {
+    node: u64,
+    generation: u64,
+}
+
 /// The kinds of object a handle can name, in [`Identity::handles`] order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -73,7 +81,10 @@ pub struct Identity {
     /// Per [`Kind`], slot → id where a slot is not its object's id (only
     /// in snapshots a [`Registry`] stamped; a fresh snapshot's slots are
     /// its ids).
-    by_slot: [HashMap<u32, u32>; 5],
+    /// (A `Vec`, empty in a fresh snapshot: an identity is moved in and
+    /// out of plugin stores with the snapshot on every call, and an empty
+    /// `Vec` costs nothing to create.)
+    by_slot: Vec<HashMap<u32, u32>>,
     /// Per node, the clock value of its latest change.
     node_changes: Vec<u64>,
     /// The clock value of the latest change in the view.
@@ -108,13 +119,23 @@ impl Identity {
     }
 
     fn new(handles: [Vec<Handle>; 5], node_changes: Vec<u64>, generation: u64) -> Self {
-        let by_slot = std::array::from_fn(|k| {
-            handles[k]
+        let moved = handles
+            .iter()
+            .any(|kind| kind.iter().enumerate().any(|(id, h)| h.slot != id as u32));
+        let by_slot = if moved {
+            handles
                 .iter()
-                .enumerate()
-                .map(|(id, h)| (h.slot, id as u32))
+                .map(|kind| {
+                    kind.iter()
+                        .enumerate()
+                        .filter(|&(id, h)| h.slot != id as u32)
+                        .map(|(id, h)| (h.slot, id as u32))
+                        .collect()
+                })
                 .collect()
-        });
+        } else {
+            Vec::new()
+        };
         Self {
             handles,
             by_slot,
@@ -150,7 +171,8 @@ impl Identity {
     /// or held by another object.
     pub fn resolve(&self, kind: Kind, handle: Handle) -> Result<u32, LookupError> {
         let handles = &self.handles[kind as usize];
-        let id = match self.by_slot[kind as usize].get(&handle.slot) {
+        let moved = self.by_slot.get(kind as usize);
+        let id = match moved.and_then(|m| m.get(&handle.slot)) {
             Some(&id) => id,
             None => handle.slot,
         };
@@ -160,13 +182,27 @@ impl Identity {
         }
     }
 
-    /// Records a change of `node` (a pod assumed onto it or taken off).
-    pub fn node_changed(&mut self, node: NodeId) {
+    /// Records a change of `node` (a pod assumed onto it or taken off);
+    /// returns the values it replaced, for [`Identity::restore`].
+    pub fn node_changed(&mut self, node: NodeId) -> Before {
         let now = tick();
+        let before = Before {
+            node: self.node_changes.get(node as usize).copied().unwrap_or(0),
+            generation: self.generation,
+        };
         if let Some(change) = self.node_changes.get_mut(node as usize) {
             *change = now;
         }
         self.generation = now;
+        before
+    }
+
+    /// Puts back the values a change of `node` replaced (its rollback).
+    pub fn restore(&mut self, node: NodeId, before: Before) {
+        if let Some(change) = self.node_changes.get_mut(node as usize) {
+            *change = before.node;
+        }
+        self.generation = before.generation;
     }
 }
 

@@ -223,9 +223,9 @@ pub struct Snapshot {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Change {
     /// A pod was assumed onto a node.
-    Assumed(PodId),
+    Assumed(PodId, identity::Before),
     /// A pod was taken off a node (nominated there, or not).
-    Removed(PodId, NodeId, bool),
+    Removed(PodId, NodeId, bool, identity::Before),
 }
 
 /// A point to roll the snapshot back to ([`Snapshot::checkpoint`]).
@@ -349,8 +349,18 @@ impl Snapshot {
 
     /// Places `pod` on `node`: its requests count against the node.
     pub fn assume(&mut self, pod: PodId, node: NodeId) {
-        self.place(pod, node);
-        self.undo.push(Change::Assumed(pod));
+        let before = self.place(pod, node);
+        self.undo.push(Change::Assumed(pod, before));
+    }
+
+    /// A pod assumed in this run is bound: it no longer waits. A change of
+    /// the view, so its node's change value moves.
+    pub fn bind(&mut self, pod: PodId) {
+        let info = &mut self.pods[pod as usize];
+        info.pending = false;
+        if let Some(node) = info.node {
+            self.identity.node_changed(node);
+        }
     }
 
     /// Places `pod` on `node` as a nominated preemptor waiting to be
@@ -369,6 +379,7 @@ impl Snapshot {
             return;
         };
         info.nominated = false;
+        self.identity.node_changed(node);
         let node = node as usize;
         for r in 0..2 {
             if let Some(&request) = info.requests.get(r) {
@@ -384,8 +395,9 @@ impl Snapshot {
     /// nothing if it is on none.
     pub fn remove(&mut self, pod: PodId) {
         let nominated = self.pods[pod as usize].nominated;
-        if let Some(node) = self.unplace(pod) {
-            self.undo.push(Change::Removed(pod, node, nominated));
+        if let Some((node, before)) = self.unplace(pod) {
+            self.undo
+                .push(Change::Removed(pod, node, nominated, before));
         }
     }
 
@@ -395,7 +407,9 @@ impl Snapshot {
     }
 
     /// Undoes every assumption and removal since `checkpoint`, newest
-    /// first, restoring requested columns and pods on nodes exactly.
+    /// first, restoring requested columns and pods on nodes exactly, and
+    /// the change values with them (the view is the one of then, so it
+    /// carries the values of then).
     pub fn rollback(&mut self, checkpoint: Checkpoint) {
         assert!(
             checkpoint.0 <= self.undo.len(),
@@ -403,12 +417,15 @@ impl Snapshot {
         );
         while self.undo.len() > checkpoint.0 {
             match self.undo.pop().expect("checked above") {
-                Change::Assumed(pod) => {
-                    self.unplace(pod);
+                Change::Assumed(pod, before) => {
+                    if let Some((node, _)) = self.unplace(pod) {
+                        self.identity.restore(node, before);
+                    }
                 }
-                Change::Removed(pod, node, nominated) => {
+                Change::Removed(pod, node, nominated, before) => {
                     self.pods[pod as usize].nominated = nominated;
                     self.place(pod, node);
+                    self.identity.restore(node, before);
                 }
             }
         }
@@ -419,7 +436,7 @@ impl Snapshot {
         self.undo.clear();
     }
 
-    fn place(&mut self, pod: PodId, node: NodeId) {
+    fn place(&mut self, pod: PodId, node: NodeId) -> identity::Before {
         let info = &mut self.pods[pod as usize];
         debug_assert!(info.node.is_none(), "{} assumed twice", info.key);
         info.node = Some(node);
@@ -438,10 +455,10 @@ impl Snapshot {
         let on_node = &mut self.pods_on_node[node as usize];
         let at = on_node.partition_point(|&p| p < pod);
         on_node.insert(at, pod);
-        self.identity.node_changed(node);
+        self.identity.node_changed(node)
     }
 
-    fn unplace(&mut self, pod: PodId) -> Option<NodeId> {
+    fn unplace(&mut self, pod: PodId) -> Option<(NodeId, identity::Before)> {
         let info = &mut self.pods[pod as usize];
         let node = info.node.take()?;
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
@@ -460,7 +477,6 @@ impl Snapshot {
         if let Ok(at) = on_node.binary_search(&pod) {
             on_node.remove(at);
         }
-        self.identity.node_changed(node);
-        Some(node)
+        Some((node, self.identity.node_changed(node)))
     }
 }

@@ -196,6 +196,7 @@ pub fn verdict(verdict: types::PermitVerdict) -> crate::framework::PermitVerdict
             min_scheduled: b.min_scheduled,
             max_scheduled: b.max_scheduled,
             min_possible: b.min_possible,
+            max_possible: b.max_possible,
         }),
     }
 }

@@ -61,6 +61,8 @@ pub struct WasmPlugin {
     drops: LogDrops,
     /// Log bytes the plugin may still write in this run.
     run_log_bytes: u64,
+    /// The empty snapshot that stands in the caller's place during a call.
+    spare: Option<Snapshot>,
 }
 
 impl fmt::Debug for WasmPlugin {
@@ -178,6 +180,7 @@ impl WasmPlugin {
             logs: Vec::new(),
             drops: LogDrops::default(),
             run_log_bytes: 0,
+            spare: None,
         };
         // The first instance tells the plugin's name, which selects its
         // settings; the instance that serves calls is made under them.
@@ -332,7 +335,10 @@ impl WasmPlugin {
         };
         let armed = self.arm(&mut live.store);
         let data = live.store.data_mut();
-        data.snapshot = Some(std::mem::take(snapshot));
+        // The caller's place holds an empty snapshot kept for the purpose
+        // while the real one is lent: nothing is built per call.
+        let placeholder = self.spare.take().unwrap_or_default();
+        data.snapshot = Some(std::mem::replace(snapshot, placeholder));
         let handle = data.table.push(SnapshotHandle);
         let result = armed.map_err(wasmtime::Error::from_anyhow).and_then(|()| {
             let handle = handle?;
@@ -342,7 +348,8 @@ impl WasmPlugin {
             result
         });
         let data = live.store.data_mut();
-        *snapshot = data.snapshot.take().expect("snapshot lent for the call");
+        let lent = data.snapshot.take().expect("snapshot lent for the call");
+        self.spare = Some(std::mem::replace(snapshot, lent));
         let used: u64 = data.logs.iter().map(|l| l.message.len() as u64).sum();
         self.run_log_bytes = self.run_log_bytes.saturating_sub(used);
         self.logs.append(&mut data.logs);

@@ -195,7 +195,6 @@ impl Cycle<'_> {
         };
         let has_permit = self.plugins.any_at(ExtensionPoint::Permit);
         let mut verdict: Option<Status> = None;
-        let mut memo = PermitMemo::default();
         for (i, &pod) in pending.iter().enumerate() {
             let failed_before = self.failures.failed;
             match self.place_pod(pod, &attempt.placement.nodes) {
@@ -220,7 +219,7 @@ impl Cycle<'_> {
                 scheduled: (bound + attempt.assigned.len()) as u32,
                 remaining: (pending.len() - i - 1) as u32,
             };
-            match self.permit(Unit::Group(group), progress, &mut memo) {
+            match self.permit(Unit::Group(group), progress) {
                 Ok(status) if matches!(status.code, Code::Success | Code::Wait | Code::Skip) => {
                     verdict = Some(status)
                 }
@@ -280,16 +279,12 @@ impl Cycle<'_> {
     }
 
     /// Permit: the strictest verdict of all plugins wins (a rejection over
-    /// wait over success). A plugin's earlier verdict in `memo` (the same
-    /// placement attempt) is reused while `progress` stays within the
-    /// bounds it gave, instead of asking again.
-    pub(super) fn permit(
-        &mut self,
-        unit: Unit,
-        progress: Progress,
-        memo: &mut PermitMemo,
-    ) -> Result<Status, String> {
+    /// wait over success). A plugin's earlier verdict for `unit` in this
+    /// cycle of it (any placement attempt) is reused while `progress`
+    /// stays within the bounds it gave, instead of asking again.
+    pub(super) fn permit(&mut self, unit: Unit, progress: Progress) -> Result<Status, String> {
         let mut verdict = Status::success();
+        let memo = self.permits.entry(unit).or_default();
         for (i, mut plugin) in self.plugins.at(ExtensionPoint::Permit).enumerate() {
             if memo.0.len() <= i {
                 memo.0.resize(i + 1, None);
@@ -540,7 +535,7 @@ impl Cycle<'_> {
     }
 }
 
-/// The permit verdicts of one placement attempt, per permit plugin (in
+/// The permit verdicts of one unit in its cycle, per permit plugin (in
 /// order), for reuse within the bounds each plugin gave.
 #[derive(Debug, Default)]
 pub(super) struct PermitMemo(Vec<Option<PermitVerdict>>);

@@ -69,6 +69,13 @@ pub struct Cycle<'a> {
     /// The last placement-generate failure ignored under
     /// `failurePolicy: Ignore`, for the warning that says so.
     ignored_generate: Option<String>,
+    /// Permit verdicts of the units of the cycle in progress, for reuse
+    /// ([`Cycle::permit`]); cleared when a group's or tree's cycle starts.
+    permits: std::collections::HashMap<Unit, group::PermitMemo>,
+    /// What the cycle may reuse.
+    reuse: Reuse,
+    /// The running units at a generation of the snapshot (preemption).
+    running: Option<(u64, std::rc::Rc<preemption::RunningUnits>)>,
     /// Whose turn it is among the pod-group-post-filter plugins
     /// ([`Cycle::in_post_filter_order`]).
     post_filter: usize,
@@ -89,6 +96,9 @@ impl<'a> Cycle<'a> {
             node_check_time: std::time::Duration::ZERO,
             victim_costs: None,
             ignored_generate: None,
+            permits: Default::default(),
+            reuse: Reuse::default(),
+            running: None,
             post_filter: 0,
             post_filter_declined: false,
         }
@@ -104,6 +114,30 @@ impl<'a> Cycle<'a> {
 /// Runs every queued entity once over `snapshot` and returns what was decided.
 pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
     run_timed(snapshot, plugins).0
+}
+
+/// What a run may reuse between attempts. Every option decides the same
+/// (a test holds each off against on); they exist so benchmarks can price
+/// each one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reuse {
+    /// The running victim units of preemption, kept while the snapshot's
+    /// generation does not move (a rollback puts it back, so the
+    /// preemption attempts that follow failed placements share them).
+    pub running_units: bool,
+}
+
+impl Default for Reuse {
+    fn default() -> Self {
+        Self {
+            running_units: true,
+        }
+    }
+}
+
+/// [`run`] with what it may reuse set explicitly.
+pub fn run_reusing(snapshot: &mut Snapshot, plugins: &mut PluginSet, reuse: Reuse) -> Outcome {
+    run_with(snapshot, plugins, reuse, &mut |_, _| {}).0
 }
 
 /// How long one queued entity's cycle took (preemption included).
@@ -138,6 +172,15 @@ pub fn run_observed(
     plugins: &mut PluginSet,
     progress: &mut dyn FnMut(usize, usize),
 ) -> (Outcome, RunTimes) {
+    run_with(snapshot, plugins, Reuse::default(), progress)
+}
+
+fn run_with(
+    snapshot: &mut Snapshot,
+    plugins: &mut PluginSet,
+    reuse: Reuse,
+    progress: &mut dyn FnMut(usize, usize),
+) -> (Outcome, RunTimes) {
     plugins.start_run();
     let mut outcome = Outcome {
         warnings: snapshot.warnings.clone(),
@@ -145,8 +188,10 @@ pub fn run_observed(
         ..Outcome::default()
     };
     let entities = queue::prioritized(snapshot);
+    let mut cycle = Cycle::new(snapshot, plugins);
+    cycle.reuse = reuse;
     let mut run = Run {
-        cycle: Cycle::new(snapshot, plugins),
+        cycle,
         outcome,
         disrupted: BTreeMap::new(),
         nominated: Vec::new(),
@@ -220,7 +265,7 @@ impl Run<'_> {
 
     fn bind(&mut self, pod: PodId, node: NodeId) {
         let snapshot = &mut *self.cycle.snapshot;
-        snapshot.pods[pod as usize].pending = false;
+        snapshot.bind(pod);
         let binding = Binding {
             pod: snapshot.pods[pod as usize].key.clone(),
             node: snapshot.nodes[node as usize].name.clone(),
@@ -362,6 +407,7 @@ impl Run<'_> {
     /// One CompositePodGroup tree, placed as one unit: every PodGroup in
     /// it with pending members gets a decision.
     fn schedule_tree(&mut self, root: CompositeId) {
+        self.cycle.permits.clear();
         let failed_before = self.cycle.failures.failed;
         let groups: Vec<(GroupId, Vec<PodId>)> = self
             .cycle
@@ -527,6 +573,7 @@ impl Run<'_> {
     /// `PodGroupInitiallyScheduled` condition a failed attempt sets. A group
     /// that PreEnqueue holds back never reaches an attempt and gets none.
     fn schedule_group(&mut self, group: GroupId) {
+        self.cycle.permits.clear();
         let failed_before = self.cycle.failures.failed;
         let (mut decision, attempted) = self.group_cycle(group, failed_before);
         let errored = self.cycle.failures.failed > failed_before;

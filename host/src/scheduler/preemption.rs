@@ -110,7 +110,7 @@ fn disrupting_ancestor(snapshot: &Snapshot, group: GroupId) -> Option<CompositeI
 /// Every running pod grouped into victim units (in unit-key order), with
 /// each pod's unit: computed once per preemption attempt, then asked per
 /// domain.
-struct RunningUnits {
+pub(super) struct RunningUnits {
     /// Units: their key, their pods (a range of `pods`) and priority.
     units: Vec<(UnitKey, std::ops::Range<usize>, i32)>,
     /// Every running pod, unit after unit.
@@ -282,6 +282,22 @@ fn mark_budget_violations(snapshot: &Snapshot, units: &mut [VictimUnit], ranks: 
 }
 
 impl Cycle<'_> {
+    /// The running units of the snapshot as it is: computed again only
+    /// when the snapshot's generation moved (a rollback puts it back, so
+    /// the preemption attempts of a cycle that changed nothing share one).
+    fn running_units(&mut self) -> std::rc::Rc<RunningUnits> {
+        let generation = self.snapshot.identity().generation();
+        if let Some((at, units)) = &self.running
+            && *at == generation
+            && self.reuse.running_units
+        {
+            return units.clone();
+        }
+        let units = std::rc::Rc::new(RunningUnits::of(self.snapshot));
+        self.running = Some((generation, units.clone()));
+        units
+    }
+
     /// Preemption for PodGroup `group` whose `pending` pods did not fit in
     /// `placements`, at `priority`, as kube-scheduler v1.37's
     /// `PodGroupEvaluator` does it (`podgrouppreemption.go`): the domain is
@@ -301,8 +317,9 @@ impl Cycle<'_> {
         priority: i32,
     ) -> Preemption {
         let preemptor = Preemptor::Unit(crate::framework::Unit::Group(group));
-        let units =
-            RunningUnits::of(self.snapshot).candidates(self.snapshot, priority, None, &[group]);
+        let units = self
+            .running_units()
+            .candidates(self.snapshot, priority, None, &[group]);
         if units.is_empty() {
             return self.choose(preemptor, Vec::new(), false);
         }
@@ -331,7 +348,9 @@ impl Cycle<'_> {
         let preemptor = Preemptor::Unit(crate::framework::Unit::Composite(root));
         let priority = self.snapshot.composites[root as usize].spec.priority;
         let own = self.snapshot.subtree_groups(root);
-        let units = RunningUnits::of(self.snapshot).candidates(self.snapshot, priority, None, &own);
+        let units = self
+            .running_units()
+            .candidates(self.snapshot, priority, None, &own);
         if units.is_empty() {
             return (self.choose(preemptor, Vec::new(), false), Vec::new());
         }
@@ -378,7 +397,7 @@ impl Cycle<'_> {
         let mut any_victims = false;
         let mut any_helpable = false;
         let mut exhausted = false;
-        let running = RunningUnits::of(self.snapshot);
+        let running = self.running_units();
         let spread = filters::SpreadState::for_pod(self.snapshot, pod);
         for node in 0..self.snapshot.node_count() as NodeId {
             // Evictions free resources (and spread counts); they cannot

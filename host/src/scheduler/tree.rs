@@ -34,7 +34,7 @@
 
 use super::Cycle;
 use super::costs::Cost;
-use super::group::{GroupResult, PermitMemo, Scored, failure_reason};
+use super::group::{GroupResult, Scored, failure_reason};
 use crate::filters;
 use crate::framework::{Code, ExtensionPoint, Placement, Progress, Unit};
 use crate::model::{CompositeId, CompositePolicy, GroupId, NodeId, PodId};
@@ -458,7 +458,7 @@ impl Cycle<'_> {
                 scheduled: admitted as u32,
                 remaining: 0,
             };
-            return match self.permit(Unit::Composite(c), progress, &mut PermitMemo::default()) {
+            return match self.permit(Unit::Composite(c), progress) {
                 Ok(status) if status.passes() => Some(Vec::new()),
                 Ok(status) if status.code == Code::Error => {
                     self.failures.failed += 1;

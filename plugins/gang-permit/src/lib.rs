@@ -182,24 +182,28 @@ pub fn composite_permit(policy: Option<CompositePolicy>, progress: Progress) -> 
     }
 }
 
-/// How far the host may reuse a permit `status` of a unit whose policy
-/// needs `min` members (`None`: basic): a gang's `wait` holds while
-/// `scheduled < min <= scheduled + remaining`, its success while
-/// `scheduled >= min`; a basic unit's success for the whole attempt.
-/// Anything else (unschedulable, a missing group) is asked again.
-pub fn verdict(status: Status, min: Option<u32>) -> PermitVerdict {
+/// How far the host may reuse a permit `status` given at `progress` for a
+/// unit whose policy needs `min` members (`None`: basic): a gang's `wait`
+/// holds while `scheduled < min <= scheduled + remaining` (its reason does
+/// not name the progress), its success while `scheduled >= min`, a basic
+/// unit's success for the whole cycle; an early abort, whose reason names
+/// the progress, holds for exactly that progress (so the host need not ask
+/// again in every placement where the first member does not fit). A
+/// missing group is asked again.
+pub fn verdict(status: Status, min: Option<u32>, progress: Progress) -> PermitVerdict {
     let bounds = match (status.code, min) {
         (Code::Success, None) => ProgressBounds::ALWAYS,
         (Code::Success, Some(min)) => ProgressBounds {
             min_scheduled: min,
-            max_scheduled: u32::MAX,
-            min_possible: 0,
+            ..ProgressBounds::ALWAYS
         },
         (Code::Wait, Some(min)) if min > 0 => ProgressBounds {
             min_scheduled: 0,
             max_scheduled: min - 1,
             min_possible: min,
+            max_possible: u32::MAX,
         },
+        (Code::Unschedulable, Some(_)) => ProgressBounds::exactly(progress),
         _ => return PermitVerdict::once(status),
     };
     PermitVerdict::reusable(status, bounds)
@@ -218,10 +222,9 @@ fn gang_permit(what: &str, field: &str, min: u32, progress: Progress) -> Status 
             ),
         )
     } else if scheduled < min {
-        Status::new(
-            Code::Wait,
-            format!("waiting for {field} {min}: {scheduled} placed"),
-        )
+        // No count in the reason: the host reuses this verdict while
+        // `scheduled` grows towards `min`.
+        Status::new(Code::Wait, format!("waiting for {field} {min}"))
     } else {
         Status::success()
     }
@@ -314,7 +317,7 @@ impl Plugin for GangScheduling {
                     Some(Policy::Gang { min_count }) => Some(min_count),
                     _ => None,
                 };
-                verdict(permit(policy, progress), min)
+                verdict(permit(policy, progress), min, progress)
             }
             Unit::Composite(id) => {
                 let policy = cluster.composite(id).map(|c| c.spec.policy);
@@ -322,7 +325,7 @@ impl Plugin for GangScheduling {
                     Some(CompositePolicy::Gang(min)) => Some(min),
                     _ => None,
                 };
-                verdict(composite_permit(policy, progress), min)
+                verdict(composite_permit(policy, progress), min, progress)
             }
         }
     }

@@ -487,6 +487,7 @@ impl From<plain::ProgressBounds> for types::ProgressBounds {
             min_scheduled: bounds.min_scheduled,
             max_scheduled: bounds.max_scheduled,
             min_possible: bounds.min_possible,
+            max_possible: bounds.max_possible,
         }
     }
 }

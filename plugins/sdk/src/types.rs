@@ -223,9 +223,11 @@ pub struct RejectionGroup {
 }
 
 /// Bounds within which the host may reuse a permit verdict without asking
-/// again (same placement attempt of the same unit):
+/// again (the same unit, within its scheduling cycle):
 /// `min_scheduled <= scheduled <= max_scheduled` and
-/// `scheduled + remaining >= min_possible`.
+/// `min_possible <= scheduled + remaining <= max_possible`. A reused
+/// verdict keeps its reason: bound a reason that names the progress to the
+/// progress it is true of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ProgressBounds {
     /// Lowest `scheduled` the verdict holds for.
@@ -234,6 +236,8 @@ pub struct ProgressBounds {
     pub max_scheduled: u32,
     /// Lowest `scheduled + remaining` the verdict holds for.
     pub min_possible: u32,
+    /// Highest `scheduled + remaining` the verdict holds for.
+    pub max_possible: u32,
 }
 
 impl ProgressBounds {
@@ -242,12 +246,25 @@ impl ProgressBounds {
         min_scheduled: 0,
         max_scheduled: u32::MAX,
         min_possible: 0,
+        max_possible: u32::MAX,
     };
+
+    /// Exactly `progress`: for a verdict whose reason names it.
+    pub fn exactly(progress: Progress) -> Self {
+        let possible = progress.scheduled.saturating_add(progress.remaining);
+        Self {
+            min_scheduled: progress.scheduled,
+            max_scheduled: progress.scheduled,
+            min_possible: possible,
+            max_possible: possible,
+        }
+    }
 
     /// Whether `progress` lies within the bounds.
     pub fn contain(&self, progress: Progress) -> bool {
         (self.min_scheduled..=self.max_scheduled).contains(&progress.scheduled)
-            && progress.scheduled.saturating_add(progress.remaining) >= self.min_possible
+            && (self.min_possible..=self.max_possible)
+                .contains(&progress.scheduled.saturating_add(progress.remaining))
     }
 }
 
