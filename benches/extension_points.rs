@@ -10,7 +10,10 @@ use wasched::framework::{
     ExtensionPoint, Placement, PreemptionCandidate, Preemptor, Progress, Unit, VictimUnit,
 };
 use wasched::{PluginSet, Snapshot};
-use wasched_benches::{bundled_plugins_with_binpack, large_snapshot, native_plugins_with_binpack};
+use wasched_benches::{
+    bundled_plugins_with_binpack, large_snapshot, native_plugins_with_binpack,
+    v0_2_0_plugins_with_binpack,
+};
 
 /// `GpuBinPacking` args: GPUs and cpu, and the filter on, so both points work.
 const BINPACK_ARGS: &str = r#"{"resources": [{"name": "nvidia.com/gpu", "weight": 3}, {"name": "cpu"}], "reserveForRequesters": true}"#;
@@ -159,7 +162,24 @@ fn extension_points(c: &mut Criterion) {
     let mut snapshot = large_snapshot().unwrap();
     let inputs = Inputs::pick(&snapshot);
     let (_runtime, mut wasm) = bundled_plugins_with_binpack(BINPACK_ARGS).unwrap();
+    let (_old_runtime, mut old) = v0_2_0_plugins_with_binpack(BINPACK_ARGS).unwrap();
     let mut native = native_plugins_with_binpack(BINPACK_ARGS);
+    // The batched filter and score of one pod over every node, together
+    // (what a pod's cycle asks a node plugin), against 0.2.0's build.
+    let mut group = c.benchmark_group("WaschedGpuBinPacking/filter+score");
+    for (label, plugins) in [
+        ("component", &mut wasm),
+        ("component-0.2.0", &mut old),
+        ("native", &mut native),
+    ] {
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                call(plugins, ExtensionPoint::Filter, &mut snapshot, &inputs);
+                call(plugins, ExtensionPoint::Score, &mut snapshot, &inputs);
+            })
+        });
+    }
+    group.finish();
     let cases = [
         ("WaschedGangScheduling", ExtensionPoint::PreEnqueue),
         ("WaschedGangScheduling", ExtensionPoint::Permit),

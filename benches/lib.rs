@@ -127,6 +127,19 @@ pub fn native_plugins_with_binpack(args: &str) -> PluginSet {
     set
 }
 
+/// The 0.2.0 fixture components (see [`v0_2_0_plugins`]) with
+/// `GpuBinPacking` enabled under `args` (JSON): its filter answers one
+/// rejection per node, as 0.2.0 did.
+pub fn v0_2_0_plugins_with_binpack(args: &str) -> Result<(Runtime, PluginSet)> {
+    let runtime = Runtime::with_cache(wasched::runtime::ComponentCache::off())?;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/plugins/v0.2.0");
+    let config = wasched::PluginConfig::parse(&format!(
+        "plugins: [{{name: GpuBinPacking, enabled: true, args: {args}}}]"
+    ))?;
+    let plugins = runtime.from_dir(&dir, &config)?;
+    Ok((runtime, plugins))
+}
+
 /// The bundled components with `GpuBinPacking` enabled under `args` (JSON).
 pub fn bundled_plugins_with_binpack(args: &str) -> Result<(Runtime, PluginSet)> {
     let runtime = Runtime::with_cache(wasched::runtime::ComponentCache::off())?;

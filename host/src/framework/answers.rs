@@ -67,16 +67,63 @@ pub fn cut_text(text: &mut String, max: usize) -> bool {
 
 /// `filter`'s rejections: each must name a candidate, at most once.
 pub fn rejections(candidates: &[NodeId], rejected: &[Rejection]) -> Result<(), String> {
-    let mut seen = HashSet::new();
+    // Candidates and the nodes seen so far as bitsets: answers reject
+    // thousands of nodes.
+    let mut candidate = NodeBits::of(candidates);
     for &node in rejected.iter().flat_map(|r| &r.nodes) {
-        if candidates.binary_search(&node).is_err() {
-            return Err(format!("node {node} was not a candidate"));
-        }
-        if !seen.insert(node) {
-            return Err(format!("node {node} rejected twice"));
+        match candidate.take(node) {
+            Taken::Now => {}
+            Taken::Before => return Err(format!("node {node} rejected twice")),
+            Taken::Never => return Err(format!("node {node} was not a candidate")),
         }
     }
     Ok(())
+}
+
+/// A set of node ids as bits.
+struct NodeBits {
+    words: Vec<u64>,
+    taken: Vec<u64>,
+}
+
+/// What [`NodeBits::take`] found.
+enum Taken {
+    Now,
+    Before,
+    Never,
+}
+
+impl NodeBits {
+    fn of(nodes: &[NodeId]) -> Self {
+        let len = nodes.iter().max().map_or(0, |&n| n as usize / 64 + 1);
+        let mut words = vec![0u64; len];
+        for &n in nodes {
+            words[n as usize / 64] |= 1 << (n % 64);
+        }
+        Self {
+            taken: vec![0; len],
+            words,
+        }
+    }
+
+    fn contains(&self, n: NodeId) -> bool {
+        self.words
+            .get(n as usize / 64)
+            .is_some_and(|w| w >> (n % 64) & 1 == 1)
+    }
+
+    /// Marks member `n` taken.
+    fn take(&mut self, n: NodeId) -> Taken {
+        if !self.contains(n) {
+            return Taken::Never;
+        }
+        let (word, bit) = (n as usize / 64, 1 << (n % 64));
+        if self.taken[word] & bit != 0 {
+            return Taken::Before;
+        }
+        self.taken[word] |= bit;
+        Taken::Now
+    }
 }
 
 /// `score`'s answer: one score in `0..=MAX_SCORE` per candidate.
@@ -106,16 +153,8 @@ pub fn placements(
     let mut names = HashSet::new();
     // The parent's nodes as a bitset: one lookup per node of the answer
     // instead of a binary search (answers cover thousands of nodes).
-    let words = parent.nodes.last().map_or(0, |&n| n as usize / 64 + 1);
-    let mut member = vec![0u64; words];
-    for &n in &parent.nodes {
-        member[n as usize / 64] |= 1 << (n % 64);
-    }
-    let in_parent = |n: NodeId| {
-        member
-            .get(n as usize / 64)
-            .is_some_and(|w| w >> (n % 64) & 1 == 1)
-    };
+    let parent_nodes = NodeBits::of(&parent.nodes);
+    let in_parent = |n: NodeId| parent_nodes.contains(n);
     generated
         .into_iter()
         .map(|mut placement| {
