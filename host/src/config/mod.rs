@@ -312,7 +312,13 @@ impl PluginConfig {
     ) -> Result<(crate::PluginSet, Vec<String>)> {
         let names: Vec<String> = loaded.iter().map(|(p, _)| p.name().to_string()).collect();
         for name in self.configured_names() {
-            if !names.iter().any(|l| Self::designates(name, l)) {
+            // Deprecated names are wasched's own format's; a
+            // KubeSchedulerConfiguration names plugins exactly.
+            let known = match self.profile {
+                Some(_) => names.iter().any(|l| l == name),
+                None => names.iter().any(|l| Self::designates(name, l)),
+            };
+            if !known {
                 bail!(
                     "the configuration names plugin {name}, but no loaded plugin has that name (loaded: {})",
                     names.join(", ")

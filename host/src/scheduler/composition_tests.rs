@@ -400,6 +400,10 @@ profiles:
             "field profiles[0].pluginConfig[0].args.enabled: not allowed here",
         ),
         (
+            "profiles:\n- pluginConfig: [{name: TopologyPlacement, args: {}}]\n",
+            "the configuration names plugin TopologyPlacement, but no loaded plugin has that name",
+        ),
+        (
             "profiles:\n- {schedulerName: a}\n- {schedulerName: b}\n",
             "field profiles: 2 profiles and none has schedulerName wasched",
         ),
