@@ -15,7 +15,8 @@
 //!
 //! Extension points:
 //!
-//! - **Score**: per node, [`node_score`]: for each configured resource, the
+//! - **Score**: per node, `MostAllocated` ([`most_allocated_over`], column
+//!   by column over the candidates): for each configured resource, the
 //!   share of its allocatable amount that would be requested once the pod
 //!   is placed, weighted by the resource's weight (upstream
 //!   `mostResourceScorer`). A resource the node does not have is left out;
@@ -45,7 +46,7 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::Deserialize;
-use wasched_sdk::scoring::{ResourceUse, most_allocated};
+use wasched_sdk::scoring::{ResourceColumns, most_allocated_over};
 use wasched_sdk::{Cluster, Code, NodeId, Plugin, PodId, RejectionGroup, ResourceId, Status};
 
 /// The name this plugin registers under (`Wasched`-prefixed, so that it
@@ -163,13 +164,6 @@ pub fn resolve<'a>(resources: &'a [ResourceSpec], names: &[String]) -> Vec<Colum
         .collect()
 }
 
-/// The score of one node: [`most_allocated`] over `uses`, where each entry
-/// is one scored resource's (node requested + pod request, node
-/// allocatable, weight).
-pub fn node_score(uses: &[ResourceUse]) -> i64 {
-    i64::try_from(most_allocated(uses)).unwrap_or(0)
-}
-
 /// GPU bin-packing (see the crate docs).
 #[derive(Debug)]
 pub struct GpuBinPacking {
@@ -269,21 +263,18 @@ impl Plugin for GpuBinPacking {
         if fetched.is_empty() {
             return Ok(vec![0; nodes.len()]);
         }
-        let mut uses = Vec::with_capacity(fetched.len());
-        Ok(nodes
+        let columns: Vec<ResourceColumns<'_>> = fetched
             .iter()
-            .map(|&node| {
-                uses.clear();
-                uses.extend(fetched.iter().map(|f| {
-                    let at = |column: &[u64]| column.get(node as usize).copied().unwrap_or(0);
-                    ResourceUse {
-                        requested: u128::from(at(&f.requested)) + u128::from(f.request),
-                        allocatable: u128::from(at(&f.allocatable)),
-                        weight: f.weight,
-                    }
-                }));
-                node_score(&uses)
+            .map(|f| ResourceColumns {
+                request: f.request,
+                requested: &f.requested,
+                allocatable: &f.allocatable,
+                weight: f.weight,
             })
+            .collect();
+        Ok(most_allocated_over(&columns, nodes)
+            .into_iter()
+            .map(|score| i64::try_from(score).unwrap_or(0))
             .collect())
     }
 }

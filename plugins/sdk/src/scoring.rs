@@ -47,6 +47,73 @@ pub fn most_allocated(resources: &[ResourceUse]) -> u64 {
     (sum / weights).min(MAX_SCORE)
 }
 
+/// One resource's columns for [`most_allocated_over`]: the pod's request,
+/// and per node (indexed by node id) what is requested and allocatable.
+#[derive(Clone, Copy, Debug)]
+pub struct ResourceColumns<'a> {
+    /// The pod's request.
+    pub request: u64,
+    /// Requests of the pods bound or assumed on each node.
+    pub requested: &'a [u64],
+    /// Allocatable amount on each node.
+    pub allocatable: &'a [u64],
+    /// The resource's weight.
+    pub weight: u64,
+}
+
+/// [`most_allocated`] of one pod on each of `nodes`, column by column:
+/// the same scores, in 64-bit arithmetic over whole columns (a loop wasm
+/// runs fast, with no per-node list), falling back to [`most_allocated`]
+/// for a node where 64 bits do not hold. (A saturated `requested` is
+/// exact here: it is capped at `allocatable` either way.)
+pub fn most_allocated_over(columns: &[ResourceColumns<'_>], nodes: &[u32]) -> alloc::vec::Vec<u64> {
+    let mut sums = alloc::vec![0u64; nodes.len()];
+    let mut weights = alloc::vec![0u64; nodes.len()];
+    let mut wide = alloc::vec![false; nodes.len()];
+    for c in columns {
+        for (i, &node) in nodes.iter().enumerate() {
+            let allocatable = c.allocatable.get(node as usize).copied().unwrap_or(0);
+            if allocatable == 0 {
+                continue;
+            }
+            let requested = c.requested.get(node as usize).copied().unwrap_or(0);
+            let used = requested.saturating_add(c.request).min(allocatable);
+            let added = (used <= u64::MAX / MAX_SCORE)
+                .then(|| used * MAX_SCORE / allocatable)
+                .and_then(|share| share.checked_mul(c.weight))
+                .and_then(|x| sums[i].checked_add(x))
+                .zip(weights[i].checked_add(c.weight));
+            match added {
+                Some((sum, weight)) => (sums[i], weights[i]) = (sum, weight),
+                None => wide[i] = true,
+            }
+        }
+    }
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &node)| {
+            if wide[i] {
+                let at =
+                    |column: &[u64]| u128::from(column.get(node as usize).copied().unwrap_or(0));
+                let uses: alloc::vec::Vec<ResourceUse> = columns
+                    .iter()
+                    .map(|c| ResourceUse {
+                        requested: at(c.requested) + u128::from(c.request),
+                        allocatable: at(c.allocatable),
+                        weight: c.weight,
+                    })
+                    .collect();
+                most_allocated(&uses)
+            } else {
+                sums[i]
+                    .checked_div(weights[i])
+                    .map_or(0, |score| score.min(MAX_SCORE))
+            }
+        })
+        .collect()
+}
+
 /// [`most_allocated`] in 128-bit arithmetic, for weights too large for 64.
 fn most_allocated_wide(resources: &[ResourceUse]) -> u64 {
     let (sum, weights) =
@@ -86,6 +153,51 @@ fn share(r: &ResourceUse) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The column form gives exactly the per-node scores, small amounts
+    /// and amounts past 64 bits alike.
+    #[test]
+    fn columns_score_as_nodes_do() {
+        let big = u64::MAX;
+        let requested = [0, 3, 9, big / 2, big, 7, big / 50, 0];
+        let allocatable = [8, 8, 8, big, big, 0, big, 5];
+        let nodes: alloc::vec::Vec<u32> = (0..8).collect();
+        for (request, weight) in [(0, 1), (2, 3), (big, 1), (1, u64::MAX / 2)] {
+            let columns = [
+                ResourceColumns {
+                    request,
+                    requested: &requested,
+                    allocatable: &allocatable,
+                    weight,
+                },
+                ResourceColumns {
+                    request: 1,
+                    requested: &allocatable,
+                    allocatable: &requested,
+                    weight: 1,
+                },
+            ];
+            let expected: alloc::vec::Vec<u64> = nodes
+                .iter()
+                .map(|&n| {
+                    let uses: alloc::vec::Vec<ResourceUse> = columns
+                        .iter()
+                        .map(|c| ResourceUse {
+                            requested: u128::from(c.requested[n as usize]) + u128::from(c.request),
+                            allocatable: u128::from(c.allocatable[n as usize]),
+                            weight: c.weight,
+                        })
+                        .collect();
+                    most_allocated(&uses)
+                })
+                .collect();
+            assert_eq!(
+                most_allocated_over(&columns, &nodes),
+                expected,
+                "{request} {weight}"
+            );
+        }
+    }
 
     #[test]
     fn shares_are_exact_in_either_width() {
