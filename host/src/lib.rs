@@ -25,6 +25,7 @@ pub mod config;
 pub mod filters;
 pub mod framework;
 pub mod generate;
+pub mod live;
 pub mod manifest;
 pub mod metrics;
 pub mod model;
@@ -127,6 +128,11 @@ pub struct Simulation {
     /// Capture the cluster before the run for a report, grouping nodes by
     /// these label keys (empty: [`report::DEFAULT_GROUP_BY`]).
     pub capture: Option<Vec<String>>,
+    /// Read the snapshot from the live cluster of this kubeconfig instead
+    /// of files (`simulate --kubeconfig`).
+    pub kubeconfig: Option<PathBuf>,
+    /// How the model reads the pods (`--scheduler-name`).
+    pub build: model::BuildOptions,
 }
 
 /// What a run decided, the plugins' log lines, and where the time went.
@@ -219,8 +225,11 @@ impl Simulation {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Simulated> {
         let start = std::time::Instant::now();
-        let manifests = read_manifests_with(&self.files, &self.read)?;
-        let snapshot = Snapshot::build(&manifests)?;
+        let manifests = match &self.kubeconfig {
+            Some(kubeconfig) => live::read_cluster(kubeconfig)?,
+            None => read_manifests_with(&self.files, &self.read)?,
+        };
+        let snapshot = Snapshot::build_with(&manifests, &self.build)?;
         let read = start.elapsed();
         let cluster = self
             .capture

@@ -90,8 +90,47 @@ enum Command {
         /// before and after the run, and every decision.
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// Take the snapshot from the live cluster of this kubeconfig
+        /// (every modelled kind it serves) instead of files.
+        #[arg(long, value_name = "FILE", conflicts_with = "files")]
+        kubeconfig: Option<PathBuf>,
+        /// Schedule only the pending pods whose `spec.schedulerName` is
+        /// NAME (`default-scheduler` when a pod names none), as `serve`
+        /// does; other pods still count where they are bound. Default:
+        /// every pending pod.
+        #[arg(long, value_name = "NAME")]
+        scheduler_name: Option<String>,
         #[command(flatten)]
         view: ViewArgs,
+    },
+    /// Run as a second scheduler on a live cluster: schedule the pods whose
+    /// `spec.schedulerName` is `--scheduler-name` (and their PodGroups and
+    /// CompositePodGroups) with the same cycle and plugins as `simulate`,
+    /// until SIGINT or SIGTERM.
+    Serve {
+        /// The cluster's kubeconfig (default: `KUBECONFIG`,
+        /// `~/.kube/config`, else the pod's service account).
+        #[arg(long, value_name = "FILE")]
+        kubeconfig: Option<PathBuf>,
+        /// The `spec.schedulerName` of the pods it schedules.
+        #[arg(long, value_name = "NAME", default_value = "wasched")]
+        scheduler_name: String,
+        /// Load every `*.wasm` plugin component in this directory instead of
+        /// the bundled plugins.
+        #[arg(long, value_name = "DIR")]
+        plugins: Option<PathBuf>,
+        /// Plugin configuration, as for `simulate` (wasched's format or a
+        /// KubeSchedulerConfiguration).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Shadow mode: decide and report (log lines, metrics), but never
+        /// bind, evict or write status.
+        #[arg(long)]
+        dry_run: bool,
+        /// Where `/healthz`, `/readyz` and `/metrics` are served (port 0:
+        /// a free one, printed at start).
+        #[arg(long, value_name = "ADDRESS:PORT", default_value = "127.0.0.1:10260")]
+        address: std::net::SocketAddr,
     },
     /// What if: schedule one snapshot with two plugin sets or configurations
     /// and print only what differs. Exits 0 when nothing differs, 1 when
@@ -151,7 +190,9 @@ enum ClusterCommand {
     /// Start a real control plane (embedded etcd and kube-apiserver v1.37.2
     /// with the workload APIs, on 127.0.0.1), load a snapshot into it as a
     /// real cluster holds it, write a kubeconfig, and run until Ctrl-C or
-    /// SIGTERM. State lives in a temporary directory removed at exit.
+    /// SIGTERM. Without kube-scheduler it stands in for kubelets: a pod
+    /// marked for deletion is deleted at once. State lives in a temporary
+    /// directory removed at exit.
     Up {
         /// Manifest files (as for `simulate`); none: the bundled default.
         files: Vec<PathBuf>,
@@ -250,6 +291,27 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Serve {
+            kubeconfig,
+            scheduler_name,
+            plugins,
+            config,
+            dry_run,
+            address,
+        } => {
+            let config = read_config(config.as_deref())?;
+            let options = wasched::live::serve::ServeOptions {
+                kubeconfig,
+                scheduler_name,
+                plugins,
+                config,
+                dry_run,
+                address,
+                ..Default::default()
+            };
+            wasched::live::serve::run(options, &wasched::Runtime::new()?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Generate {
             nodes,
             pending_pods,
@@ -314,10 +376,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             verbose,
             stats,
             html,
+            kubeconfig,
+            scheduler_name,
             view,
         } => {
             use_threads(view.threads)?;
-            let title = snapshot_title(&files);
+            let title = match &kubeconfig {
+                Some(path) => format!("the cluster of {}", path.display()),
+                None => snapshot_title(&files),
+            };
             let label = match (&plugins, &config) {
                 _ if engine == EngineArg::KubeScheduler => match &config {
                     Some(config) => format!("kube-scheduler, {}", config.display()),
@@ -329,19 +396,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (None, None) => "bundled".to_string(),
             };
             let (engine, config) = match engine {
-                EngineArg::Wasched => (
-                    wasched::Engine::Wasched,
-                    match config {
-                        Some(path) => {
-                            let config = wasched::PluginConfig::from_file(&path)?;
-                            for warning in config.warnings() {
-                                eprintln!("warning: {}: {warning}", path.display());
-                            }
-                            config
-                        }
-                        None => wasched::PluginConfig::default(),
-                    },
-                ),
+                EngineArg::Wasched => (wasched::Engine::Wasched, read_config(config.as_deref())?),
                 EngineArg::KubeScheduler => {
                     if plugins.is_some() {
                         anyhow::bail!(
@@ -369,6 +424,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 capture: html.is_some().then(|| view.group_by.clone()),
                 timed: stats,
                 files,
+                kubeconfig,
+                build: wasched::model::BuildOptions {
+                    scheduler_name,
+                    live: false,
+                },
             };
             let mut bar = progress::Bar::on_terminal("scheduling");
             let simulated = simulation
@@ -456,6 +516,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
     }
+}
+
+/// The plugin configuration of `--config`, its warnings printed; the
+/// default without one.
+fn read_config(path: Option<&std::path::Path>) -> anyhow::Result<wasched::PluginConfig> {
+    let Some(path) = path else {
+        return Ok(wasched::PluginConfig::default());
+    };
+    let config = wasched::PluginConfig::from_file(path)?;
+    for warning in config.warnings() {
+        eprintln!("warning: {}: {warning}", path.display());
+    }
+    Ok(config)
 }
 
 /// How the report names the snapshot: its files, or the bundled default.

@@ -144,6 +144,11 @@ pub struct Outcome {
     pub unschedulable: Vec<Unschedulable>,
     /// Pods evicted by preemption, in eviction order.
     pub evictions: Vec<Eviction>,
+    /// Preemptors' pods nominated to the nodes their victims free, waiting
+    /// for the victims to go (live runs only: a snapshot's victims stop at
+    /// once and their preemptors are bound).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nominations: Vec<Binding>,
     /// One entry per PodGroup with pending members, in scheduling order;
     /// then one per running PodGroup that preemption disrupted.
     pub pod_groups: Vec<PodGroupDecision>,

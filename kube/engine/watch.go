@@ -9,13 +9,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"example.invalid/wasched/kube/kubelet"
 )
 
 // podState is what the harness knows of one pod over the run.
@@ -191,24 +192,13 @@ func (w *watch) gone(pod *v1.Pod) {
 }
 
 // finish deletes a terminating pod with grace period 0, as its kubelet
-// would once its containers stopped. The UID precondition makes sure a
-// new pod of the same name is never touched.
+// would once its containers stopped (kubelet.Finish).
 func (w *watch) finish(pod *v1.Pod) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	zero := int64(0)
-	uid := pod.UID
-	err := w.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-		GracePeriodSeconds: &zero,
-		Preconditions:      &metav1.Preconditions{UID: &uid},
-	})
-	if err == nil {
+	if deleted, _ := kubelet.Finish(context.Background(), w.client, pod); deleted {
 		w.finished.Add(1)
-	} else if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		// Leave it terminating: quiet() then never holds and the run's
-		// timeout names the pod.
-		return
 	}
+	// Otherwise leave it terminating: quiet() then never holds and the
+	// run's timeout names the pod.
 }
 
 // snapshot copies every pod's state.

@@ -90,10 +90,45 @@ impl PriorityClasses {
     }
 }
 
+/// How a snapshot reads its pods.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Schedule only the pending pods whose `spec.schedulerName` is this
+    /// (`default-scheduler` when unset); other schedulers' pending pods are
+    /// left alone, their bound pods still count. `None`: every pending pod.
+    pub scheduler_name: Option<String>,
+    /// A live cluster: pods being deleted keep their resources on their
+    /// node until they are gone, as kube-scheduler's cache keeps them (a
+    /// snapshot assumes they finish).
+    pub live: bool,
+}
+
+impl BuildOptions {
+    /// Whether a pod with this spec, when pending, is this scheduler's to place.
+    pub fn schedules(&self, spec: &k8s_openapi::api::core::v1::PodSpec) -> bool {
+        let bound = spec.node_name.as_deref().is_some_and(|n| !n.is_empty());
+        bound
+            || self.scheduler_name.as_deref().is_none_or(|name| {
+                spec.scheduler_name
+                    .as_deref()
+                    .unwrap_or(DEFAULT_SCHEDULER_NAME)
+                    == name
+            })
+    }
+}
+
+/// `spec.schedulerName` when the pod does not name one.
+pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
+
 impl Snapshot {
     /// Indexes the manifests. Fails on duplicate objects, unknown priority
     /// classes and invalid specs, naming file, object and field.
     pub fn build(manifests: &Manifests) -> Result<Snapshot> {
+        Self::build_with(manifests, &BuildOptions::default())
+    }
+
+    /// [`Snapshot::build`] with options.
+    pub fn build_with(manifests: &Manifests, options: &BuildOptions) -> Result<Snapshot> {
         let mut seen: HashMap<(String, String), &ObjectRef> = HashMap::new();
         let mut priorities = PriorityClasses {
             values: HashMap::new(),
@@ -188,11 +223,16 @@ impl Snapshot {
                 continue;
             }
             let terminating = pod.metadata.deletion_timestamp.is_some();
-            ignored += usize::from(terminating);
             let spec = pod
                 .spec
                 .as_ref()
                 .ok_or_else(|| anyhow!("{origin}: field spec: required"))?;
+            if !terminating && !options.schedules(spec) {
+                // Another scheduler's pending pod: not ours to place, and
+                // it holds nothing yet.
+                continue;
+            }
+            ignored += usize::from(terminating && !options.live);
             pod_amounts.push(resources::pod_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?);
             let scoring_requests =
                 resources::pod_scoring_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?;
@@ -223,6 +263,7 @@ impl Snapshot {
             );
             let node_name = spec.node_name.as_deref().filter(|n| !n.is_empty());
             let node = node_name.and_then(|n| node_index.get(n).copied());
+
             if let (Some(name), None, false) = (node_name, node, terminating) {
                 on_unknown_nodes.insert(name.to_string());
             }
@@ -246,7 +287,7 @@ impl Snapshot {
                     .namespace
                     .clone()
                     .unwrap_or_else(|| "default".into()),
-                node: node.filter(|_| !terminating),
+                node: node.filter(|_| !terminating || options.live),
                 pending: node_name.is_none() && !terminating,
                 terminating,
                 nominated_node,

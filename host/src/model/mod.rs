@@ -12,12 +12,14 @@
 //! This module knows nothing of filters, scheduling or wasm.
 
 mod build;
+pub use build::{BuildOptions, DEFAULT_SCHEDULER_NAME};
 pub mod composite;
 pub mod disruption;
 pub mod identity;
 mod labels;
 pub mod resources;
 mod symbols;
+pub mod unmodelled;
 
 use std::collections::BTreeMap;
 

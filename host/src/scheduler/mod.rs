@@ -76,6 +76,8 @@ pub struct Cycle<'a> {
     reuse: Reuse,
     /// The running units at a generation of the snapshot (preemption).
     running: Option<(u64, std::rc::Rc<preemption::RunningUnits>)>,
+    /// Pods nominated to a node try it first ([`RunOptions::live`]).
+    pub nominated_first: bool,
     /// Whose turn it is among the pod-group-post-filter plugins
     /// ([`Cycle::in_post_filter_order`]).
     post_filter: usize,
@@ -101,6 +103,7 @@ impl<'a> Cycle<'a> {
             running: None,
             post_filter: 0,
             post_filter_declined: false,
+            nominated_first: false,
         }
     }
 
@@ -137,7 +140,37 @@ impl Default for Reuse {
 
 /// [`run`] with what it may reuse set explicitly.
 pub fn run_reusing(snapshot: &mut Snapshot, plugins: &mut PluginSet, reuse: Reuse) -> Outcome {
-    run_with(snapshot, plugins, reuse, &mut |_, _| {}).0
+    let options = RunOptions {
+        reuse,
+        ..RunOptions::default()
+    };
+    run_with(snapshot, plugins, &options, &mut |_, _| {}).0
+}
+
+/// How a run treats the cluster it schedules.
+#[derive(Clone, Copy, Default)]
+pub struct RunOptions<'a> {
+    /// What it may reuse.
+    pub reuse: Reuse,
+    /// A live cluster (`wasched serve`): a victim of preemption keeps its
+    /// resources until the API server has it gone, so a preemptor is not
+    /// bound in the run that preempts; its pods are nominated
+    /// ([`Outcome::nominations`]) and wait for a later run, as
+    /// kube-scheduler's preemptors wait for their victims. Off, victims
+    /// stop at once and preemptors are bound in the same run.
+    pub live: bool,
+    /// The queued entities this run may attempt; `None`: all. The others
+    /// are left as they are (in backoff, or waiting for their victims).
+    pub admit: Option<&'a dyn Fn(Entity) -> bool>,
+}
+
+/// [`run`] with options (`wasched serve`'s runs).
+pub fn run_with_options(
+    snapshot: &mut Snapshot,
+    plugins: &mut PluginSet,
+    options: &RunOptions,
+) -> Outcome {
+    run_with(snapshot, plugins, options, &mut |_, _| {}).0
 }
 
 /// How long one queued entity's cycle took (preemption included).
@@ -172,13 +205,13 @@ pub fn run_observed(
     plugins: &mut PluginSet,
     progress: &mut dyn FnMut(usize, usize),
 ) -> (Outcome, RunTimes) {
-    run_with(snapshot, plugins, Reuse::default(), progress)
+    run_with(snapshot, plugins, &RunOptions::default(), progress)
 }
 
 fn run_with(
     snapshot: &mut Snapshot,
     plugins: &mut PluginSet,
-    reuse: Reuse,
+    options: &RunOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> (Outcome, RunTimes) {
     plugins.start_run();
@@ -187,15 +220,20 @@ fn run_with(
         notes: snapshot.notes.clone(),
         ..Outcome::default()
     };
-    let entities = queue::prioritized(snapshot);
+    let mut entities = queue::prioritized(snapshot);
+    if let Some(admit) = options.admit {
+        entities.retain(|&(_, entity)| admit(entity));
+    }
     let mut cycle = Cycle::new(snapshot, plugins);
-    cycle.reuse = reuse;
+    cycle.reuse = options.reuse;
+    cycle.nominated_first = options.live;
     let mut run = Run {
         cycle,
         outcome,
         disrupted: BTreeMap::new(),
         nominated: Vec::new(),
         nominated_priority: i32::MIN,
+        live: options.live,
     };
     let mut times = Vec::with_capacity(entities.len());
     let total = entities.len();
@@ -217,6 +255,7 @@ fn run_with(
         progress(done + 1, total);
     }
     run.retry_preemptors();
+    run.record_nominations();
     run.record_disruptions();
     outcome = run.outcome;
     let cycle = run.cycle;
@@ -256,6 +295,8 @@ struct Run<'a> {
     /// The priority of the entities that preempted (`i32::MIN`: none
     /// waits).
     nominated_priority: i32,
+    /// [`RunOptions::live`].
+    live: bool,
 }
 
 impl Run<'_> {
@@ -296,9 +337,15 @@ impl Run<'_> {
     /// and binds it there: [`Run::retry_preemptors`], once the queue
     /// reaches a lower priority. Victims stop at once here, so the retry
     /// never waits for them.
+    ///
+    /// Live ([`RunOptions::live`]), victims keep their resources (they are
+    /// only being deleted) and the preemptor stays nominated for the rest
+    /// of the run: its retry is a later run's.
     fn carry_out(&mut self, by: &str, victims: &[PodId], assignments: &[(PodId, NodeId)]) {
         for &victim in victims {
-            self.cycle.snapshot.remove(victim);
+            if !self.live {
+                self.cycle.snapshot.remove(victim);
+            }
             self.cycle.snapshot.pods[victim as usize].evicted = true;
             let info = &self.cycle.snapshot.pods[victim as usize];
             if let Some(group) = info.group {
@@ -329,12 +376,26 @@ impl Run<'_> {
     /// The retry of every preemptor waiting: each pod is bound on the node
     /// it was nominated to, in the order they preempted.
     fn retry_preemptors(&mut self) {
+        if self.live {
+            return;
+        }
         for (pod, node) in std::mem::take(&mut self.nominated) {
             self.cycle.snapshot.confirm(pod);
             self.bind(pod, node);
         }
         self.cycle.snapshot.commit();
         self.nominated_priority = i32::MIN;
+    }
+
+    /// The nominations still waiting at the end of a live run.
+    fn record_nominations(&mut self) {
+        for (pod, node) in std::mem::take(&mut self.nominated) {
+            let snapshot = &*self.cycle.snapshot;
+            self.outcome.nominations.push(Binding {
+                pod: snapshot.pods[pod as usize].key.clone(),
+                node: snapshot.nodes[node as usize].name.clone(),
+            });
+        }
     }
 
     /// Whether an unschedulable entity may try preemption: a plugin

@@ -33,7 +33,20 @@ impl Cycle<'_> {
 
     /// Filters and scores `pod` over `nodes`: the best node, or the
     /// diagnosis of why none fits (or a failed plugin's error).
+    ///
+    /// Live ([`Cycle::nominated_first`]), a pod nominated to one of `nodes`
+    /// (`status.nominatedNodeName`) goes there if it fits, unscored, as
+    /// kube-scheduler's `evaluateNominatedNode` does; otherwise it is
+    /// placed as any pod.
     pub fn place_pod(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<NodeId, String> {
+        let nominated = self.snapshot.pods[pod as usize]
+            .nominated_node
+            .filter(|n| self.nominated_first && nodes.contains(n));
+        if let Some(node) = nominated
+            && self.feasible_nodes(pod, &[node]).is_ok()
+        {
+            return Ok(node);
+        }
         let feasible = self.feasible_nodes(pod, nodes)?;
         self.best_node(pod, feasible)
     }

@@ -9,7 +9,9 @@
 //
 // `up` starts the control plane, creates the objects (a JSON List in
 // creation order, statuses included), writes a kubeconfig, prints one line
-// when ready and runs until SIGINT or SIGTERM. `schedule` creates the
+// when ready and runs until SIGINT or SIGTERM; it stands in for kubelets
+// (a pod marked for deletion is deleted at once, as if its containers had
+// stopped). `schedule` creates the
 // objects, only then starts kube-scheduler, waits until it is quiet and
 // prints its decisions as JSON on stdout.
 package main
@@ -28,11 +30,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"example.invalid/wasched/kube/controlplane"
 	"example.invalid/wasched/kube/engine"
+	"example.invalid/wasched/kube/kubelet"
 	"example.invalid/wasched/kube/objects"
 )
 
@@ -173,6 +177,16 @@ func startCluster(ctx context.Context, port int, items []*unstructured.Unstructu
 		return c, err
 	}
 	if scheduler == nil {
+		// No kube-scheduler (and its harness watch) here: stand in for the
+		// kubelets, so that pods being deleted go (another scheduler's
+		// preemption victims among them).
+		client, err := kubernetes.NewForConfig(c.cp.RestConfig())
+		if err != nil {
+			return c, err
+		}
+		if err := kubelet.Run(ctx, client); err != nil {
+			return c, err
+		}
 		loaded, err := loader.Load(ctx, items)
 		if err != nil {
 			return c, err

@@ -1,0 +1,691 @@
+//! Decisions carried out on a live cluster, as kube-scheduler v1.37 carries
+//! them out: [`plan`] turns a run's [`Outcome`] into [`Action`]s (pure, so
+//! `--dry-run` shows exactly what would be done), [`Executor::apply`] makes
+//! the API calls.
+//!
+//! - a binding is a `pods/binding` with the pod's UID, then a `Scheduled`
+//!   Event;
+//! - a victim gets the `DisruptionTarget=True` condition (reason
+//!   `PreemptionByScheduler`) on its status, then is deleted — with a UID
+//!   precondition, wasched's stricter choice (upstream deletes by name) so
+//!   that a pod recreated under the same name is never the one deleted —
+//!   and a `Preempted` Event naming its preemptor;
+//! - a preemptor's pods get `nominatedNodeName` and `PodScheduled=False`;
+//! - a pod left pending gets `PodScheduled=False` (reason `Unschedulable`)
+//!   and a `FailedScheduling` Event;
+//! - a PodGroup attempted gets `PodGroupInitiallyScheduled` (never back
+//!   from `True`; patched only when it changes).
+//!
+//! Events go through kube-runtime's recorder, which folds repeats of one
+//! Event into a series (as kube-scheduler's broadcaster does), behind a
+//! token bucket: a thousand pending pods retried do not flood the API
+//! server; Events over the budget are dropped and counted.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use k8s_openapi::api::core::v1::{Binding, ObjectReference, Pod};
+use k8s_openapi::api::scheduling::v1beta1::PodGroup;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, Time};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Api, Client};
+use serde_json::json;
+
+use super::kinds::Kind;
+use super::store::Store;
+use crate::manifest::Object;
+use crate::outcome::{Outcome, PodGroupDecision};
+
+/// A pod, by name and UID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodRef {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.uid`.
+    pub uid: String,
+}
+
+impl PodRef {
+    fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    fn reference(&self) -> ObjectReference {
+        ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("Pod".into()),
+            namespace: Some(self.namespace.clone()),
+            name: Some(self.name.clone()),
+            uid: Some(self.uid.clone()),
+            ..ObjectReference::default()
+        }
+    }
+}
+
+/// Who preempted: a pod, a PodGroup or a CompositePodGroup tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preemptor {
+    /// `pod`, `podgroup` or `compositepodgroup` (upstream's words).
+    pub kind: &'static str,
+    /// Its object.
+    pub reference: ObjectReference,
+}
+
+/// One thing to do on the cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Bind `pod` to `node`.
+    Bind {
+        /// The pod.
+        pod: PodRef,
+        /// The node.
+        node: String,
+    },
+    /// Evict `victim` (on `node`) for `by`.
+    Preempt {
+        /// The victim.
+        victim: PodRef,
+        /// Its node.
+        node: String,
+        /// The preemptor.
+        by: Preemptor,
+    },
+    /// Nominate a preemptor's pod to `node` while its victims go.
+    Nominate {
+        /// The pod.
+        pod: PodRef,
+        /// The node its victims free.
+        node: String,
+        /// Its `PodScheduled=False` message.
+        message: String,
+    },
+    /// `pod` stays pending: `PodScheduled=False` (unless it says so
+    /// already) and `FailedScheduling`.
+    Unschedulable {
+        /// The pod.
+        pod: PodRef,
+        /// Why, in kube-scheduler's words.
+        message: String,
+        /// Whether its `PodScheduled=False` condition already has this
+        /// message.
+        current: bool,
+    },
+    /// A PodGroup's `PodGroupInitiallyScheduled` condition.
+    GroupCondition {
+        /// `namespace/name`.
+        group: String,
+        /// `True` or `False`.
+        status: bool,
+        /// `Scheduled`, `Unschedulable` or `SchedulerError`.
+        reason: String,
+        /// The message.
+        message: String,
+        /// Every condition of the group's status with this one set (the
+        /// patch replaces the list).
+        conditions: Vec<Condition>,
+    },
+}
+
+impl std::fmt::Display for Action {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Action::Bind { pod, node } => write!(f, "bind pod {} to node {node}", pod.key()),
+            Action::Preempt { victim, node, by } => write!(
+                f,
+                "preempt pod {} on node {node} for {} {}",
+                victim.key(),
+                by.kind,
+                reference_key(&by.reference)
+            ),
+            Action::Nominate { pod, node, .. } => {
+                write!(f, "nominate pod {} to node {node}", pod.key())
+            }
+            Action::Unschedulable { pod, message, .. } => {
+                write!(f, "leave pod {} pending: {message}", pod.key())
+            }
+            Action::GroupCondition {
+                group,
+                status,
+                reason,
+                ..
+            } => write!(
+                f,
+                "set PodGroupInitiallyScheduled={} ({reason}) on PodGroup {group}",
+                if *status { "True" } else { "False" }
+            ),
+        }
+    }
+}
+
+fn reference_key(r: &ObjectReference) -> String {
+    match &r.namespace {
+        Some(ns) => format!("{ns}/{}", r.name.as_deref().unwrap_or_default()),
+        None => r.name.clone().unwrap_or_default(),
+    }
+}
+
+/// The condition type wasched writes on PodGroups.
+pub const GROUP_CONDITION: &str = "PodGroupInitiallyScheduled";
+
+/// What a run's `outcome` asks of the cluster in `store`: victims first
+/// (their preemptors' nominations after them), then bindings in the order
+/// they were decided, then pods left pending, then group conditions. Pods
+/// the store no longer holds are left out.
+pub fn plan(outcome: &Outcome, store: &Store) -> Vec<Action> {
+    let pod = |key: &str| -> Option<(PodRef, &Pod)> {
+        let Some(Object::Pod(pod)) = store.get(Kind::Pod, key) else {
+            return None;
+        };
+        let reference = PodRef {
+            namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            uid: pod.metadata.uid.clone().unwrap_or_default(),
+        };
+        Some((reference, pod.as_ref()))
+    };
+    let mut actions = Vec::new();
+    for eviction in &outcome.evictions {
+        let Some((victim, object)) = pod(&eviction.pod) else {
+            continue;
+        };
+        let node = object
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_name.clone())
+            .unwrap_or_default();
+        let by = preemptor(outcome, store, &eviction.by);
+        // Workload-aware preemption names the whole cluster as the
+        // candidate (upstream's literal "cluster"); a pod's is its node.
+        let node = if by.kind == "pod" {
+            node
+        } else {
+            "cluster".into()
+        };
+        actions.push(Action::Preempt { victim, node, by });
+    }
+    for nomination in &outcome.nominations {
+        let Some((pod_ref, object)) = pod(&nomination.pod) else {
+            continue;
+        };
+        let group = object
+            .spec
+            .as_ref()
+            .and_then(|s| s.scheduling_group.as_ref())
+            .and_then(|g| g.pod_group_name.as_ref())
+            .map(|g| format!("{}/{g}", pod_ref.namespace));
+        let message = match group {
+            Some(group) => {
+                // A group's victims are counted under its key, a tree's
+                // under its root's.
+                let mut victims = outcome.evictions.iter().filter(|e| e.by == group).count();
+                if victims == 0 {
+                    victims = outcome
+                        .evictions
+                        .iter()
+                        .filter(|e| store.get(Kind::CompositePodGroup, &e.by).is_some())
+                        .count();
+                }
+                format!(
+                    "pod group is unschedulable, pod group preemption: found a placement for podgroup, preempting {victims} victims"
+                )
+            }
+            None => format!(
+                "preemption: preempting {} victims on node {}",
+                outcome
+                    .evictions
+                    .iter()
+                    .filter(|e| e.by == nomination.pod)
+                    .count(),
+                nomination.node
+            ),
+        };
+        actions.push(Action::Nominate {
+            pod: pod_ref,
+            node: nomination.node.clone(),
+            message,
+        });
+    }
+    for binding in &outcome.placements {
+        if let Some((pod, _)) = pod(&binding.pod) {
+            actions.push(Action::Bind {
+                pod,
+                node: binding.node.clone(),
+            });
+        }
+    }
+    let nominated: Vec<&str> = outcome.nominations.iter().map(|n| n.pod.as_str()).collect();
+    for left in &outcome.unschedulable {
+        if nominated.contains(&left.pod.as_str()) {
+            continue;
+        }
+        if let Some((pod, object)) = pod(&left.pod) {
+            let message = match &left.preemption {
+                // kube-scheduler appends the PostFilter's message after
+                // the fit error's sentence.
+                Some(why) if left.reason.ends_with('.') => {
+                    format!("{} preemption: {why}", left.reason)
+                }
+                Some(why) => format!("{}, preemption: {why}", left.reason),
+                None => left.reason.clone(),
+            };
+            let current = pod_scheduled_message(object).as_deref() == Some(message.as_str());
+            actions.push(Action::Unschedulable {
+                pod,
+                message,
+                current,
+            });
+        }
+    }
+    for decision in &outcome.pod_groups {
+        if let Some(action) = group_condition(decision, store) {
+            actions.push(action);
+        }
+    }
+    actions
+}
+
+/// The preemptor named `by` in an eviction.
+fn preemptor(outcome: &Outcome, store: &Store, by: &str) -> Preemptor {
+    let group_preempted = outcome
+        .pod_groups
+        .iter()
+        .any(|g| g.pod_group == by && g.preemption.as_ref().is_some_and(|p| p.domain.is_some()));
+    let (kind, object_kind, api_version) = if group_preempted {
+        ("podgroup", Kind::PodGroup, "scheduling.k8s.io/v1beta1")
+    } else if store.get(Kind::CompositePodGroup, by).is_some() {
+        (
+            "compositepodgroup",
+            Kind::CompositePodGroup,
+            "scheduling.k8s.io/v1alpha3",
+        )
+    } else {
+        ("pod", Kind::Pod, "v1")
+    };
+    let uid = store.get(object_kind, by).and_then(|o| match o {
+        Object::Pod(p) => p.metadata.uid.clone(),
+        Object::PodGroup(g) => g.metadata.uid.clone(),
+        Object::CompositePodGroup(c) => c.metadata.uid.clone(),
+        _ => None,
+    });
+    let (namespace, name) = by.split_once('/').unwrap_or(("default", by));
+    Preemptor {
+        kind,
+        reference: ObjectReference {
+            api_version: Some(api_version.into()),
+            kind: Some(object_kind.name().into()),
+            namespace: Some(namespace.into()),
+            name: Some(name.into()),
+            uid,
+            ..ObjectReference::default()
+        },
+    }
+}
+
+/// The `PodGroupInitiallyScheduled` condition a decision sets, unless the
+/// group already has it (or is `True`: it never goes back).
+fn group_condition(decision: &PodGroupDecision, store: &Store) -> Option<Action> {
+    let preempted = decision
+        .preemption
+        .as_ref()
+        .filter(|p| p.domain.is_some() && decision.scheduled);
+    let (status, reason, message) = if let Some(p) = preempted {
+        (
+            false,
+            "Unschedulable".to_string(),
+            format!(
+                "pod group is unschedulable, pod group preemption: found a placement for podgroup, preempting {} victims",
+                p.victims
+            ),
+        )
+    } else if decision.scheduled {
+        (true, "Scheduled".to_string(), String::new())
+    } else if decision.condition_reason.is_empty() {
+        return None; // held back before any attempt (PreEnqueue)
+    } else {
+        let mut message = decision.reason.clone();
+        if let Some(p) = &decision.preemption {
+            message.push_str(&format!(", pod group preemption: {}", p.reason));
+        }
+        (false, decision.condition_reason.clone(), message)
+    };
+    let Some(Object::PodGroup(group)) = store.get(Kind::PodGroup, &decision.pod_group) else {
+        return None;
+    };
+    match condition_of(group) {
+        Some(c) if c.status == "True" => return None,
+        Some(c) if (c.status == "True") == status && c.reason == reason && c.message == message => {
+            return None;
+        }
+        _ => {}
+    }
+    let mut conditions: Vec<Condition> = group
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    conditions.retain(|c| c.type_ != GROUP_CONDITION);
+    conditions.push(Condition {
+        type_: GROUP_CONDITION.into(),
+        status: if status { "True" } else { "False" }.into(),
+        reason: reason.clone(),
+        message: message.clone(),
+        last_transition_time: Time(k8s_openapi::jiff::Timestamp::now()),
+        observed_generation: group.metadata.generation,
+    });
+    Some(Action::GroupCondition {
+        group: decision.pod_group.clone(),
+        status,
+        reason,
+        message,
+        conditions,
+    })
+}
+
+fn condition_of(group: &PodGroup) -> Option<&Condition> {
+    group
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == GROUP_CONDITION))
+}
+
+/// What applying a plan did.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Pods bound: UID → node.
+    pub bound: Vec<(String, String)>,
+    /// Victims deleted (UIDs).
+    pub evicted: Vec<String>,
+    /// Preemptors nominated: UID → node.
+    pub nominated: Vec<(String, String)>,
+    /// API calls that failed: (operation, message).
+    pub errors: Vec<(&'static str, String)>,
+    /// Events left out over the budget.
+    pub events_dropped: u64,
+}
+
+/// Events per second the executor may post, and its burst.
+pub const EVENT_RATE: (f64, f64) = (10.0, 50.0);
+
+/// Makes the API calls of plans, on behalf of one scheduler.
+pub struct Executor {
+    client: Client,
+    recorder: Recorder,
+    scheduler_name: String,
+    tokens: f64,
+    refilled: Instant,
+}
+
+impl Executor {
+    /// An executor for `scheduler_name` (its Events' reporting controller).
+    pub fn new(client: Client, scheduler_name: &str) -> Self {
+        let reporter = Reporter {
+            controller: scheduler_name.to_string(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
+        Self {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            scheduler_name: scheduler_name.to_string(),
+            tokens: EVENT_RATE.1,
+            refilled: Instant::now(),
+        }
+    }
+
+    /// Carries out `actions` in order; a failed call is reported and the
+    /// rest go on.
+    pub async fn apply(&mut self, actions: &[Action]) -> Applied {
+        let mut applied = Applied::default();
+        for action in actions {
+            if let Err((operation, e)) = self.one(action, &mut applied).await {
+                applied.errors.push((operation, format!("{action}: {e}")));
+            }
+        }
+        applied
+    }
+
+    async fn one(
+        &mut self,
+        action: &Action,
+        applied: &mut Applied,
+    ) -> Result<(), (&'static str, kube::Error)> {
+        match action {
+            Action::Bind { pod, node } => {
+                let binding = Binding {
+                    metadata: ObjectMeta {
+                        name: Some(pod.name.clone()),
+                        namespace: Some(pod.namespace.clone()),
+                        uid: Some(pod.uid.clone()),
+                        ..ObjectMeta::default()
+                    },
+                    target: ObjectReference {
+                        kind: Some("Node".into()),
+                        name: Some(node.clone()),
+                        ..ObjectReference::default()
+                    },
+                };
+                self.pods(&pod.namespace)
+                    .create_subresource::<_, serde_json::Value>(
+                        "binding",
+                        &pod.name,
+                        &PostParams::default(),
+                        &binding,
+                    )
+                    .await
+                    .map_err(|e| ("bind", e))?;
+                applied.bound.push((pod.uid.clone(), node.clone()));
+                let note = format!("Successfully assigned {} to {node}", pod.key());
+                self.event(
+                    &pod.reference(),
+                    EventType::Normal,
+                    "Scheduled",
+                    "Binding",
+                    note,
+                    None,
+                    applied,
+                )
+                .await;
+            }
+            Action::Preempt { victim, node, by } => {
+                let condition = json!({
+                    "type": "DisruptionTarget",
+                    "status": "True",
+                    "reason": "PreemptionByScheduler",
+                    "message": format!("{}: preempting to accommodate a higher priority {}", self.scheduler_name, by.kind),
+                    "lastTransitionTime": Time(k8s_openapi::jiff::Timestamp::now()),
+                });
+                let patch = json!({"status": {"conditions": [condition]}});
+                let pods = self.pods(&victim.namespace);
+                match pods
+                    .patch_status(
+                        &victim.name,
+                        &PatchParams::default(),
+                        &Patch::Strategic(patch),
+                    )
+                    .await
+                {
+                    Err(kube::Error::Api(s)) if s.code == 404 => return Ok(()),
+                    other => other.map_err(|e| ("preempt", e))?,
+                };
+                let params = DeleteParams {
+                    preconditions: Some(Preconditions {
+                        uid: Some(victim.uid.clone()),
+                        resource_version: None,
+                    }),
+                    ..DeleteParams::default()
+                };
+                match pods.delete(&victim.name, &params).await {
+                    Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => return Ok(()),
+                    other => other.map_err(|e| ("preempt", e))?,
+                };
+                applied.evicted.push(victim.uid.clone());
+                let uid = by.reference.uid.clone().unwrap_or_default();
+                let note = format!("Preempted by {} {uid} on node {node}", by.kind);
+                self.event(
+                    &victim.reference(),
+                    EventType::Normal,
+                    "Preempted",
+                    "Preempting",
+                    note,
+                    Some(by.reference.clone()),
+                    applied,
+                )
+                .await;
+            }
+            Action::Nominate { pod, node, message } => {
+                let patch = json!({"status": {
+                    "nominatedNodeName": node,
+                    "conditions": [pod_scheduled_false(message)],
+                }});
+                self.patch_pod_status(pod, patch, "nominate").await?;
+                applied.nominated.push((pod.uid.clone(), node.clone()));
+            }
+            Action::Unschedulable {
+                pod,
+                message,
+                current,
+            } => {
+                if !current {
+                    let patch = json!({"status": {"conditions": [pod_scheduled_false(message)]}});
+                    self.patch_pod_status(pod, patch, "status").await?;
+                }
+                self.event(
+                    &pod.reference(),
+                    EventType::Warning,
+                    "FailedScheduling",
+                    "Scheduling",
+                    message.clone(),
+                    None,
+                    applied,
+                )
+                .await;
+            }
+            Action::GroupCondition {
+                group, conditions, ..
+            } => {
+                let (namespace, name) = group.split_once('/').unwrap_or(("default", group));
+                let api: Api<PodGroup> = Api::namespaced(self.client.clone(), namespace);
+                let patch = json!({"status": {"conditions": conditions}});
+                match api
+                    .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
+                    .await
+                {
+                    Err(kube::Error::Api(s)) if s.code == 404 => {}
+                    other => {
+                        other.map_err(|e| ("group-status", e))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn pods(&self, namespace: &str) -> Api<Pod> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    async fn patch_pod_status(
+        &self,
+        pod: &PodRef,
+        patch: serde_json::Value,
+        operation: &'static str,
+    ) -> Result<(), (&'static str, kube::Error)> {
+        match self
+            .pods(&pod.namespace)
+            .patch_status(&pod.name, &PatchParams::default(), &Patch::Strategic(patch))
+            .await
+        {
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            other => other.map(|_| ()).map_err(|e| (operation, e)),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn event(
+        &mut self,
+        regarding: &ObjectReference,
+        type_: EventType,
+        reason: &str,
+        action: &str,
+        note: String,
+        related: Option<ObjectReference>,
+        applied: &mut Applied,
+    ) {
+        let now = Instant::now();
+        let (rate, burst) = EVENT_RATE;
+        self.tokens =
+            (self.tokens + now.duration_since(self.refilled).as_secs_f64() * rate).min(burst);
+        self.refilled = now;
+        if self.tokens < 1.0 {
+            applied.events_dropped += 1;
+            return;
+        }
+        self.tokens -= 1.0;
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(truncate(note, 1024)),
+            action: action.into(),
+            secondary: related,
+        };
+        if let Err(e) = self.recorder.publish(&event, regarding).await {
+            applied
+                .errors
+                .push(("event", format!("{reason} Event: {e}")));
+        }
+    }
+}
+
+/// `PodScheduled=False`, reason `Unschedulable`.
+fn pod_scheduled_false(message: &str) -> serde_json::Value {
+    json!({
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": message,
+        "lastTransitionTime": Time(k8s_openapi::jiff::Timestamp::now()),
+    })
+}
+
+/// The message of a pod's `PodScheduled=False` condition, if it has one.
+fn pod_scheduled_message(pod: &Pod) -> Option<String> {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+        })
+        .and_then(|c| c.message.clone())
+}
+
+/// `text` cut to at most `max` bytes on a character boundary.
+fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+/// How many actions of each kind a plan holds, for logs.
+pub fn summary(actions: &[Action]) -> BTreeMap<&'static str, usize> {
+    let mut counts = BTreeMap::new();
+    for action in actions {
+        let kind = match action {
+            Action::Bind { .. } => "bind",
+            Action::Preempt { .. } => "preempt",
+            Action::Nominate { .. } => "nominate",
+            Action::Unschedulable { .. } => "unschedulable",
+            Action::GroupCondition { .. } => "group-condition",
+        };
+        *counts.entry(kind).or_default() += 1;
+    }
+    counts
+}

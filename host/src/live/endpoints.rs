@@ -1,0 +1,273 @@
+//! `serve`'s HTTP endpoints, as kube-scheduler serves them: `/healthz` and
+//! `/livez` (the process answers), `/readyz` (every watched kind has been
+//! listed once) and `/metrics` (Prometheus text: the names
+//! `simulate --metrics` writes, accumulated over the passes, plus the
+//! loop's own).
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use super::actions::Applied;
+use super::kinds::Kind;
+use super::store::Shared;
+use crate::Outcome;
+use crate::metrics::RunMetrics;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AttemptLabels {
+    result: String,
+    profile: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OperationLabels {
+    operation: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabels {
+    queue: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: String,
+}
+
+/// The loop's metrics.
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Arc<Registry>,
+    profile: String,
+    runs: RunMetrics,
+    attempts: Family<AttemptLabels, Counter>,
+    entities: Counter,
+    passes: Counter,
+    pass_seconds: Histogram,
+    api_errors: Family<OperationLabels, Counter>,
+    events_dropped: Counter,
+    pending: Family<QueueLabels, Gauge>,
+    objects: Family<KindLabels, Gauge>,
+    bindings: Counter,
+    victims: Counter,
+}
+
+impl Metrics {
+    /// The metrics of the scheduler `profile` (its name).
+    pub fn new(profile: &str) -> Self {
+        let mut registry = Registry::default();
+        let runs = RunMetrics::register(&mut registry);
+        let metrics = Self {
+            profile: profile.into(),
+            runs,
+            attempts: Family::default(),
+            entities: Counter::default(),
+            passes: Counter::default(),
+            pass_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
+            api_errors: Family::default(),
+            events_dropped: Counter::default(),
+            pending: Family::default(),
+            objects: Family::default(),
+            bindings: Counter::default(),
+            victims: Counter::default(),
+            registry: Arc::new(Registry::default()),
+        };
+        registry.register(
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result (upstream name)",
+            metrics.attempts.clone(),
+        );
+        registry.register(
+            "wasched_serve_entity_attempts",
+            "Queued entities (PodGroups, CompositePodGroup trees, lone pods) tried by a pass",
+            metrics.entities.clone(),
+        );
+        registry.register(
+            "wasched_serve_passes",
+            "Scheduling passes run",
+            metrics.passes.clone(),
+        );
+        registry.register(
+            "wasched_serve_pass_duration_seconds",
+            "Wall-clock time of one pass: model, cycle and API calls",
+            metrics.pass_seconds.clone(),
+        );
+        registry.register(
+            "wasched_serve_api_errors",
+            "API calls that failed, by operation",
+            metrics.api_errors.clone(),
+        );
+        registry.register(
+            "wasched_serve_events_dropped",
+            "Events not posted because the event budget was spent",
+            metrics.events_dropped.clone(),
+        );
+        registry.register(
+            "scheduler_pending_pods",
+            "Entities waiting, by queue: unschedulable (backoff or no change yet), gated (waiting for victims) (upstream name; wasched counts entities)",
+            metrics.pending.clone(),
+        );
+        registry.register(
+            "wasched_serve_model_objects",
+            "Objects in the watched model, by kind",
+            metrics.objects.clone(),
+        );
+        registry.register(
+            "wasched_serve_bindings",
+            "Pods bound",
+            metrics.bindings.clone(),
+        );
+        registry.register(
+            "wasched_serve_preemption_victims",
+            "Pods deleted as victims of preemption",
+            metrics.victims.clone(),
+        );
+        Self {
+            registry: Arc::new(registry),
+            ..metrics
+        }
+    }
+
+    /// The text `/metrics` serves.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .expect("writing to a String cannot fail");
+        text
+    }
+
+    /// A pass's decisions over `entities` entities tried.
+    pub fn record(&self, outcome: &Outcome, entities: usize) {
+        self.runs.record(outcome);
+        self.entities.inc_by(entities as u64);
+        let attempts = |result: &str, n: usize| {
+            self.attempts
+                .get_or_create(&AttemptLabels {
+                    result: result.into(),
+                    profile: self.profile.clone(),
+                })
+                .inc_by(n as u64);
+        };
+        attempts("scheduled", outcome.placements.len());
+        attempts("unschedulable", outcome.unschedulable.len());
+        let errors: u64 = outcome.plugin_errors.iter().map(|e| e.count).sum();
+        if errors > 0 {
+            attempts("error", 0);
+        }
+    }
+
+    /// What the API calls of a pass did.
+    pub fn applied(&self, applied: &Applied) {
+        self.bindings.inc_by(applied.bound.len() as u64);
+        self.victims.inc_by(applied.evicted.len() as u64);
+        self.events_dropped.inc_by(applied.events_dropped);
+    }
+
+    /// A failed API call (or model build).
+    pub fn api_error(&self, operation: &str) {
+        self.api_errors
+            .get_or_create(&OperationLabels {
+                operation: operation.into(),
+            })
+            .inc();
+    }
+
+    /// A pass finished.
+    pub fn pass(&self, took: Duration) {
+        self.passes.inc();
+        self.pass_seconds.observe(took.as_secs_f64());
+    }
+
+    /// Entities waiting after a pass was planned.
+    pub fn queue(&self, unschedulable: usize, gated: usize) {
+        for (queue, n) in [("unschedulable", unschedulable), ("gated", gated)] {
+            self.pending
+                .get_or_create(&QueueLabels {
+                    queue: queue.into(),
+                })
+                .set(n as i64);
+        }
+    }
+
+    /// The model's size.
+    pub fn model_size(&self, counts: &BTreeMap<Kind, usize>) {
+        for (kind, n) in counts {
+            self.objects
+                .get_or_create(&KindLabels {
+                    kind: kind.name().into(),
+                })
+                .set(*n as i64);
+        }
+    }
+}
+
+/// Serves the endpoints on `address`; returns the address bound (port 0
+/// picks a free one).
+pub async fn serve(
+    address: SocketAddr,
+    shared: Arc<Shared>,
+    metrics: Metrics,
+) -> Result<SocketAddr> {
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address}"))?;
+    let bound = listener.local_addr()?;
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let (shared, metrics) = (shared.clone(), metrics.clone());
+            tokio::spawn(async move {
+                let service = service_fn(move |request| {
+                    let response = respond(&request, &shared, &metrics);
+                    async move { Ok::<_, Infallible>(response) }
+                });
+                let _ = http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok(bound)
+}
+
+fn respond<B>(request: &Request<B>, shared: &Shared, metrics: &Metrics) -> Response<Full<Bytes>> {
+    let (status, body) = match request.uri().path() {
+        "/healthz" | "/livez" => (StatusCode::OK, "ok".to_string()),
+        "/readyz" => {
+            if shared.lock().ready() {
+                (StatusCode::OK, "ok".to_string())
+            } else {
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "not ready: the watched kinds have not all been listed".to_string(),
+                )
+            }
+        }
+        "/metrics" => (StatusCode::OK, metrics.encode()),
+        _ => (StatusCode::NOT_FOUND, "not found".to_string()),
+    };
+    Response::builder()
+        .status(status)
+        .header("content-type", "text/plain; charset=utf-8")
+        .body(Full::new(Bytes::from(body)))
+        .expect("a valid response")
+}

@@ -1,0 +1,498 @@
+//! `wasched serve`: a second scheduler for a live cluster.
+//!
+//! Watchers keep the [`Store`] current; one scheduling thread owns the
+//! plugins and runs passes. A pass takes the store's objects with what this
+//! scheduler has done and the watch has not shown yet laid over them (pods
+//! it bound, victims it deleted, preemptors it nominated: kube-scheduler's
+//! assumed pods), builds the model ([`Snapshot::build_with`], live: pods
+//! being deleted keep their node), stamps it with one identity
+//! [`Registry`] (so plugins keep per-node work between passes), and runs
+//! the cycle over the entities that are due ([`Backoff`]) — live, so a
+//! preemptor is nominated, not bound, until its victims are gone. The
+//! decisions are then carried out ([`Executor`]) or, with `--dry-run`,
+//! only logged and counted.
+//!
+//! What the loop never does: bind a pod it has bound (the assumed pod
+//! stays bound in every later model until the watch shows it), evict a pod
+//! twice (a victim is a pod being deleted from then on, and such pods are
+//! never victims), start a new preemption for a preemptor whose victims
+//! are still terminating on its nominated node (it is held until they are
+//! gone), or spin (a pass runs on a change or when a backoff ends, and
+//! tries nothing that is not due).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::actions::{self, Action, Executor};
+use super::backoff::Backoff;
+use super::endpoints::{self, Metrics};
+use super::kinds::Served;
+use super::store::{self, Shared};
+use crate::config::PluginConfig;
+use crate::framework::PluginSet;
+use crate::manifest::{Manifests, Object};
+use crate::model::identity::Registry;
+use crate::model::{BuildOptions, Snapshot, unmodelled};
+use crate::scheduler::{self, Entity, RunOptions};
+use crate::{Outcome, Runtime};
+
+/// How `wasched serve` runs.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The cluster's kubeconfig; `None`: `KUBECONFIG`, `~/.kube/config` or
+    /// in-cluster.
+    pub kubeconfig: Option<PathBuf>,
+    /// The pods it schedules name this in `spec.schedulerName`.
+    pub scheduler_name: String,
+    /// A directory of plugin components instead of the bundled ones.
+    pub plugins: Option<PathBuf>,
+    /// Plugin configuration (as `simulate --config`).
+    pub config: PluginConfig,
+    /// Decide and report, never bind, evict or write status.
+    pub dry_run: bool,
+    /// Where `/healthz`, `/readyz` and `/metrics` are served.
+    pub address: SocketAddr,
+    /// Coalesce changes for this long before a pass (a burst of created
+    /// pods becomes one pass).
+    pub settle: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            kubeconfig: None,
+            scheduler_name: "wasched".into(),
+            plugins: None,
+            config: PluginConfig::default(),
+            dry_run: false,
+            address: ([127, 0, 0, 1], 10260).into(),
+            settle: Duration::from_millis(50),
+        }
+    }
+}
+
+/// Runs `serve` until SIGINT or SIGTERM.
+pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
+    let mut plugins = crate::load_plugins(runtime, options.plugins.as_deref(), &options.config)?;
+    for note in plugins.notes() {
+        log::info(note);
+    }
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let (client, served) = tokio.block_on(async {
+        let client = super::connect(options.kubeconfig.as_deref()).await?;
+        let served = Served::discover(&client).await?;
+        anyhow::Ok((client, served))
+    })?;
+    for note in served.notes() {
+        log::warn(&note);
+    }
+    let shared = Shared::new(&served);
+    let metrics = Metrics::new(&options.scheduler_name);
+    let _guard = tokio.enter();
+    store::watch_all(&client, &served, &shared);
+    let address = tokio.block_on(endpoints::serve(
+        options.address,
+        shared.clone(),
+        metrics.clone(),
+    ))?;
+    log::info(&format!(
+        "wasched serve: scheduler {:?}{}, health and metrics on http://{address}",
+        options.scheduler_name,
+        if options.dry_run {
+            " (dry run: nothing is bound or evicted)"
+        } else {
+            ""
+        }
+    ));
+    let stop = shared.clone();
+    tokio.spawn(async move {
+        shutdown_signal().await;
+        log::info("shutting down");
+        stop.update(|store| store.stopping = true);
+    });
+    let executor = Executor::new(client, &options.scheduler_name);
+    let mut server = Server {
+        options,
+        shared,
+        metrics,
+        executor,
+        registry: Registry::new(),
+        backoff: Backoff::default(),
+        overlay: Overlay::default(),
+        reported: BTreeMap::new(),
+        excluded: BTreeSet::new(),
+    };
+    server.serve(&tokio, &mut plugins);
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => return std::future::pending().await,
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}
+
+/// What this scheduler did that the watch has not shown yet.
+#[derive(Debug, Default)]
+struct Overlay {
+    /// Pods bound: UID → node.
+    bound: BTreeMap<String, String>,
+    /// Victims deleted (UIDs).
+    deleting: BTreeSet<String>,
+    /// Preemptors nominated: UID → node.
+    nominated: BTreeMap<String, String>,
+}
+
+impl Overlay {
+    /// Lays what the watch has not shown yet over `manifests`, and forgets
+    /// what it has shown (or what is gone).
+    fn apply(&mut self, manifests: &mut Manifests) {
+        let mut seen = BTreeSet::new();
+        for (_, object) in &mut manifests.objects {
+            let Object::Pod(pod) = object else { continue };
+            let Some(uid) = pod.metadata.uid.clone() else {
+                continue;
+            };
+            seen.insert(uid.clone());
+            let spec = pod.spec.get_or_insert_default();
+            if let Some(node) = self.bound.get(&uid) {
+                if spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
+                    self.bound.remove(&uid);
+                } else {
+                    spec.node_name = Some(node.clone());
+                }
+            }
+            if self.deleting.contains(&uid) {
+                if pod.metadata.deletion_timestamp.is_some() {
+                    self.deleting.remove(&uid);
+                } else {
+                    pod.metadata.deletion_timestamp =
+                        Some(Time(k8s_openapi::jiff::Timestamp::now()));
+                }
+            }
+            if let Some(node) = self.nominated.get(&uid) {
+                let status = pod.status.get_or_insert_default();
+                if status.nominated_node_name.as_ref() == Some(node) {
+                    self.nominated.remove(&uid);
+                } else {
+                    status.nominated_node_name = Some(node.clone());
+                }
+            }
+        }
+        self.bound.retain(|uid, _| seen.contains(uid));
+        self.deleting.retain(|uid| seen.contains(uid));
+        self.nominated.retain(|uid, _| seen.contains(uid));
+    }
+}
+
+/// The scheduling thread's state.
+struct Server {
+    options: ServeOptions,
+    shared: Arc<Shared>,
+    metrics: Metrics,
+    executor: Executor,
+    registry: Registry,
+    backoff: Backoff,
+    overlay: Overlay,
+    /// Pods told why they are not scheduled outside the cycle (unmodelled
+    /// needs, bad objects): UID → message, so each is said once.
+    reported: BTreeMap<String, String>,
+    /// Objects left out of the model because they cannot be read, by
+    /// origin, with the error (reported once).
+    excluded: BTreeSet<String>,
+}
+
+/// An entity's queue key: `PodGroup ns/name`, `CompositePodGroup ns/name`
+/// or `Pod ns/name`.
+fn entity_key(snapshot: &Snapshot, entity: Entity) -> String {
+    match entity {
+        Entity::Group(g) => format!("PodGroup {}", snapshot.groups[g as usize].key),
+        Entity::Tree(c) => format!("CompositePodGroup {}", snapshot.composites[c as usize].key),
+        Entity::Pod(p) => format!("Pod {}", snapshot.pods[p as usize].key),
+    }
+}
+
+/// The pending pods of an entity.
+fn pending_pods(snapshot: &Snapshot, entity: Entity) -> Vec<u32> {
+    let groups = match entity {
+        Entity::Pod(p) => return vec![p],
+        Entity::Group(g) => vec![g],
+        Entity::Tree(c) => snapshot.subtree_groups(c),
+    };
+    groups
+        .into_iter()
+        .flat_map(|g| snapshot.groups[g as usize].members.iter().copied())
+        .filter(|&p| snapshot.pods[p as usize].pending)
+        .collect()
+}
+
+/// Whether a preemptor must wait: one of its pods is nominated to a node
+/// where a pod of lower priority is still being deleted (kube-scheduler's
+/// `PodEligibleToPreemptOthers`: no new preemption meanwhile).
+fn waits_for_victims(snapshot: &Snapshot, pods: &[u32]) -> bool {
+    pods.iter().any(|&p| {
+        let pod = &snapshot.pods[p as usize];
+        pod.nominated_node.is_some_and(|node| {
+            snapshot.pods.iter().any(|other| {
+                other.terminating && other.node == Some(node) && other.priority < pod.priority
+            })
+        })
+    })
+}
+
+impl Server {
+    fn serve(&mut self, tokio: &tokio::runtime::Runtime, plugins: &mut PluginSet) {
+        let mut seen_changes = 0;
+        loop {
+            let due = self.backoff.next_due(self.shared.lock().helpful);
+            let wait = due.map_or(Duration::from_secs(3600), |at| {
+                at.saturating_duration_since(Instant::now())
+            });
+            let store = self.shared.wait_until(wait, |s| {
+                s.stopping || (s.ready() && s.changes != seen_changes)
+            });
+            if store.stopping {
+                return;
+            }
+            if !store.ready() {
+                continue;
+            }
+            drop(store);
+            // Let a burst of changes land before the pass.
+            std::thread::sleep(self.options.settle);
+            seen_changes = self.shared.lock().changes;
+            self.pass(tokio, plugins);
+        }
+    }
+
+    /// One pass: model, due entities, cycle, actions.
+    fn pass(&mut self, tokio: &tokio::runtime::Runtime, plugins: &mut PluginSet) {
+        let started = Instant::now();
+        let (mut manifests, helpful, counts) = {
+            let store = self.shared.lock();
+            (store.manifests(), store.helpful, store.counts())
+        };
+        self.metrics.model_size(&counts);
+        self.overlay.apply(&mut manifests);
+        let options = BuildOptions {
+            scheduler_name: Some(self.options.scheduler_name.clone()),
+            live: true,
+        };
+        let mut early = self.set_aside_unmodelled(&mut manifests, &options);
+        let mut snapshot = match self.build(&mut manifests, &options) {
+            Ok(snapshot) => snapshot,
+            Err(e) => {
+                log::warn(&format!("cannot model the cluster: {e:#}"));
+                self.metrics.api_error("model");
+                return;
+            }
+        };
+        self.registry.stamp(&mut snapshot);
+        let now = Instant::now();
+        let queued = scheduler::queue(&snapshot);
+        let keys: BTreeSet<String> = queued.iter().map(|&e| entity_key(&snapshot, e)).collect();
+        self.backoff.retain(|k| keys.contains(k));
+        let mut admitted: Vec<(Entity, String)> = Vec::new();
+        let mut held = 0;
+        for &entity in &queued {
+            let key = entity_key(&snapshot, entity);
+            if waits_for_victims(&snapshot, &pending_pods(&snapshot, entity)) {
+                held += 1;
+            } else if self.backoff.admits(&key, helpful, now) {
+                admitted.push((entity, key));
+            }
+        }
+        self.metrics.queue(queued.len() - admitted.len(), held);
+        if admitted.is_empty() && early.is_empty() {
+            return;
+        }
+        let outcome = if admitted.is_empty() {
+            Outcome::default()
+        } else {
+            let allowed: Vec<Entity> = admitted.iter().map(|(e, _)| *e).collect();
+            let admit = |e: Entity| allowed.contains(&e);
+            scheduler::run_with_options(
+                &mut snapshot,
+                plugins,
+                &RunOptions {
+                    live: true,
+                    admit: Some(&admit),
+                    ..RunOptions::default()
+                },
+            )
+        };
+        for (plugin, line) in plugins.drain_logs() {
+            log::debug(&format!("plugin {plugin}: {line:?}"));
+        }
+        let mut actions = {
+            let store = self.shared.lock();
+            actions::plan(&outcome, &store)
+        };
+        actions.append(&mut early);
+        // Backoff: an entity all of whose pending pods were bound is done.
+        let bound: BTreeSet<&str> = outcome.placements.iter().map(|b| b.pod.as_str()).collect();
+        for (entity, key) in &admitted {
+            let pods = pending_pods(&snapshot, *entity);
+            let done = !self.options.dry_run
+                && pods
+                    .iter()
+                    .all(|&p| bound.contains(snapshot.pods[p as usize].key.as_str()));
+            if done {
+                self.backoff.forget(key);
+            } else {
+                self.backoff.failed(key, helpful, now);
+            }
+        }
+        self.metrics.record(&outcome, admitted.len());
+        let summary = actions::summary(&actions);
+        if self.options.dry_run {
+            for action in &actions {
+                log::info(&format!("dry run: would {action}"));
+            }
+        } else {
+            let applied = tokio.block_on(self.executor.apply(&actions));
+            for (uid, node) in &applied.bound {
+                self.overlay.bound.insert(uid.clone(), node.clone());
+            }
+            self.overlay
+                .deleting
+                .extend(applied.evicted.iter().cloned());
+            for (uid, node) in &applied.nominated {
+                self.overlay.nominated.insert(uid.clone(), node.clone());
+            }
+            for (operation, error) in &applied.errors {
+                log::warn(&format!("{operation}: {error}"));
+                self.metrics.api_error(operation);
+            }
+            self.metrics.applied(&applied);
+        }
+        self.metrics.pass(started.elapsed());
+        log::info(&format!(
+            "pass: {} entities tried, {} waiting, {} held for victims; {summary:?} in {:.1} ms",
+            admitted.len(),
+            self.backoff.len(),
+            held,
+            started.elapsed().as_secs_f64() * 1e3
+        ));
+    }
+
+    /// Takes this scheduler's pending pods that need what wasched does not
+    /// model out of `manifests`; returns what to tell the ones not told yet.
+    fn set_aside_unmodelled(
+        &mut self,
+        manifests: &mut Manifests,
+        options: &BuildOptions,
+    ) -> Vec<Action> {
+        let mut actions = Vec::new();
+        manifests.objects.retain(|(_, object)| {
+            let Object::Pod(pod) = object else {
+                return true;
+            };
+            let Some(spec) = pod.spec.as_ref() else {
+                return true;
+            };
+            let pending = spec.node_name.as_deref().is_none_or(str::is_empty)
+                && pod.metadata.deletion_timestamp.is_none();
+            if !pending || !options.schedules(spec) {
+                return true;
+            }
+            let needs = unmodelled::needs(spec);
+            if needs.is_empty() {
+                return true;
+            }
+            let message = unmodelled::message(&needs);
+            let uid = pod.metadata.uid.clone().unwrap_or_default();
+            if self.reported.get(&uid) != Some(&message) {
+                self.reported.insert(uid.clone(), message.clone());
+                actions.push(Action::Unschedulable {
+                    pod: actions::PodRef {
+                        namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+                        name: pod.metadata.name.clone().unwrap_or_default(),
+                        uid,
+                    },
+                    message,
+                    current: false,
+                });
+            }
+            false
+        });
+        actions
+    }
+
+    /// Builds the model; an object the model refuses (the error names it)
+    /// is left out, reported once, and the rest is modelled.
+    fn build(&mut self, manifests: &mut Manifests, options: &BuildOptions) -> Result<Snapshot> {
+        for _ in 0..manifests.objects.len().max(1) {
+            let error = match Snapshot::build_with(manifests, options) {
+                Ok(snapshot) => return Ok(snapshot),
+                Err(e) => format!("{e:#}"),
+            };
+            let culprit = manifests
+                .objects
+                .iter()
+                .position(|(origin, _)| error.starts_with(&format!("{origin}:")));
+            let Some(index) = culprit else {
+                bail!("{error}");
+            };
+            let (origin, _) = manifests.objects.remove(index);
+            if self.excluded.insert(origin.to_string()) {
+                log::warn(&format!("left out of the model: {error}"));
+            }
+        }
+        bail!("every object was refused")
+    }
+}
+
+/// Structured log lines on stderr: `time=... level=... msg="..."`.
+pub mod log {
+    /// Whether debug lines are printed (`WASCHED_LOG=debug`).
+    fn debug_on() -> bool {
+        std::env::var("WASCHED_LOG").is_ok_and(|v| v == "debug")
+    }
+
+    fn line(level: &str, message: &str) {
+        let time = k8s_openapi::jiff::Timestamp::now();
+        eprintln!("time={time} level={level} msg={message:?}");
+    }
+
+    /// An informational line.
+    pub fn info(message: &str) {
+        line("info", message);
+    }
+
+    /// A warning.
+    pub fn warn(message: &str) {
+        line("warn", message);
+    }
+
+    /// A debug line.
+    pub fn debug(message: &str) {
+        if debug_on() {
+            line("debug", message);
+        }
+    }
+}
