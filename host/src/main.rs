@@ -131,6 +131,17 @@ enum Command {
         /// a free one, printed at start).
         #[arg(long, value_name = "ADDRESS:PORT", default_value = "127.0.0.1:10260")]
         address: std::net::SocketAddr,
+        /// Schedule only while holding the Lease `--lease-namespace`/
+        /// `--lease-name` (as kube-scheduler's `--leader-elect`); exit when
+        /// it is lost. A dry run never takes it.
+        #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+        leader_elect: bool,
+        /// The Lease's namespace.
+        #[arg(long, value_name = "NAMESPACE", default_value = "kube-system")]
+        lease_namespace: String,
+        /// The Lease's name (default: the scheduler name).
+        #[arg(long, value_name = "NAME")]
+        lease_name: Option<String>,
     },
     /// What if: schedule one snapshot with two plugin sets or configurations
     /// and print only what differs. Exits 0 when nothing differs, 1 when
@@ -298,10 +309,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             config,
             dry_run,
             address,
+            leader_elect,
+            lease_namespace,
+            lease_name,
         } => {
             let config = read_config(config.as_deref())?;
+            let lease = leader_elect.then(|| wasched::live::leader::LeaseOptions {
+                namespace: lease_namespace,
+                name: lease_name.unwrap_or_else(|| scheduler_name.clone()),
+            });
             let options = wasched::live::serve::ServeOptions {
                 kubeconfig,
+                lease,
                 scheduler_name,
                 plugins,
                 config,

@@ -285,6 +285,36 @@ impl Serve {
         self.lines.lock().unwrap().clone()
     }
 
+    /// Waits (at most a minute) for a log line containing `text`.
+    fn wait_for(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !self.log().iter().any(|l| l.contains(text)) {
+            assert!(
+                Instant::now() < deadline,
+                "no {text:?} in {:#?}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Waits (at most a minute) for it to exit; its status and log.
+    fn exit(mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                std::thread::sleep(Duration::from_millis(100)); // the last lines
+                return (status, self.log());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still running: {:#?}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Stops it with SIGTERM; it must exit 0.
     fn stop(mut self) -> Vec<String> {
         let killed = Command::new("kill")
@@ -302,10 +332,14 @@ impl Serve {
     }
 }
 
-/// What `simulate` binds on `snapshot`, scheduling only `scheduler`'s pods.
-fn simulated(snapshot: &Path, scheduler: &str) -> BTreeMap<String, String> {
+/// What `simulate --kubeconfig` binds on the live cluster, scheduling
+/// only `scheduler`'s pods: what serve must bind. (Not the snapshot file's
+/// decisions: the API server stamps its own creation times, at one-second
+/// granularity, so the queue's order on the cluster can differ from the
+/// file's.)
+fn simulated(cluster: &Cluster, scheduler: &str) -> BTreeMap<String, String> {
     let simulation = wasched::Simulation {
-        files: vec![snapshot.to_path_buf()],
+        kubeconfig: Some(cluster.kubeconfig.clone()),
         build: wasched::model::BuildOptions {
             scheduler_name: Some(scheduler.into()),
             live: false,
@@ -328,7 +362,7 @@ fn serve_binds_what_simulate_binds_preempting_and_waiting_for_its_victims() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/default/cluster.yaml");
     let cluster = Cluster::up(&snapshot, "serve-default");
     let before = cluster.bound();
-    let expected = simulated(&snapshot, "default-scheduler");
+    let expected = simulated(&cluster, "default-scheduler");
 
     // Shadow mode first: the same decisions, logged, nothing done.
     let shadow = Serve::start(
@@ -361,7 +395,11 @@ fn serve_binds_what_simulate_binds_preempting_and_waiting_for_its_victims() {
         "a dry run bound or evicted something"
     );
     for (pod, node) in &would_bind {
-        assert_eq!(expected.get(pod), Some(node), "dry run would bind {pod}");
+        assert_eq!(
+            expected.get(pod),
+            Some(node),
+            "dry run would bind {pod}: {log:#?}"
+        );
     }
 
     // Then for real. The victim carries a finalizer, so that it stays
@@ -433,9 +471,9 @@ fn serve_binds_what_simulate_binds_preempting_and_waiting_for_its_victims() {
 fn serve_schedules_its_own_pods_retries_on_changes_that_help_and_idles_otherwise() {
     let snapshot = common::testdata("serve/mixed.yaml");
     let cluster = Cluster::up(&snapshot, "serve-mixed");
-    let expected = simulated(&snapshot, "wasched");
+    let expected = simulated(&cluster, "wasched");
 
-    // `simulate --kubeconfig` reads the live cluster as the file reads.
+    // The command line's `simulate --kubeconfig`.
     let output = Command::new(env!("CARGO_BIN_EXE_wasched"))
         .args([
             "simulate",
@@ -649,8 +687,8 @@ fn deploy_manifests_apply_and_serve_runs_with_exactly_their_permissions() {
     );
     assert_eq!(who, "system:serviceaccount:kube-system:wasched");
 
+    let expected = simulated(&cluster, "wasched");
     let serve = Serve::start(&restricted, &["--config", config_file.to_str().unwrap()]);
-    let expected = simulated(&snapshot, "wasched");
     let bound = cluster.settle(|b| b.contains_key("team/solo") && b.contains_key("team/pair-1"));
     for pod in ["team/solo", "team/pair-0", "team/pair-1"] {
         assert_eq!(bound.get(pod), expected.get(pod), "{pod}");
@@ -668,4 +706,70 @@ fn deploy_manifests_apply_and_serve_runs_with_exactly_their_permissions() {
         "API calls failed with the deploy permissions: {metrics}"
     );
     serve.stop();
+}
+
+#[test]
+fn only_the_lease_holder_schedules_and_one_that_loses_the_lease_exits() {
+    let snapshot = common::testdata("serve/mixed.yaml");
+    let cluster = Cluster::up(&snapshot, "serve-leader");
+    let first = Serve::start(&cluster.kubeconfig, &[]);
+    first.wait_for("leading as ");
+    cluster.settle(|b| b.contains_key("team/solo"));
+    let second = Serve::start(&cluster.kubeconfig, &[]);
+    second.wait_for("waiting for the Lease kube-system/wasched");
+    let pod = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: team}}\nspec:\n  schedulerName: wasched\n  containers: [{{name: c, image: x, resources: {{requests: {{cpu: 100m}}}}}}]"
+        )
+    };
+    cluster.create(&pod("one"));
+    cluster.settle(|b| b.contains_key("team/one"));
+    assert!(
+        first.log().iter().any(|l| l.contains("\\\"bind\\\": 1")),
+        "{:#?}",
+        first.log()
+    );
+    assert!(
+        !second.log().iter().any(|l| l.contains("pass:")),
+        "{:#?}",
+        second.log()
+    );
+
+    // The leader stops: it gives the lease up, the other takes over.
+    first.stop();
+    second.wait_for("leading as ");
+    cluster.create(&pod("two"));
+    cluster.settle(|b| b.contains_key("team/two"));
+
+    // Someone else takes the lease: the holder exits, non-zero, in one line.
+    cluster.block_on(async {
+        let client = wasched::live::connect(Some(&cluster.kubeconfig))
+            .await
+            .unwrap();
+        let api: kube::Api<k8s_openapi::api::coordination::v1::Lease> =
+            kube::Api::namespaced(client, "kube-system");
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let patch = serde_json::json!({"spec": {
+            "holderIdentity": "intruder",
+            "acquireTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(now),
+            "renewTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(now),
+            "leaseDurationSeconds": 60,
+        }});
+        api.patch(
+            "wasched",
+            &Default::default(),
+            &kube::api::Patch::Merge(patch),
+        )
+        .await
+        .unwrap();
+    });
+    let (status, log) = second.exit();
+    assert_eq!(status.code(), Some(1), "{log:#?}");
+    assert_eq!(
+        log.last().map(String::as_str),
+        Some(
+            "wasched: lost the Lease to another instance: exiting so that two never schedule at once"
+        ),
+        "{log:#?}"
+    );
 }

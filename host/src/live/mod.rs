@@ -16,6 +16,7 @@ pub mod actions;
 pub mod backoff;
 pub mod endpoints;
 pub mod kinds;
+pub mod leader;
 pub mod serve;
 pub mod store;
 

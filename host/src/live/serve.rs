@@ -33,6 +33,7 @@ use super::actions::{self, Action, Executor};
 use super::backoff::Backoff;
 use super::endpoints::{self, Metrics};
 use super::kinds::Served;
+use super::leader::{self, LeaseOptions};
 use super::store::{self, Shared};
 use crate::config::PluginConfig;
 use crate::framework::PluginSet;
@@ -61,6 +62,9 @@ pub struct ServeOptions {
     /// Coalesce changes for this long before a pass (a burst of created
     /// pods becomes one pass).
     pub settle: Duration,
+    /// Elect a leader on this Lease before scheduling (`None`: no election;
+    /// a dry run never takes part).
+    pub lease: Option<LeaseOptions>,
 }
 
 impl Default for ServeOptions {
@@ -73,6 +77,10 @@ impl Default for ServeOptions {
             dry_run: false,
             address: ([127, 0, 0, 1], 10260).into(),
             settle: Duration::from_millis(50),
+            lease: Some(LeaseOptions {
+                namespace: "kube-system".into(),
+                name: "wasched".into(),
+            }),
         }
     }
 }
@@ -99,7 +107,6 @@ pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
     let shared = Shared::new(&served);
     let metrics = Metrics::new(&options.scheduler_name);
     let _guard = tokio.enter();
-    store::watch_all(&client, &served, &shared);
     let address = tokio.block_on(endpoints::serve(
         options.address,
         shared.clone(),
@@ -114,10 +121,46 @@ pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
             ""
         }
     ));
+    // A shadow never takes the lease from the scheduler it shadows.
+    let lease = options.lease.clone().filter(|_| !options.dry_run);
+    let leadership = match &lease {
+        None => None,
+        Some(lease) => {
+            log::info(&format!(
+                "waiting for the Lease {}/{}",
+                lease.namespace, lease.name
+            ));
+            let acquired = tokio.block_on(async {
+                tokio::select! {
+                    held = leader::acquire(client.clone(), lease) => held.map(Some),
+                    () = shutdown_signal() => Ok(None),
+                }
+            })?;
+            let Some(leadership) = acquired else {
+                log::info("shutting down");
+                return Ok(());
+            };
+            log::info(&format!("leading as {}", leadership.identity));
+            Some(leadership)
+        }
+    };
+    store::watch_all(&client, &served, &shared);
     let stop = shared.clone();
+    let mut held = leadership.as_ref().map(leader::Leadership::watch);
     tokio.spawn(async move {
-        shutdown_signal().await;
-        log::info("shutting down");
+        let lost = async {
+            match &mut held {
+                Some(held) => leader::lost(held).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = shutdown_signal() => log::info("shutting down"),
+            () = lost => {
+                log::warn("lost the lease: stopping");
+                stop.update(|store| store.lost_lease = true);
+            }
+        }
         stop.update(|store| store.stopping = true);
     });
     let executor = Executor::new(client, &options.scheduler_name);
@@ -133,6 +176,12 @@ pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
         excluded: BTreeSet::new(),
     };
     server.serve(&tokio, &mut plugins);
+    if server.shared.lock().lost_lease {
+        bail!("lost the Lease to another instance: exiting so that two never schedule at once");
+    }
+    if let Some(leadership) = leadership {
+        tokio.block_on(leadership.release());
+    }
     Ok(())
 }
 

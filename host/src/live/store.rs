@@ -42,6 +42,8 @@ pub struct Store {
     pub watch_errors: u64,
     /// Set when the server is shutting down.
     pub stopping: bool,
+    /// Set when the leader's Lease was lost.
+    pub lost_lease: bool,
 }
 
 impl Store {
