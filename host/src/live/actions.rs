@@ -49,6 +49,15 @@ pub struct PodRef {
 }
 
 impl PodRef {
+    /// A pod's name and UID.
+    pub fn of(pod: &Pod) -> Self {
+        Self {
+            namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            uid: pod.metadata.uid.clone().unwrap_or_default(),
+        }
+    }
+
     fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
@@ -102,6 +111,12 @@ pub enum Action {
         /// Its `PodScheduled=False` message.
         message: String,
     },
+    /// A lower-priority pod's nomination to a node a preemptor takes is
+    /// cleared (`nominatedNodeName: ""`), as upstream's preemption does.
+    ClearNomination {
+        /// The pod.
+        pod: PodRef,
+    },
     /// `pod` stays pending: `PodScheduled=False` (unless it says so
     /// already) and `FailedScheduling`.
     Unschedulable {
@@ -143,6 +158,9 @@ impl std::fmt::Display for Action {
             Action::Nominate { pod, node, .. } => {
                 write!(f, "nominate pod {} to node {node}", pod.key())
             }
+            Action::ClearNomination { pod } => {
+                write!(f, "clear the nomination of pod {}", pod.key())
+            }
             Action::Unschedulable { pod, message, .. } => {
                 write!(f, "leave pod {} pending: {message}", pod.key())
             }
@@ -179,12 +197,7 @@ pub fn plan(outcome: &Outcome, store: &Store) -> Vec<Action> {
         let Some(Object::Pod(pod)) = store.get(Kind::Pod, key) else {
             return None;
         };
-        let reference = PodRef {
-            namespace: pod.metadata.namespace.clone().unwrap_or_default(),
-            name: pod.metadata.name.clone().unwrap_or_default(),
-            uid: pod.metadata.uid.clone().unwrap_or_default(),
-        };
-        Some((reference, pod.as_ref()))
+        Some((PodRef::of(pod), pod.as_ref()))
     };
     let mut actions = Vec::new();
     for eviction in &outcome.evictions {
@@ -206,6 +219,7 @@ pub fn plan(outcome: &Outcome, store: &Store) -> Vec<Action> {
         };
         actions.push(Action::Preempt { victim, node, by });
     }
+    actions.extend(cleared_nominations(outcome, store));
     for nomination in &outcome.nominations {
         let Some((pod_ref, object)) = pod(&nomination.pod) else {
             continue;
@@ -285,6 +299,50 @@ pub fn plan(outcome: &Outcome, store: &Store) -> Vec<Action> {
         }
     }
     actions
+}
+
+/// The pods nominated to a node a lone preemptor takes, of lower priority
+/// than it, whose nominations go (`getLowerPriorityNominatedPods`). Group
+/// preemption names the whole cluster as its candidate, to which no pod is
+/// nominated, so it clears none, as upstream.
+fn cleared_nominations(outcome: &Outcome, store: &Store) -> Vec<Action> {
+    let priority = |pod: &Pod| pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0);
+    let mut cleared: Vec<Action> = Vec::new();
+    for nomination in &outcome.nominations {
+        let Some(Object::Pod(preemptor)) = store.get(Kind::Pod, &nomination.pod) else {
+            continue;
+        };
+        let lone = preemptor
+            .spec
+            .as_ref()
+            .is_none_or(|s| s.scheduling_group.is_none());
+        if !lone {
+            continue;
+        }
+        for object in store.objects(Kind::Pod) {
+            let Object::Pod(pod) = object else { continue };
+            let nominated = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.as_deref());
+            let pending = pod
+                .spec
+                .as_ref()
+                .is_none_or(|s| s.node_name.as_deref().is_none_or(str::is_empty));
+            if nominated == Some(nomination.node.as_str())
+                && pending
+                && priority(pod) < priority(preemptor)
+            {
+                let action = Action::ClearNomination {
+                    pod: PodRef::of(pod),
+                };
+                if !cleared.contains(&action) {
+                    cleared.push(action);
+                }
+            }
+        }
+    }
+    cleared
 }
 
 /// The preemptor named `by` in an eviction.
@@ -535,6 +593,10 @@ impl Executor {
                 )
                 .await;
             }
+            Action::ClearNomination { pod } => {
+                let patch = json!({"status": {"nominatedNodeName": null}});
+                self.patch_pod_status(pod, patch, "nominate").await?;
+            }
             Action::Nominate { pod, node, message } => {
                 let patch = json!({"status": {
                     "nominatedNodeName": node,
@@ -682,10 +744,171 @@ pub fn summary(actions: &[Action]) -> BTreeMap<&'static str, usize> {
             Action::Bind { .. } => "bind",
             Action::Preempt { .. } => "preempt",
             Action::Nominate { .. } => "nominate",
+            Action::ClearNomination { .. } => "clear-nomination",
             Action::Unschedulable { .. } => "unschedulable",
             Action::GroupCondition { .. } => "group-condition",
         };
         *counts.entry(kind).or_default() += 1;
     }
     counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::{Binding, Eviction, PreemptionOutcome, Unschedulable};
+    use kube::runtime::watcher::Event as WatchEvent;
+
+    fn store(yaml: &str) -> Store {
+        let mut store = Store::default();
+        for document in yaml.split("\n---\n") {
+            let value: serde_json::Value = serde_norway::from_str(document).unwrap();
+            let (kind, object) = match value["kind"].as_str().unwrap() {
+                "Pod" => (
+                    Kind::Pod,
+                    Object::Pod(serde_json::from_value(value).unwrap()),
+                ),
+                "PodGroup" => (
+                    Kind::PodGroup,
+                    Object::PodGroup(serde_json::from_value(value).unwrap()),
+                ),
+                kind => panic!("{kind}"),
+            };
+            store.apply(kind, WatchEvent::Apply(object));
+        }
+        store
+    }
+
+    const PODS: &str = r#"apiVersion: v1
+kind: Pod
+metadata: {name: high, namespace: a, uid: u-high}
+spec: {priority: 100, containers: []}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low-nominated, namespace: a, uid: u-low}
+spec: {priority: 1, containers: []}
+status: {nominatedNodeName: n1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: high-nominated, namespace: a, uid: u-high2}
+spec: {priority: 500, containers: []}
+status: {nominatedNodeName: n1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: victim, namespace: a, uid: u-victim}
+spec: {priority: 0, nodeName: n1, containers: []}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: member, namespace: a, uid: u-member}
+spec: {priority: 100, schedulingGroup: {podGroupName: g}, containers: []}
+status:
+  conditions: [{type: PodScheduled, status: "False", reason: Unschedulable, message: "no room"}]
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: g, namespace: a, uid: u-g}
+spec: {schedulingPolicy: {basic: {}}}
+status:
+  conditions: [{type: PodGroupInitiallyScheduled, status: "True", reason: Scheduled, message: "", lastTransitionTime: "2026-11-20T10:00:00Z"}]"#;
+
+    #[test]
+    fn a_lone_preemptor_clears_lower_priority_nominations_to_its_node() {
+        let store = store(PODS);
+        let outcome = Outcome {
+            evictions: vec![Eviction {
+                pod: "a/victim".into(),
+                by: "a/high".into(),
+            }],
+            nominations: vec![Binding {
+                pod: "a/high".into(),
+                node: "n1".into(),
+            }],
+            ..Outcome::default()
+        };
+        let actions = plan(&outcome, &store);
+        let shown: Vec<String> = actions.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "preempt pod a/victim on node n1 for pod a/high",
+                "clear the nomination of pod a/low-nominated",
+                "nominate pod a/high to node n1",
+            ]
+        );
+        let Action::Nominate { message, .. } = &actions[2] else {
+            panic!()
+        };
+        assert_eq!(message, "preemption: preempting 1 victims on node n1");
+    }
+
+    #[test]
+    fn a_group_condition_never_goes_back_from_true_and_repeats_are_not_patched() {
+        let store = store(PODS);
+        let decision = PodGroupDecision {
+            pod_group: "a/g".into(),
+            scheduled: false,
+            reason: "no room".into(),
+            min_count: None,
+            bound: 0,
+            pending: 1,
+            placement: None,
+            domains: Vec::new(),
+            condition_reason: "Unschedulable".into(),
+            preemption: Some(PreemptionOutcome {
+                result: "failed".into(),
+                domain: None,
+                victims: 0,
+                reason: "no lower-priority victims".into(),
+            }),
+            disruption: None,
+        };
+        let outcome = Outcome {
+            unschedulable: vec![Unschedulable {
+                pod: "a/member".into(),
+                reason: "no room".into(),
+                preemption: None,
+            }],
+            pod_groups: vec![decision.clone()],
+            ..Outcome::default()
+        };
+        let actions = plan(&outcome, &store);
+        assert_eq!(actions.len(), 1, "{actions:?}");
+        assert!(matches!(
+            &actions[0],
+            Action::Unschedulable { current: true, .. }
+        ));
+        // A group not yet scheduled gets False, with the preemption's reason.
+        let fresh = store_without_condition();
+        let actions = plan(&outcome, &fresh);
+        let Some(Action::GroupCondition {
+            status,
+            reason,
+            message,
+            conditions,
+            ..
+        }) = actions.last()
+        else {
+            panic!("{actions:?}")
+        };
+        assert!(!status);
+        assert_eq!(reason, "Unschedulable");
+        assert_eq!(
+            message,
+            "no room, pod group preemption: no lower-priority victims"
+        );
+        assert_eq!(conditions.len(), 1);
+    }
+
+    fn store_without_condition() -> Store {
+        let text = PODS.replace(
+            "status:\n  conditions: [{type: PodGroupInitiallyScheduled, status: \"True\", reason: Scheduled, message: \"\", lastTransitionTime: \"2026-11-20T10:00:00Z\"}]",
+            "",
+        );
+        assert_ne!(text, PODS);
+        store(&text)
+    }
 }

@@ -347,6 +347,7 @@ impl Server {
         };
         self.metrics.model_size(&counts);
         self.overlay.apply(&mut manifests);
+        self.forget_gone(&manifests);
         let options = BuildOptions {
             scheduler_name: Some(self.options.scheduler_name.clone()),
             live: true,
@@ -449,6 +450,23 @@ impl Server {
         ));
     }
 
+    /// Forgets what it said about objects that are gone, so that churn does
+    /// not grow its memory.
+    fn forget_gone(&mut self, manifests: &Manifests) {
+        let mut uids = BTreeSet::new();
+        let mut origins = BTreeSet::new();
+        for (origin, object) in &manifests.objects {
+            origins.insert(origin.to_string());
+            if let Object::Pod(pod) = object
+                && let Some(uid) = &pod.metadata.uid
+            {
+                uids.insert(uid.as_str());
+            }
+        }
+        self.reported.retain(|uid, _| uids.contains(uid.as_str()));
+        self.excluded.retain(|origin| origins.contains(origin));
+    }
+
     /// Takes this scheduler's pending pods that need what wasched does not
     /// model out of `manifests`; returns what to tell the ones not told yet.
     fn set_aside_unmodelled(
@@ -476,13 +494,9 @@ impl Server {
             let message = unmodelled::message(&needs);
             let uid = pod.metadata.uid.clone().unwrap_or_default();
             if self.reported.get(&uid) != Some(&message) {
-                self.reported.insert(uid.clone(), message.clone());
+                self.reported.insert(uid, message.clone());
                 actions.push(Action::Unschedulable {
-                    pod: actions::PodRef {
-                        namespace: pod.metadata.namespace.clone().unwrap_or_default(),
-                        name: pod.metadata.name.clone().unwrap_or_default(),
-                        uid,
-                    },
+                    pod: actions::PodRef::of(pod),
                     message,
                     current: false,
                 });

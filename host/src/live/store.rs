@@ -74,6 +74,14 @@ impl Store {
         self.objects.get(&(kind, key.to_string()))
     }
 
+    /// Every object of `kind`, by key.
+    pub fn objects(&self, kind: Kind) -> impl Iterator<Item = &Object> {
+        self.objects
+            .range((kind, String::new())..)
+            .take_while(move |((k, _), _)| *k == kind)
+            .map(|(_, object)| object)
+    }
+
     /// A copy of every object, as manifests read from files would be (the
     /// model sorts; this order is the store's, by kind and key).
     pub fn manifests(&self) -> Manifests {
@@ -114,10 +122,8 @@ impl Store {
             Event::InitDone => {
                 let listed = self.relisting.remove(&kind).unwrap_or_default();
                 let stale: Vec<String> = self
-                    .objects
-                    .range((kind, String::new())..)
-                    .take_while(|((k, _), _)| *k == kind)
-                    .map(|((_, key), _)| key.clone())
+                    .objects(kind)
+                    .map(|object| kinds::origin(object).name)
                     .filter(|key| !listed.contains_key(key))
                     .collect();
                 for key in stale {
