@@ -131,6 +131,13 @@ enum Command {
         /// a free one, printed at start).
         #[arg(long, value_name = "ADDRESS:PORT", default_value = "127.0.0.1:10260")]
         address: std::net::SocketAddr,
+        /// Serve the endpoints over HTTPS with this certificate (PEM; with
+        /// `--tls-private-key-file`).
+        #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+        tls_cert_file: Option<PathBuf>,
+        /// The certificate's private key (PEM).
+        #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+        tls_private_key_file: Option<PathBuf>,
         /// Schedule only while holding the Lease `--lease-namespace`/
         /// `--lease-name` (as kube-scheduler's `--leader-elect`); exit when
         /// it is lost. A dry run never takes it.
@@ -312,15 +319,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             leader_elect,
             lease_namespace,
             lease_name,
+            tls_cert_file,
+            tls_private_key_file,
         } => {
             let config = read_config(config.as_deref())?;
             let lease = leader_elect.then(|| wasched::live::leader::LeaseOptions {
                 namespace: lease_namespace,
                 name: lease_name.unwrap_or_else(|| scheduler_name.clone()),
             });
+            let tls = tls_cert_file
+                .zip(tls_private_key_file)
+                .map(|(cert, key)| wasched::live::endpoints::Tls { cert, key });
             let options = wasched::live::serve::ServeOptions {
                 kubeconfig,
                 lease,
+                tls,
                 scheduler_name,
                 plugins,
                 config,

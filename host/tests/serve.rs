@@ -238,7 +238,7 @@ impl Serve {
         let deadline = Instant::now() + Duration::from_secs(120);
         let address = loop {
             let found = lines.lock().unwrap().iter().find_map(|l| {
-                l.split("metrics on http://")
+                l.split("metrics on ")
                     .nth(1)
                     .map(|rest| rest.trim_end_matches('"').to_string())
             });
@@ -260,7 +260,11 @@ impl Serve {
     }
 
     fn get(&self, path: &str) -> (u16, String) {
-        let mut stream = TcpStream::connect(&self.address).unwrap();
+        let address = self
+            .address
+            .strip_prefix("http://")
+            .expect("served over HTTP");
+        let mut stream = TcpStream::connect(address).unwrap();
         write!(stream, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
         let mut text = String::new();
         stream.read_to_string(&mut text).unwrap();
@@ -772,4 +776,95 @@ fn only_the_lease_holder_schedules_and_one_that_loses_the_lease_exits() {
         ),
         "{log:#?}"
     );
+}
+
+#[test]
+fn the_endpoints_are_served_over_tls_with_a_certificate_and_a_bad_one_is_one_line() {
+    let dir = common::tempdir("serve-tls");
+    let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ])
+        .args([
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+
+    // A file that is not a certificate: one line naming it, before any
+    // cluster is asked for.
+    let bad = dir.join("bad.crt");
+    std::fs::write(&bad, "not a certificate").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_wasched"))
+        .args([
+            "serve",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+            "--tls-cert-file",
+        ])
+        .arg(&bad)
+        .arg("--tls-private-key-file")
+        .arg(&key)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("wasched: ") && stderr.contains("bad.crt: no certificate in it"),
+        "{stderr}"
+    );
+
+    let snapshot = common::testdata("serve/mixed.yaml");
+    let cluster = Cluster::up(&snapshot, "serve-tls-cluster");
+    let args = [
+        "--dry-run",
+        "--tls-cert-file",
+        cert.to_str().unwrap(),
+        "--tls-private-key-file",
+        key.to_str().unwrap(),
+    ];
+    let serve = Serve::start(&cluster.kubeconfig, &args);
+    let url = serve.address.clone();
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    let curl = |extra: &[&str]| {
+        Command::new("curl")
+            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert"])
+            .arg(&cert)
+            .args(extra)
+            .arg(format!("{url}/healthz"))
+            .output()
+            .expect("curl runs")
+    };
+    let ok = curl(&[]);
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "200");
+    // Plain HTTP on the same port gets no answer.
+    let plain = Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}"])
+        .arg(url.replace("https://", "http://") + "/healthz")
+        .output()
+        .unwrap();
+    assert_ne!(String::from_utf8_lossy(&plain.stdout), "200");
+    serve.stop();
 }

@@ -2,15 +2,16 @@
 //! `/livez` (the process answers), `/readyz` (every watched kind has been
 //! listed once) and `/metrics` (Prometheus text: the names
 //! `simulate --metrics` writes, accumulated over the passes, plus the
-//! loop's own).
+//! loop's own); over HTTPS when given a certificate.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow, bail};
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::server::conn::http1;
@@ -23,6 +24,9 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::TlsAcceptor;
 
 use super::actions::Applied;
 use super::kinds::Kind;
@@ -218,13 +222,52 @@ impl Metrics {
     }
 }
 
-/// Serves the endpoints on `address`; returns the address bound (port 0
-/// picks a free one).
+/// A serving certificate and its key, PEM files (`--tls-cert-file`,
+/// `--tls-private-key-file`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tls {
+    /// The certificate chain.
+    pub cert: PathBuf,
+    /// The private key.
+    pub key: PathBuf,
+}
+
+impl Tls {
+    /// The acceptor for these files; a file that cannot be read or used is
+    /// an error naming it.
+    pub fn acceptor(&self) -> Result<TlsAcceptor> {
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&self.cert)
+            .and_then(|certs| certs.collect::<Result<_, _>>())
+            .map_err(|e| anyhow!("{}: not a PEM certificate: {e}", self.cert.display()))?;
+        if certs.is_empty() {
+            bail!("{}: no certificate in it", self.cert.display());
+        }
+        let key = PrivateKeyDer::from_pem_file(&self.key)
+            .map_err(|e| anyhow!("{}: not a PEM private key: {e}", self.key.display()))?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
+            .with_context(|| {
+                format!(
+                    "{} and {}: not a usable certificate and key",
+                    self.cert.display(),
+                    self.key.display()
+                )
+            })?;
+        Ok(TlsAcceptor::from(Arc::new(config)))
+    }
+}
+
+/// Serves the endpoints on `address`, over TLS with `tls` when given;
+/// returns the address bound (port 0 picks a free one).
 pub async fn serve(
     address: SocketAddr,
+    tls: Option<TlsAcceptor>,
     shared: Arc<Shared>,
     metrics: Metrics,
 ) -> Result<SocketAddr> {
+    let acceptor = tls;
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .with_context(|| format!("cannot listen on {address}"))?;
@@ -235,14 +278,20 @@ pub async fn serve(
                 continue;
             };
             let (shared, metrics) = (shared.clone(), metrics.clone());
+            let acceptor = acceptor.clone();
             tokio::spawn(async move {
                 let service = service_fn(move |request| {
                     let response = respond(&request, &shared, &metrics);
                     async move { Ok::<_, Infallible>(response) }
                 });
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+                let http = http1::Builder::new();
+                let _ = match acceptor {
+                    None => http.serve_connection(TokioIo::new(stream), service).await,
+                    Some(acceptor) => match acceptor.accept(stream).await {
+                        Ok(stream) => http.serve_connection(TokioIo::new(stream), service).await,
+                        Err(_) => return, // a failed handshake: nothing to answer
+                    },
+                };
             });
         }
     });

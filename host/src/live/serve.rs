@@ -59,6 +59,8 @@ pub struct ServeOptions {
     pub dry_run: bool,
     /// Where `/healthz`, `/readyz` and `/metrics` are served.
     pub address: SocketAddr,
+    /// Serve them over HTTPS with this certificate.
+    pub tls: Option<endpoints::Tls>,
     /// Coalesce changes for this long before a pass (a burst of created
     /// pods becomes one pass).
     pub settle: Duration,
@@ -76,6 +78,7 @@ impl Default for ServeOptions {
             config: PluginConfig::default(),
             dry_run: false,
             address: ([127, 0, 0, 1], 10260).into(),
+            tls: None,
             settle: Duration::from_millis(50),
             lease: Some(LeaseOptions {
                 namespace: "kube-system".into(),
@@ -87,6 +90,13 @@ impl Default for ServeOptions {
 
 /// Runs `serve` until SIGINT or SIGTERM.
 pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
+    // Everything that can be wrong with the command line fails before the
+    // cluster is touched.
+    let tls = options
+        .tls
+        .as_ref()
+        .map(endpoints::Tls::acceptor)
+        .transpose()?;
     let mut plugins = crate::load_plugins(runtime, options.plugins.as_deref(), &options.config)?;
     for note in plugins.notes() {
         log::info(note);
@@ -109,17 +119,23 @@ pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
     let _guard = tokio.enter();
     let address = tokio.block_on(endpoints::serve(
         options.address,
+        tls,
         shared.clone(),
         metrics.clone(),
     ))?;
+    let scheme = if options.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let shadow = if options.dry_run {
+        " (dry run: nothing is bound or evicted)"
+    } else {
+        ""
+    };
     log::info(&format!(
-        "wasched serve: scheduler {:?}{}, health and metrics on http://{address}",
+        "wasched serve: scheduler {:?}{shadow}, health and metrics on {scheme}://{address}",
         options.scheduler_name,
-        if options.dry_run {
-            " (dry run: nothing is bound or evicted)"
-        } else {
-            ""
-        }
     ));
     // A shadow never takes the lease from the scheduler it shadows.
     let lease = options.lease.clone().filter(|_| !options.dry_run);
