@@ -58,7 +58,8 @@ impl PodRef {
         }
     }
 
-    fn key(&self) -> String {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
 
@@ -141,7 +142,24 @@ pub enum Action {
         /// Every condition of the group's status with this one set (the
         /// patch replaces the list).
         conditions: Vec<Condition>,
+        /// The group's `resourceVersion` they were read at: the patch is
+        /// refused if another writer came between.
+        resource_version: Option<String>,
     },
+}
+
+impl Action {
+    /// The pod it acts on, if it acts on one.
+    pub fn pod(&self) -> Option<&PodRef> {
+        match self {
+            Action::Bind { pod, .. }
+            | Action::Nominate { pod, .. }
+            | Action::ClearNomination { pod }
+            | Action::Unschedulable { pod, .. } => Some(pod),
+            Action::Preempt { victim, .. } => Some(victim),
+            Action::GroupCondition { .. } => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Action {
@@ -192,7 +210,7 @@ pub const GROUP_CONDITION: &str = "PodGroupInitiallyScheduled";
 /// (their preemptors' nominations after them), then bindings in the order
 /// they were decided, then pods left pending, then group conditions. Pods
 /// the store no longer holds are left out.
-pub fn plan(outcome: &Outcome, store: &Store) -> Vec<Action> {
+pub fn plan(outcome: &Outcome, store: &Store, scheduler_name: &str) -> Vec<Action> {
     let pod = |key: &str| -> Option<(PodRef, &Pod)> {
         let Some(Object::Pod(pod)) = store.get(Kind::Pod, key) else {
             return None;
@@ -219,7 +237,7 @@ pub fn plan(outcome: &Outcome, store: &Store) -> Vec<Action> {
         };
         actions.push(Action::Preempt { victim, node, by });
     }
-    actions.extend(cleared_nominations(outcome, store));
+    actions.extend(cleared_nominations(outcome, store, scheduler_name));
     for nomination in &outcome.nominations {
         let Some((pod_ref, object)) = pod(&nomination.pod) else {
             continue;
@@ -270,7 +288,42 @@ pub fn plan(outcome: &Outcome, store: &Store) -> Vec<Action> {
             });
         }
     }
+    // A preemption that failed clears the preemptor's nomination (upstream
+    // returns an empty NominatedNodeName); one that was not allowed keeps
+    // it.
+    let failed_groups: Vec<&str> = outcome
+        .pod_groups
+        .iter()
+        .filter(|g| g.preemption.as_ref().is_some_and(|p| p.domain.is_none()))
+        .map(|g| g.pod_group.as_str())
+        .collect();
     let nominated: Vec<&str> = outcome.nominations.iter().map(|n| n.pod.as_str()).collect();
+    for left in &outcome.unschedulable {
+        if nominated.contains(&left.pod.as_str()) {
+            continue;
+        }
+        let Some((pod, object)) = pod(&left.pod) else {
+            continue;
+        };
+        let group = object
+            .spec
+            .as_ref()
+            .and_then(|s| s.scheduling_group.as_ref())
+            .and_then(|g| g.pod_group_name.as_ref())
+            .map(|g| format!("{}/{g}", pod.namespace));
+        let failed = match &group {
+            None => left.preemption.is_some(),
+            Some(group) => failed_groups.contains(&group.as_str()),
+        };
+        let has_nomination = object
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.as_deref())
+            .is_some_and(|n| !n.is_empty());
+        if failed && has_nomination {
+            actions.push(Action::ClearNomination { pod });
+        }
+    }
     for left in &outcome.unschedulable {
         if nominated.contains(&left.pod.as_str()) {
             continue;
@@ -305,8 +358,13 @@ pub fn plan(outcome: &Outcome, store: &Store) -> Vec<Action> {
 /// than it, whose nominations go (`getLowerPriorityNominatedPods`). Group
 /// preemption names the whole cluster as its candidate, to which no pod is
 /// nominated, so it clears none, as upstream.
-fn cleared_nominations(outcome: &Outcome, store: &Store) -> Vec<Action> {
+fn cleared_nominations(outcome: &Outcome, store: &Store, scheduler_name: &str) -> Vec<Action> {
+    // `spec.priority` is the resolved priority (admission sets it).
     let priority = |pod: &Pod| pod.spec.as_ref().and_then(|s| s.priority).unwrap_or(0);
+    let ours = |pod: &Pod| {
+        let name = pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref());
+        name.unwrap_or(crate::model::DEFAULT_SCHEDULER_NAME) == scheduler_name
+    };
     let mut cleared: Vec<Action> = Vec::new();
     for nomination in &outcome.nominations {
         let Some(Object::Pod(preemptor)) = store.get(Kind::Pod, &nomination.pod) else {
@@ -331,6 +389,7 @@ fn cleared_nominations(outcome: &Outcome, store: &Store) -> Vec<Action> {
                 .is_none_or(|s| s.node_name.as_deref().is_none_or(str::is_empty));
             if nominated == Some(nomination.node.as_str())
                 && pending
+                && ours(pod)
                 && priority(pod) < priority(preemptor)
             {
                 let action = Action::ClearNomination {
@@ -424,13 +483,21 @@ fn group_condition(decision: &PodGroupDecision, store: &Store) -> Option<Action>
         .as_ref()
         .and_then(|s| s.conditions.clone())
         .unwrap_or_default();
+    let status_text = if status { "True" } else { "False" };
+    // The transition time moves only when the status does.
+    let last_transition_time = condition_of(group)
+        .filter(|c| c.status == status_text)
+        .map_or_else(
+            || Time(k8s_openapi::jiff::Timestamp::now()),
+            |c| c.last_transition_time.clone(),
+        );
     conditions.retain(|c| c.type_ != GROUP_CONDITION);
     conditions.push(Condition {
         type_: GROUP_CONDITION.into(),
-        status: if status { "True" } else { "False" }.into(),
+        status: status_text.into(),
         reason: reason.clone(),
         message: message.clone(),
-        last_transition_time: Time(k8s_openapi::jiff::Timestamp::now()),
+        last_transition_time,
         observed_generation: group.metadata.generation,
     });
     Some(Action::GroupCondition {
@@ -439,6 +506,7 @@ fn group_condition(decision: &PodGroupDecision, store: &Store) -> Option<Action>
         reason,
         message,
         conditions,
+        resource_version: group.metadata.resource_version.clone(),
     })
 }
 
@@ -495,9 +563,17 @@ impl Executor {
 
     /// Carries out `actions` in order; a failed call is reported and the
     /// rest go on.
-    pub async fn apply(&mut self, actions: &[Action]) -> Applied {
+    /// `still_leading` is asked before each call: once the lease is lost,
+    /// nothing more is done.
+    pub async fn apply(&mut self, actions: &[Action], still_leading: &dyn Fn() -> bool) -> Applied {
         let mut applied = Applied::default();
         for action in actions {
+            if !still_leading() {
+                applied
+                    .errors
+                    .push(("lease", format!("{action}: not done, the lease was lost")));
+                continue;
+            }
             if let Err((operation, e)) = self.one(action, &mut applied).await {
                 applied.errors.push((operation, format!("{action}: {e}")));
             }
@@ -626,11 +702,17 @@ impl Executor {
                 .await;
             }
             Action::GroupCondition {
-                group, conditions, ..
+                group,
+                conditions,
+                resource_version,
+                ..
             } => {
                 let (namespace, name) = group.split_once('/').unwrap_or(("default", group));
                 let api: Api<PodGroup> = Api::namespaced(self.client.clone(), namespace);
-                let patch = json!({"status": {"conditions": conditions}});
+                let patch = json!({
+                    "metadata": {"resourceVersion": resource_version},
+                    "status": {"conditions": conditions},
+                });
                 match api
                     .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
                     .await
@@ -829,7 +911,7 @@ status:
             }],
             ..Outcome::default()
         };
-        let actions = plan(&outcome, &store);
+        let actions = plan(&outcome, &store, "default-scheduler");
         let shown: Vec<String> = actions.iter().map(ToString::to_string).collect();
         assert_eq!(
             shown,
@@ -875,7 +957,7 @@ status:
             pod_groups: vec![decision.clone()],
             ..Outcome::default()
         };
-        let actions = plan(&outcome, &store);
+        let actions = plan(&outcome, &store, "default-scheduler");
         assert_eq!(actions.len(), 1, "{actions:?}");
         assert!(matches!(
             &actions[0],
@@ -883,7 +965,7 @@ status:
         ));
         // A group not yet scheduled gets False, with the preemption's reason.
         let fresh = store_without_condition();
-        let actions = plan(&outcome, &fresh);
+        let actions = plan(&outcome, &fresh, "default-scheduler");
         let Some(Action::GroupCondition {
             status,
             reason,

@@ -64,6 +64,7 @@ pub struct Metrics {
     attempts: Family<AttemptLabels, Counter>,
     entities: Counter,
     passes: Counter,
+    wakeups: Counter,
     pass_seconds: Histogram,
     api_errors: Family<OperationLabels, Counter>,
     events_dropped: Counter,
@@ -84,6 +85,7 @@ impl Metrics {
             attempts: Family::default(),
             entities: Counter::default(),
             passes: Counter::default(),
+            wakeups: Counter::default(),
             pass_seconds: Histogram::new(exponential_buckets(0.001, 2.0, 16)),
             api_errors: Family::default(),
             events_dropped: Counter::default(),
@@ -107,6 +109,11 @@ impl Metrics {
             "wasched_serve_passes",
             "Scheduling passes run",
             metrics.passes.clone(),
+        );
+        registry.register(
+            "wasched_serve_wakeups",
+            "Times the loop woke to look for due entities (a change, a backoff's end)",
+            metrics.wakeups.clone(),
         );
         registry.register(
             "wasched_serve_pass_duration_seconds",
@@ -171,10 +178,6 @@ impl Metrics {
         };
         attempts("scheduled", outcome.placements.len());
         attempts("unschedulable", outcome.unschedulable.len());
-        let errors: u64 = outcome.plugin_errors.iter().map(|e| e.count).sum();
-        if errors > 0 {
-            attempts("error", 0);
-        }
     }
 
     /// What the API calls of a pass did.
@@ -191,6 +194,12 @@ impl Metrics {
                 operation: operation.into(),
             })
             .inc();
+    }
+
+    /// The loop woke for a change or a backoff's end (whether or not
+    /// anything was due).
+    pub fn wakeup(&self) {
+        self.wakeups.inc();
     }
 
     /// A pass finished.

@@ -234,10 +234,13 @@ struct Overlay {
 
 impl Overlay {
     /// Lays what the watch has not shown yet over `manifests`, and forgets
-    /// what it has shown (or what is gone).
-    fn apply(&mut self, manifests: &mut Manifests) {
+    /// what it has shown (or what is gone). Returns the pods being deleted
+    /// as victims of preemption (`DisruptionTarget` with reason
+    /// `PreemptionByScheduler`, or deleted by this scheduler), by key.
+    fn apply(&mut self, manifests: &mut Manifests) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();
-        for (_, object) in &mut manifests.objects {
+        let mut preempted = BTreeSet::new();
+        for (origin, object) in &mut manifests.objects {
             let Object::Pod(pod) = object else { continue };
             let Some(uid) = pod.metadata.uid.clone() else {
                 continue;
@@ -252,12 +255,16 @@ impl Overlay {
                 }
             }
             if self.deleting.contains(&uid) {
+                preempted.insert(origin.name.clone());
                 if pod.metadata.deletion_timestamp.is_some() {
                     self.deleting.remove(&uid);
                 } else {
                     pod.metadata.deletion_timestamp =
                         Some(Time(k8s_openapi::jiff::Timestamp::now()));
                 }
+            }
+            if pod.metadata.deletion_timestamp.is_some() && disrupted_by_scheduler(pod) {
+                preempted.insert(origin.name.clone());
             }
             if let Some(node) = self.nominated.get(&uid) {
                 let status = pod.status.get_or_insert_default();
@@ -271,7 +278,23 @@ impl Overlay {
         self.bound.retain(|uid, _| seen.contains(uid));
         self.deleting.retain(|uid| seen.contains(uid));
         self.nominated.retain(|uid, _| seen.contains(uid));
+        preempted
     }
+}
+
+/// Whether a pod carries `DisruptionTarget=True` with reason
+/// `PreemptionByScheduler`.
+fn disrupted_by_scheduler(pod: &k8s_openapi::api::core::v1::Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|conditions| {
+            conditions.iter().any(|c| {
+                c.type_ == "DisruptionTarget"
+                    && c.status == "True"
+                    && c.reason.as_deref() == Some("PreemptionByScheduler")
+            })
+        })
 }
 
 /// The scheduling thread's state.
@@ -315,15 +338,20 @@ fn pending_pods(snapshot: &Snapshot, entity: Entity) -> Vec<u32> {
         .collect()
 }
 
-/// Whether a preemptor must wait: one of its pods is nominated to a node
-/// where a pod of lower priority is still being deleted (kube-scheduler's
-/// `PodEligibleToPreemptOthers`: no new preemption meanwhile).
-fn waits_for_victims(snapshot: &Snapshot, pods: &[u32]) -> bool {
+/// Whether a preemptor may not start another preemption: one of its pods
+/// is nominated to a node where a pod of lower priority that the scheduler
+/// preempted (`preempted`: being deleted, with `DisruptionTarget` reason
+/// `PreemptionByScheduler`) is still terminating (kube-scheduler's
+/// `PodEligibleToPreemptOthers`). It is still scheduled meanwhile.
+fn victims_terminating(snapshot: &Snapshot, pods: &[u32], preempted: &BTreeSet<String>) -> bool {
     pods.iter().any(|&p| {
         let pod = &snapshot.pods[p as usize];
         pod.nominated_node.is_some_and(|node| {
             snapshot.pods.iter().any(|other| {
-                other.terminating && other.node == Some(node) && other.priority < pod.priority
+                other.terminating
+                    && other.node == Some(node)
+                    && other.priority < pod.priority
+                    && preempted.contains(&other.key)
             })
         })
     })
@@ -357,12 +385,13 @@ impl Server {
     /// One pass: model, due entities, cycle, actions.
     fn pass(&mut self, tokio: &tokio::runtime::Runtime, plugins: &mut PluginSet) {
         let started = Instant::now();
+        self.metrics.wakeup();
         let (mut manifests, helpful, counts) = {
             let store = self.shared.lock();
             (store.manifests(), store.helpful, store.counts())
         };
         self.metrics.model_size(&counts);
-        self.overlay.apply(&mut manifests);
+        let preempted = self.overlay.apply(&mut manifests);
         self.forget_gone(&manifests);
         let options = BuildOptions {
             scheduler_name: Some(self.options.scheduler_name.clone()),
@@ -383,16 +412,27 @@ impl Server {
         let keys: BTreeSet<String> = queued.iter().map(|&e| entity_key(&snapshot, e)).collect();
         self.backoff.retain(|k| keys.contains(k));
         let mut admitted: Vec<(Entity, String)> = Vec::new();
-        let mut held = 0;
+        let mut blocked: Vec<Entity> = Vec::new();
         for &entity in &queued {
             let key = entity_key(&snapshot, entity);
-            if waits_for_victims(&snapshot, &pending_pods(&snapshot, entity)) {
-                held += 1;
-            } else if self.backoff.admits(&key, helpful, now) {
+            let pods = pending_pods(&snapshot, entity);
+            let waiting = victims_terminating(&snapshot, &pods, &preempted);
+            if waiting {
+                blocked.push(entity);
+            }
+            // A preemptor whose victims are gone goes first, whatever its
+            // backoff, so that lower-priority entities do not take the room
+            // it was nominated to (kube-scheduler reserves it for pods of
+            // its priority and above while it waits).
+            let nominated = pods
+                .iter()
+                .any(|&p| snapshot.pods[p as usize].nominated_node.is_some());
+            if (nominated && !waiting) || self.backoff.admits(&key, helpful, now) {
                 admitted.push((entity, key));
             }
         }
-        self.metrics.queue(queued.len() - admitted.len(), held);
+        self.metrics
+            .queue(queued.len() - admitted.len(), blocked.len());
         if admitted.is_empty() && early.is_empty() {
             return;
         }
@@ -401,12 +441,14 @@ impl Server {
         } else {
             let allowed: Vec<Entity> = admitted.iter().map(|(e, _)| *e).collect();
             let admit = |e: Entity| allowed.contains(&e);
+            let may_preempt = |e: Entity| !blocked.contains(&e);
             scheduler::run_with_options(
                 &mut snapshot,
                 plugins,
                 &RunOptions {
                     live: true,
                     admit: Some(&admit),
+                    may_preempt: Some(&may_preempt),
                     ..RunOptions::default()
                 },
             )
@@ -416,39 +458,55 @@ impl Server {
         }
         let mut actions = {
             let store = self.shared.lock();
-            actions::plan(&outcome, &store)
+            actions::plan(&outcome, &store, &self.options.scheduler_name)
         };
-        actions.append(&mut early);
-        // Backoff: an entity all of whose pending pods were bound is done.
-        let bound: BTreeSet<&str> = outcome.placements.iter().map(|b| b.pod.as_str()).collect();
-        for (entity, key) in &admitted {
-            let pods = pending_pods(&snapshot, *entity);
-            let done = !self.options.dry_run
-                && pods
-                    .iter()
-                    .all(|&p| bound.contains(snapshot.pods[p as usize].key.as_str()));
-            if done {
-                self.backoff.forget(key);
-            } else {
-                self.backoff.failed(key, helpful, now);
+        // Only the pods the decisions were made on: one deleted and
+        // recreated under its name meanwhile is a new pod, not touched.
+        let uids: BTreeMap<&str, &str> = snapshot
+            .pods
+            .iter()
+            .filter_map(|p| Some((p.key.as_str(), p.uid.as_deref()?)))
+            .collect();
+        actions.retain(|action| match action.pod() {
+            Some(pod) => {
+                let same = uids.get(pod.key().as_str()) == Some(&pod.uid.as_str());
+                if !same {
+                    log::info(&format!("{action}: skipped, the pod was replaced"));
+                }
+                same
             }
-        }
-        self.metrics.record(&outcome, admitted.len());
+            None => true,
+        });
+        actions.append(&mut early);
         let summary = actions::summary(&actions);
+        let mut bound: BTreeSet<String> = BTreeSet::new();
         if self.options.dry_run {
             for action in &actions {
                 log::info(&format!("dry run: would {action}"));
             }
         } else {
-            let applied = tokio.block_on(self.executor.apply(&actions));
+            let leading = self.shared.clone();
+            let still_leading = move || !leading.lock().lost_lease;
+            let applied = tokio.block_on(self.executor.apply(&actions, &still_leading));
             for (uid, node) in &applied.bound {
                 self.overlay.bound.insert(uid.clone(), node.clone());
+                bound.insert(uid.clone());
             }
             self.overlay
                 .deleting
                 .extend(applied.evicted.iter().cloned());
-            for (uid, node) in &applied.nominated {
-                self.overlay.nominated.insert(uid.clone(), node.clone());
+            for action in &actions {
+                match action {
+                    // A decision stands whether or not its patch went
+                    // through (upstream's nominator keeps it in memory).
+                    Action::Nominate { pod, node, .. } => {
+                        self.overlay.nominated.insert(pod.uid.clone(), node.clone());
+                    }
+                    Action::ClearNomination { pod } => {
+                        self.overlay.nominated.remove(&pod.uid);
+                    }
+                    _ => {}
+                }
             }
             for (operation, error) in &applied.errors {
                 log::warn(&format!("{operation}: {error}"));
@@ -456,12 +514,28 @@ impl Server {
             }
             self.metrics.applied(&applied);
         }
+        // Backoff: an entity all of whose pending pods were bound (the API
+        // server took each binding) is done; any other was tried and waits.
+        for (entity, key) in &admitted {
+            let done = pending_pods(&snapshot, *entity).iter().all(|&p| {
+                snapshot.pods[p as usize]
+                    .uid
+                    .as_ref()
+                    .is_some_and(|uid| bound.contains(uid))
+            });
+            if done {
+                self.backoff.forget(key);
+            } else {
+                self.backoff.failed(key, helpful, now);
+            }
+        }
+        self.metrics.record(&outcome, admitted.len());
         self.metrics.pass(started.elapsed());
         log::info(&format!(
-            "pass: {} entities tried, {} waiting, {} held for victims; {summary:?} in {:.1} ms",
+            "pass: {} entities tried, {} waiting, {} blocked from preempting while their victims terminate; {summary:?} in {:.1} ms",
             admitted.len(),
             self.backoff.len(),
-            held,
+            blocked.len(),
             started.elapsed().as_secs_f64() * 1e3
         ));
     }
@@ -537,9 +611,27 @@ impl Server {
             let Some(index) = culprit else {
                 bail!("{error}");
             };
-            let (origin, _) = manifests.objects.remove(index);
+            let (origin, object) = manifests.objects.remove(index);
+            // A bound pod left out would leave its node's room looking
+            // free: nothing more goes to that node.
+            let node = match &object {
+                Object::Pod(pod) => pod.spec.as_ref().and_then(|s| s.node_name.clone()),
+                _ => None,
+            };
+            if let Some(node) = &node {
+                for (_, object) in &mut manifests.objects {
+                    if let Object::Node(n) = object
+                        && n.metadata.name.as_ref() == Some(node)
+                    {
+                        n.spec.get_or_insert_default().unschedulable = Some(true);
+                    }
+                }
+            }
             if self.excluded.insert(origin.to_string()) {
-                log::warn(&format!("left out of the model: {error}"));
+                let cordon = node
+                    .map(|n| format!("; node {n} is treated as cordoned meanwhile"))
+                    .unwrap_or_default();
+                log::warn(&format!("left out of the model: {error}{cordon}"));
             }
         }
         bail!("every object was refused")

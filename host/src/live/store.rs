@@ -171,7 +171,8 @@ fn same(object: &Object) -> (String, Option<String>) {
 /// Whether a change from `old` to `new` could let an entity that did not
 /// fit fit now. Nodes: added, removed, or their labels, taints,
 /// `unschedulable` or allocatable changed (not heartbeats). Pods: added,
-/// removed, finished, relabelled or moved to another group — not bound
+/// removed, replaced (a new UID), unbound, finished, relabelled, resized,
+/// moved to another group or ungated — not bound
 /// (with the node's labels the server copies onto it) or patched (the
 /// scheduler's own echoes) and not marked for deletion (a
 /// pod being deleted still holds its node until it is gone). Groups and
@@ -199,13 +200,23 @@ pub fn helps(old: Option<&Object>, new: Option<&Object>) -> bool {
             };
             let group = |p: &Pod| p.spec.as_ref().map(|s| s.scheduling_group.clone());
             let node = |p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone());
+            let gates = |p: &Pod| p.spec.as_ref().map(|s| s.scheduling_gates.clone());
+            let requests = |p: &Pod| {
+                p.spec
+                    .as_ref()
+                    .map(|s| crate::model::resources::pod_requests(s).ok())
+            };
             // A binding is no help to others, and the labels the API
             // server copies from the node onto a pod it binds
             // (topology.kubernetes.io/zone, ...) come with it.
             let bound_now = node(a).is_none() && node(b).is_some();
-            phase(a) != phase(b)
+            a.metadata.uid != b.metadata.uid
+                || (node(a).is_some() && node(b).is_none())
+                || phase(a) != phase(b)
                 || (!bound_now && a.metadata.labels != b.metadata.labels)
                 || group(a) != group(b)
+                || gates(a) != gates(b)
+                || requests(a) != requests(b)
         }
         (Object::PodGroup(a), Object::PodGroup(b)) => a.spec != b.spec,
         (Object::Workload(a), Object::Workload(b)) => a.spec != b.spec,

@@ -213,6 +213,7 @@ impl Snapshot {
         // (marked) but hold no resources.
         let mut pod_amounts = Vec::new();
         let mut ignored = 0;
+        let mut gated = 0;
         let mut on_unknown_nodes = BTreeSet::new();
         pods.sort_by_key(|(_, pod)| key(&pod.metadata));
         let mut member_of: Vec<Option<String>> = Vec::new();
@@ -230,6 +231,19 @@ impl Snapshot {
             if !terminating && !options.schedules(spec) {
                 // Another scheduler's pending pod: not ours to place, and
                 // it holds nothing yet.
+                continue;
+            }
+            let unbound = spec.node_name.as_deref().is_none_or(str::is_empty);
+            if !terminating
+                && unbound
+                && spec
+                    .scheduling_gates
+                    .as_ref()
+                    .is_some_and(|g| !g.is_empty())
+            {
+                // Held by its scheduling gates: not in the queue until they
+                // are removed (upstream's SchedulingGates PreEnqueue).
+                gated += 1;
                 continue;
             }
             ignored += usize::from(terminating && !options.live);
@@ -337,6 +351,11 @@ impl Snapshot {
         if ignored > 0 {
             snapshot.warnings.push(format!(
                 "ignored {ignored} terminal or terminating pod(s): they hold no resources"
+            ));
+        }
+        if gated > 0 {
+            snapshot.warnings.push(format!(
+                "{gated} pending pod(s) held by scheduling gates are not scheduled until their gates are removed"
             ));
         }
         if !on_unknown_nodes.is_empty() {

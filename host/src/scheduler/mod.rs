@@ -160,8 +160,13 @@ pub struct RunOptions<'a> {
     /// stop at once and preemptors are bound in the same run.
     pub live: bool,
     /// The queued entities this run may attempt; `None`: all. The others
-    /// are left as they are (in backoff, or waiting for their victims).
+    /// are left as they are (in backoff).
     pub admit: Option<&'a dyn Fn(Entity) -> bool>,
+    /// The entities that may preempt if they do not fit; `None`: all. A
+    /// preemptor whose victims are still terminating on its nominated node
+    /// may not start another preemption (kube-scheduler's
+    /// `PodEligibleToPreemptOthers`); it is still scheduled.
+    pub may_preempt: Option<&'a dyn Fn(Entity) -> bool>,
 }
 
 /// [`run`] with options (`wasched serve`'s runs).
@@ -234,6 +239,7 @@ fn run_with(
         nominated: Vec::new(),
         nominated_priority: i32::MIN,
         live: options.live,
+        preemption_allowed: true,
     };
     let mut times = Vec::with_capacity(entities.len());
     let total = entities.len();
@@ -242,6 +248,7 @@ fn run_with(
             run.retry_preemptors();
         }
         let start = std::time::Instant::now();
+        run.preemption_allowed = options.may_preempt.is_none_or(|allowed| allowed(entity));
         match entity {
             Entity::Group(group) => run.schedule_group(group),
             Entity::Tree(root) => run.schedule_tree(root),
@@ -297,6 +304,9 @@ struct Run<'a> {
     nominated_priority: i32,
     /// [`RunOptions::live`].
     live: bool,
+    /// Whether the entity in its cycle may preempt
+    /// ([`RunOptions::may_preempt`]).
+    preemption_allowed: bool,
 }
 
 impl Run<'_> {
@@ -401,7 +411,8 @@ impl Run<'_> {
     /// Whether an unschedulable entity may try preemption: a plugin
     /// implements it and nothing failed in this entity's cycle.
     fn may_preempt(&self, failed_before: u64) -> bool {
-        self.cycle.failures.failed == failed_before
+        self.preemption_allowed
+            && self.cycle.failures.failed == failed_before
             && self
                 .cycle
                 .plugins
