@@ -882,3 +882,94 @@ fn the_endpoints_are_served_over_tls_with_a_certificate_and_a_bad_one_is_one_lin
     assert_ne!(String::from_utf8_lossy(&plain.stdout), "200");
     serve.stop();
 }
+
+/// The resident memory of a process, in bytes (Linux `/proc`).
+fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+#[test]
+fn churn_leaves_no_state_behind_and_memory_flat() {
+    let snapshot = common::testdata("serve/mixed.yaml");
+    let cluster = Cluster::up(&snapshot, "serve-churn");
+    let serve = Serve::start(&cluster.kubeconfig, &[]);
+    cluster.settle(|b| b.contains_key("team/solo"));
+    let tables = [
+        "backoff",
+        "assumed-bindings",
+        "victims-deleting",
+        "nominations",
+        "reported",
+        "excluded",
+        "identities",
+    ];
+    let state = |serve: &Serve| -> Vec<f64> {
+        tables
+            .iter()
+            .map(|t| serve.metric(&format!("wasched_serve_state_entries{{table=\"{t}\"}}")))
+            .collect()
+    };
+    let pods = |serve: &Serve| serve.metric("wasched_serve_model_objects{kind=\"Pod\"}");
+    let (baseline, baseline_pods) = (state(&serve), pods(&serve));
+    let bindings = serve.metric("wasched_serve_bindings_total");
+    assert!(baseline_pods > 0.0 && baseline[6] > 0.0, "{baseline:?}");
+    let mut early = 0;
+    for round in 0..8 {
+        let yaml: Vec<String> = (0..20)
+            .map(|i| {
+                format!(
+                    "apiVersion: v1\nkind: Pod\nmetadata: {{name: churn-{round}-{i}, namespace: team, labels: {{churn: \"yes\"}}}}\nspec:\n  schedulerName: wasched\n  containers: [{{name: c, image: x, resources: {{requests: {{cpu: 10m, memory: 16Mi}}}}}}]"
+                )
+            })
+            .collect();
+        cluster.create(&yaml.join("\n---\n"));
+        cluster.settle(|b| b.keys().filter(|k| k.starts_with("team/churn-")).count() == 20);
+        cluster.block_on(async {
+            let client = wasched::live::connect(Some(&cluster.kubeconfig))
+                .await
+                .unwrap();
+            let api: kube::Api<Pod> = kube::Api::namespaced(client, "team");
+            let params = kube::api::DeleteParams::default().grace_period(0);
+            let selector = kube::api::ListParams::default().labels("churn=yes");
+            api.delete_collection(&params, &selector).await.unwrap();
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while cluster.pods().keys().any(|k| k.starts_with("team/churn-")) {
+            assert!(Instant::now() < deadline, "churn pods not gone");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if round == 2 {
+            early = resident_bytes(serve.child.id());
+        }
+    }
+    // Once it has seen them go, its tables are what they were.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pods(&serve) != baseline_pods || state(&serve) != baseline {
+        assert!(
+            Instant::now() < deadline,
+            "state after churn {:?} (pods {}), before {baseline:?} (pods {baseline_pods})",
+            state(&serve),
+            pods(&serve)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let slots = serve.metric("wasched_serve_state_entries{table=\"free-identity-slots\"}");
+    assert!(
+        slots <= 20.0,
+        "freed identity slots kept beyond the most alive at once: {slots}"
+    );
+    let late = resident_bytes(serve.child.id());
+    eprintln!("resident memory: {early} bytes after 3 rounds, {late} after 8");
+    assert!(
+        late <= early + early / 4,
+        "resident memory grew with churn: {early} bytes after 3 rounds, {late} after 8"
+    );
+    assert_eq!(
+        serve.metric("wasched_serve_bindings_total"),
+        bindings + 160.0
+    );
+    serve.stop();
+}

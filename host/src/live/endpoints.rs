@@ -55,6 +55,11 @@ struct KindLabels {
     kind: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TableLabels {
+    table: String,
+}
+
 /// The loop's metrics.
 #[derive(Clone)]
 pub struct Metrics {
@@ -70,6 +75,7 @@ pub struct Metrics {
     events_dropped: Counter,
     pending: Family<QueueLabels, Gauge>,
     objects: Family<KindLabels, Gauge>,
+    state: Family<TableLabels, Gauge>,
     bindings: Counter,
     victims: Counter,
 }
@@ -91,6 +97,7 @@ impl Metrics {
             events_dropped: Counter::default(),
             pending: Family::default(),
             objects: Family::default(),
+            state: Family::default(),
             bindings: Counter::default(),
             victims: Counter::default(),
             registry: Arc::new(Registry::default()),
@@ -139,6 +146,11 @@ impl Metrics {
             "wasched_serve_model_objects",
             "Objects in the watched model, by kind",
             metrics.objects.clone(),
+        );
+        registry.register(
+            "wasched_serve_state_entries",
+            "Entries of the loop's own tables (backoff, overlay, identity, reports), which must not grow with churn",
+            metrics.state.clone(),
         );
         registry.register(
             "wasched_serve_bindings",
@@ -225,6 +237,17 @@ impl Metrics {
             self.objects
                 .get_or_create(&KindLabels {
                     kind: kind.name().into(),
+                })
+                .set(*n as i64);
+        }
+    }
+
+    /// The sizes of the loop's own tables (they must not grow with churn).
+    pub fn state(&self, tables: &[(&str, usize)]) {
+        for (table, n) in tables {
+            self.state
+                .get_or_create(&TableLabels {
+                    table: (*table).into(),
                 })
                 .set(*n as i64);
         }

@@ -407,6 +407,7 @@ impl Server {
             }
         };
         self.registry.stamp(&mut snapshot);
+        self.report_state();
         let now = Instant::now();
         let queued = scheduler::queue(&snapshot);
         let keys: BTreeSet<String> = queued.iter().map(|&e| entity_key(&snapshot, e)).collect();
@@ -538,6 +539,21 @@ impl Server {
             blocked.len(),
             started.elapsed().as_secs_f64() * 1e3
         ));
+    }
+
+    /// The sizes of its own tables, for `/metrics`.
+    fn report_state(&self) {
+        let (identities, free_slots) = self.registry.entries();
+        self.metrics.state(&[
+            ("backoff", self.backoff.len()),
+            ("assumed-bindings", self.overlay.bound.len()),
+            ("victims-deleting", self.overlay.deleting.len()),
+            ("nominations", self.overlay.nominated.len()),
+            ("reported", self.reported.len()),
+            ("excluded", self.excluded.len()),
+            ("identities", identities),
+            ("free-identity-slots", free_slots),
+        ]);
     }
 
     /// Forgets what it said about objects that are gone, so that churn does

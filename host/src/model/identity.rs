@@ -282,6 +282,14 @@ impl Registry {
         Self::default()
     }
 
+    /// What it holds: handles of live objects, and slots freed for reuse
+    /// (bounded by the most objects of a kind alive at once).
+    pub fn entries(&self) -> (usize, usize) {
+        let live = self.tables.iter().map(|t| t.live.len()).sum::<usize>() + self.nodes.len();
+        let free = self.tables.iter().map(|t| t.free.len()).sum();
+        (live, free)
+    }
+
     /// Gives `snapshot` (built by [`Snapshot::build`]) the handles and node
     /// change values this registry carries over from earlier snapshots.
     pub fn stamp(&mut self, snapshot: &mut Snapshot) {
