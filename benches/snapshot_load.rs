@@ -2,7 +2,9 @@
 //! with 10,000 pending pods (the scheduler_perf standard size), from YAML
 //! text to the indexed snapshot, against the YAML parse alone as baseline;
 //! and what the worker threads (`--threads`) buy: reading, and a pod's
-//! static node checks over 5,000 nodes, on 1 and on 2 threads.
+//! static node checks over 5,000 nodes, on 1 and on 2 threads; and what a
+//! `wasched serve` pass spends before its cycle on that cluster (the model
+//! rebuilt from the watched store, identities carried over).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -72,5 +74,40 @@ fn threads(c: &mut Criterion) {
     bench.finish();
 }
 
-criterion_group!(benches, load, generate, threads);
+fn serve_pass(c: &mut Criterion) {
+    use kube::runtime::watcher::Event;
+    use wasched::live::kinds::Kind;
+    use wasched::live::store::Store;
+    let json = generate_json(&LARGE).unwrap();
+    let mut read = wasched::manifest::Manifests::default();
+    wasched::manifest::load_str(&mut read, "generated.json", &json).unwrap();
+    let mut store = Store::default();
+    for (_, object) in read.objects {
+        let kind = Kind::of(&object).expect("a modelled kind");
+        store.apply(kind, Event::Apply(object));
+    }
+    let options = wasched::model::BuildOptions {
+        scheduler_name: None,
+        live: true,
+    };
+    let held = store.manifests();
+    let mut registry = wasched::model::identity::Registry::new();
+    let mut bench = c.benchmark_group("serve_pass_5000_nodes_10000_pending_pods");
+    bench.sample_size(10);
+    bench.bench_function("store_copy", |b| b.iter(|| black_box(store.manifests())));
+    bench.bench_function("model_build", |b| {
+        b.iter(|| black_box(wasched::Snapshot::build_with(black_box(&held), &options).unwrap()))
+    });
+    bench.bench_function("copy_build_stamp", |b| {
+        b.iter(|| {
+            let manifests = store.manifests();
+            let mut snapshot = wasched::Snapshot::build_with(&manifests, &options).unwrap();
+            registry.stamp(&mut snapshot);
+            black_box(snapshot)
+        })
+    });
+    bench.finish();
+}
+
+criterion_group!(benches, load, generate, threads, serve_pass);
 criterion_main!(benches);
