@@ -106,6 +106,18 @@ fn serve_pass(c: &mut Criterion) {
             black_box(snapshot)
         })
     });
+    // What a pass does: the store's objects shared, not copied.
+    bench.bench_function("store_share", |b| b.iter(|| black_box(store.held())));
+    let read = wasched::manifest::Manifests::default();
+    bench.bench_function("share_build_stamp", |b| {
+        b.iter(|| {
+            let held = store.held();
+            let objects = held.iter().map(|h| (&h.0, &h.1));
+            let mut snapshot = wasched::Snapshot::build_objects(&read, objects, &options).unwrap();
+            registry.stamp(&mut snapshot);
+            black_box(snapshot)
+        })
+    });
     bench.finish();
 }
 

@@ -34,7 +34,7 @@ use super::backoff::Backoff;
 use super::endpoints::{self, Metrics};
 use super::kinds::Served;
 use super::leader::{self, LeaseOptions};
-use super::store::{self, Shared};
+use super::store::{self, Held, Shared};
 use crate::config::PluginConfig;
 use crate::framework::PluginSet;
 use crate::manifest::{Manifests, Object};
@@ -233,46 +233,71 @@ struct Overlay {
 }
 
 impl Overlay {
-    /// Lays what the watch has not shown yet over `manifests`, and forgets
-    /// what it has shown (or what is gone). Returns the pods being deleted
-    /// as victims of preemption (`DisruptionTarget` with reason
+    /// Lays what the watch has not shown yet over the objects of a pass
+    /// (copying only the pods it changes), and forgets what the watch has
+    /// shown (or what is gone). Returns the pods being deleted as victims
+    /// of preemption (`DisruptionTarget` with reason
     /// `PreemptionByScheduler`, or deleted by this scheduler), by key.
-    fn apply(&mut self, manifests: &mut Manifests) -> BTreeSet<String> {
+    fn apply(&mut self, objects: &mut [Held]) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();
         let mut preempted = BTreeSet::new();
-        for (origin, object) in &mut manifests.objects {
-            let Object::Pod(pod) = object else { continue };
+        for held in objects.iter_mut() {
+            let (origin, Object::Pod(pod)) = held.as_ref() else {
+                continue;
+            };
             let Some(uid) = pod.metadata.uid.clone() else {
                 continue;
             };
             seen.insert(uid.clone());
-            let spec = pod.spec.get_or_insert_default();
-            if let Some(node) = self.bound.get(&uid) {
-                if spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
-                    self.bound.remove(&uid);
-                } else {
-                    spec.node_name = Some(node.clone());
-                }
-            }
-            if self.deleting.contains(&uid) {
-                preempted.insert(origin.name.clone());
-                if pod.metadata.deletion_timestamp.is_some() {
-                    self.deleting.remove(&uid);
-                } else {
-                    pod.metadata.deletion_timestamp =
-                        Some(Time(k8s_openapi::jiff::Timestamp::now()));
-                }
-            }
-            if pod.metadata.deletion_timestamp.is_some() && disrupted_by_scheduler(pod) {
+            let bound = pod
+                .spec
+                .as_ref()
+                .is_some_and(|s| s.node_name.as_deref().is_some_and(|n| !n.is_empty()));
+            let deleting = pod.metadata.deletion_timestamp.is_some();
+            let nominated = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.clone());
+            if deleting && disrupted_by_scheduler(pod) {
                 preempted.insert(origin.name.clone());
             }
-            if let Some(node) = self.nominated.get(&uid) {
-                let status = pod.status.get_or_insert_default();
-                if status.nominated_node_name.as_ref() == Some(node) {
-                    self.nominated.remove(&uid);
-                } else {
-                    status.nominated_node_name = Some(node.clone());
-                }
+            // What the watch shows now is forgotten; what it does not yet
+            // is laid over a copy of the pod.
+            if bound {
+                self.bound.remove(&uid);
+            }
+            if deleting {
+                self.deleting.remove(&uid);
+            }
+            if self
+                .nominated
+                .get(&uid)
+                .is_some_and(|n| Some(n) == nominated.as_ref())
+            {
+                self.nominated.remove(&uid);
+            }
+            let (node, delete, nominate) = (
+                self.bound.get(&uid),
+                self.deleting.contains(&uid),
+                self.nominated.get(&uid),
+            );
+            if delete {
+                preempted.insert(origin.name.clone());
+            }
+            if node.is_none() && !delete && nominate.is_none() {
+                continue;
+            }
+            let (_, Object::Pod(pod)) = Arc::make_mut(held) else {
+                unreachable!("a pod above")
+            };
+            if let Some(node) = node {
+                pod.spec.get_or_insert_default().node_name = Some(node.clone());
+            }
+            if delete {
+                pod.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
+            }
+            if let Some(node) = nominate {
+                pod.status.get_or_insert_default().nominated_node_name = Some(node.clone());
             }
         }
         self.bound.retain(|uid, _| seen.contains(uid));
@@ -386,19 +411,19 @@ impl Server {
     fn pass(&mut self, tokio: &tokio::runtime::Runtime, plugins: &mut PluginSet) {
         let started = Instant::now();
         self.metrics.wakeup();
-        let (mut manifests, helpful, counts) = {
+        let (mut objects, helpful, counts) = {
             let store = self.shared.lock();
-            (store.manifests(), store.helpful, store.counts())
+            (store.held(), store.helpful, store.counts())
         };
         self.metrics.model_size(&counts);
-        let preempted = self.overlay.apply(&mut manifests);
-        self.forget_gone(&manifests);
+        let preempted = self.overlay.apply(&mut objects);
+        self.forget_gone(&objects);
         let options = BuildOptions {
             scheduler_name: Some(self.options.scheduler_name.clone()),
             live: true,
         };
-        let mut early = self.set_aside_unmodelled(&mut manifests, &options);
-        let mut snapshot = match self.build(&mut manifests, &options) {
+        let mut early = self.set_aside_unmodelled(&mut objects, &options);
+        let mut snapshot = match self.build(&mut objects, &options) {
             Ok(snapshot) => snapshot,
             Err(e) => {
                 log::warn(&format!("cannot model the cluster: {e:#}"));
@@ -558,10 +583,10 @@ impl Server {
 
     /// Forgets what it said about objects that are gone, so that churn does
     /// not grow its memory.
-    fn forget_gone(&mut self, manifests: &Manifests) {
+    fn forget_gone(&mut self, objects: &[Held]) {
         let mut uids = BTreeSet::new();
         let mut origins = BTreeSet::new();
-        for (origin, object) in &manifests.objects {
+        for (origin, object) in objects.iter().map(|held| held.as_ref()) {
             origins.insert(origin.to_string());
             if let Object::Pod(pod) = object
                 && let Some(uid) = &pod.metadata.uid
@@ -574,14 +599,15 @@ impl Server {
     }
 
     /// Takes this scheduler's pending pods that need what wasched does not
-    /// model out of `manifests`; returns what to tell the ones not told yet.
+    /// model out of `objects`; returns what to tell the ones not told yet.
     fn set_aside_unmodelled(
         &mut self,
-        manifests: &mut Manifests,
+        objects: &mut Vec<Held>,
         options: &BuildOptions,
     ) -> Vec<Action> {
         let mut actions = Vec::new();
-        manifests.objects.retain(|(_, object)| {
+        objects.retain(|held| {
+            let (_, object) = held.as_ref();
             let Object::Pod(pod) = object else {
                 return true;
             };
@@ -614,36 +640,38 @@ impl Server {
 
     /// Builds the model; an object the model refuses (the error names it)
     /// is left out, reported once, and the rest is modelled.
-    fn build(&mut self, manifests: &mut Manifests, options: &BuildOptions) -> Result<Snapshot> {
-        for _ in 0..manifests.objects.len().max(1) {
-            let error = match Snapshot::build_with(manifests, options) {
+    fn build(&mut self, objects: &mut Vec<Held>, options: &BuildOptions) -> Result<Snapshot> {
+        let read = Manifests::default();
+        for _ in 0..objects.len().max(1) {
+            let all = objects.iter().map(|held| (&held.0, &held.1));
+            let error = match Snapshot::build_objects(&read, all, options) {
                 Ok(snapshot) => return Ok(snapshot),
                 Err(e) => format!("{e:#}"),
             };
-            let culprit = manifests
-                .objects
+            let culprit = objects
                 .iter()
-                .position(|(origin, _)| error.starts_with(&format!("{origin}:")));
+                .position(|held| error.starts_with(&format!("{}:", held.0)));
             let Some(index) = culprit else {
                 bail!("{error}");
             };
-            let (origin, object) = manifests.objects.remove(index);
+            let held = objects.remove(index);
             // A bound pod left out would leave its node's room looking
             // free: nothing more goes to that node.
-            let node = match &object {
+            let node = match &held.1 {
                 Object::Pod(pod) => pod.spec.as_ref().and_then(|s| s.node_name.clone()),
                 _ => None,
             };
             if let Some(node) = &node {
-                for (_, object) in &mut manifests.objects {
-                    if let Object::Node(n) = object
+                for held in objects.iter_mut() {
+                    if let (_, Object::Node(n)) = held.as_ref()
                         && n.metadata.name.as_ref() == Some(node)
+                        && let (_, Object::Node(n)) = Arc::make_mut(held)
                     {
                         n.spec.get_or_insert_default().unschedulable = Some(true);
                     }
                 }
             }
-            if self.excluded.insert(origin.to_string()) {
+            if self.excluded.insert(held.0.to_string()) {
                 let cordon = node
                     .map(|n| format!("; node {n} is treated as cordoned meanwhile"))
                     .unwrap_or_default();

@@ -22,12 +22,16 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
 use super::kinds::{self, Kind, Served};
-use crate::manifest::{Manifests, Object};
+use crate::manifest::{Manifests, Object, ObjectRef};
+
+/// An object as the store holds it, with its origin: shared, so that a
+/// pass takes the cluster without copying it.
+pub type Held = Arc<(ObjectRef, Object)>;
 
 /// The objects, by kind and `namespace/name`, and what changed.
 #[derive(Debug, Default)]
 pub struct Store {
-    objects: BTreeMap<(Kind, String), Object>,
+    objects: BTreeMap<(Kind, String), Held>,
     /// Objects of a relist in progress, per kind, until its `InitDone`.
     relisting: BTreeMap<Kind, BTreeMap<String, Object>>,
     /// Kinds whose first list has completed.
@@ -71,7 +75,9 @@ impl Store {
 
     /// The object `kind` `key`, if held.
     pub fn get(&self, kind: Kind, key: &str) -> Option<&Object> {
-        self.objects.get(&(kind, key.to_string()))
+        self.objects
+            .get(&(kind, key.to_string()))
+            .map(|held| &held.1)
     }
 
     /// Every object of `kind`, by key.
@@ -79,19 +85,27 @@ impl Store {
         self.objects
             .range((kind, String::new())..)
             .take_while(move |((k, _), _)| *k == kind)
-            .map(|(_, object)| object)
+            .map(|(_, held)| &held.1)
+    }
+
+    /// Every object, shared, by kind and key: what a pass models.
+    pub fn held(&self) -> Vec<Held> {
+        self.objects.values().cloned().collect()
     }
 
     /// A copy of every object, as manifests read from files would be (the
     /// model sorts; this order is the store's, by kind and key).
     pub fn manifests(&self) -> Manifests {
         let mut manifests = Manifests::default();
-        for object in self.objects.values() {
-            manifests
-                .objects
-                .push((kinds::origin(object), object.clone()));
+        for held in self.objects.values() {
+            manifests.objects.push(held.as_ref().clone());
         }
         manifests
+    }
+
+    fn insert(&mut self, kind: Kind, key: String, object: Object) -> Option<Held> {
+        let held = Arc::new((kinds::origin(&object), object));
+        self.objects.insert((kind, key), held)
     }
 
     /// Applies one watch event of `kind`.
@@ -99,8 +113,8 @@ impl Store {
         match event {
             Event::Apply(object) => {
                 let key = kinds::origin(&object).name;
-                let old = self.objects.insert((kind, key.clone()), object);
-                let helpful = helps(old.as_ref(), self.objects.get(&(kind, key.clone())));
+                let old = self.insert(kind, key.clone(), object);
+                let helpful = helps(old.as_ref().map(|h| &h.1), self.get(kind, &key));
                 if helpful && self.ready() {
                     log::debug(&format!("a change that could help: {} {key}", kind.name()));
                 }
@@ -131,10 +145,11 @@ impl Store {
                     self.count(true);
                 }
                 for (key, object) in listed {
-                    let old = self.objects.insert((kind, key.clone()), object);
-                    let new = self.objects.get(&(kind, key));
-                    if old.as_ref().map(same) != new.map(same) {
-                        let helpful = helps(old.as_ref(), new);
+                    let old = self.insert(kind, key.clone(), object);
+                    let old = old.as_ref().map(|h| &h.1);
+                    let new = self.get(kind, &key);
+                    if old.map(same) != new.map(same) {
+                        let helpful = helps(old, new);
                         self.count(helpful);
                     }
                 }

@@ -129,6 +129,22 @@ impl Snapshot {
 
     /// [`Snapshot::build`] with options.
     pub fn build_with(manifests: &Manifests, options: &BuildOptions) -> Result<Snapshot> {
+        let objects = manifests
+            .objects
+            .iter()
+            .map(|(origin, object)| (origin, object));
+        Self::build_objects(manifests, objects, options)
+    }
+
+    /// [`Snapshot::build_with`] over objects held elsewhere (`wasched
+    /// serve`'s store shares them instead of copying them): `manifests`
+    /// gives how they were read (dialects, notes, kinds skipped), its own
+    /// objects are not looked at.
+    pub fn build_objects<'a>(
+        manifests: &'a Manifests,
+        objects: impl Iterator<Item = (&'a ObjectRef, &'a Object)>,
+        options: &BuildOptions,
+    ) -> Result<Snapshot> {
         let mut seen: HashMap<(String, String), &ObjectRef> = HashMap::new();
         let mut priorities = PriorityClasses {
             values: HashMap::new(),
@@ -142,7 +158,7 @@ impl Snapshot {
         snapshot.warnings.extend(manifests.skipped_warning());
         snapshot.notes = manifests.notes.clone();
         snapshot.notes.extend(manifests.pod_marker_notes());
-        for (origin, object) in &manifests.objects {
+        for (origin, object) in objects {
             if let Some(first) = seen.insert((origin.kind.clone(), origin.name.clone()), origin) {
                 bail!("{origin}: defined twice (first in {})", first.file);
             }
