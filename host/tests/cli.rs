@@ -497,3 +497,69 @@ fn a_kube_scheduler_configuration_configures_simulate() {
     let (_, plain, _) = wasched(&["simulate", "-o", "json"]);
     assert_ne!(decisions(&plain), decisions(&from_own));
 }
+
+#[test]
+fn scheduler_name_gates_and_unmodelled_needs_are_said() {
+    let snapshot = common::testdata("serve/mixed.yaml");
+    let snapshot = snapshot.to_str().unwrap();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out, err) = wasched(args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let pods = |outcome: &serde_json::Value, field: &str| -> Vec<String> {
+        outcome[field]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["pod"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Every pending pod without --scheduler-name; only wasched's with it.
+    let all = json(&["simulate", snapshot, "-o", "json"]);
+    let decided = [pods(&all, "placements"), pods(&all, "unschedulable")].concat();
+    assert!(decided.contains(&"shop/web-1".to_string()), "{decided:?}");
+    let ours = json(&[
+        "simulate",
+        snapshot,
+        "--scheduler-name",
+        "wasched",
+        "-o",
+        "json",
+    ]);
+    let decided = [pods(&ours, "placements"), pods(&ours, "unschedulable")].concat();
+    assert!(!decided.contains(&"shop/web-1".to_string()), "{decided:?}");
+    assert!(decided.contains(&"team/solo".to_string()), "{decided:?}");
+    // The host-port pod is scheduled, and the run says what was not checked.
+    assert!(pods(&ours, "placements").contains(&"team/ports".to_string()));
+    let warnings = ours["warnings"].to_string();
+    assert!(
+        warnings.contains("1 pending pod(s) ask for what wasched does not model, which is not checked for them: team/ports (host ports)"),
+        "{warnings}"
+    );
+    // A pod held by a scheduling gate is not queued.
+    let gated = std::fs::read_to_string(common::testdata("serve/mixed.yaml"))
+        .unwrap()
+        .replace(
+            "  schedulerName: wasched\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\", memory: 1Gi}}}]",
+            "  schedulerName: wasched\n  schedulingGates: [{name: example.com/hold}]\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\", memory: 1Gi}}}]",
+        );
+    let file = write("gated.yaml", &gated);
+    let held = json(&[
+        "simulate",
+        &file,
+        "--scheduler-name",
+        "wasched",
+        "-o",
+        "json",
+    ]);
+    let decided = [pods(&held, "placements"), pods(&held, "unschedulable")].concat();
+    assert!(!decided.contains(&"team/solo".to_string()), "{decided:?}");
+    assert!(
+        held["warnings"]
+            .to_string()
+            .contains("1 pending pod(s) held by scheduling gates are not scheduled until their gates are removed"),
+        "{}",
+        held["warnings"]
+    );
+}

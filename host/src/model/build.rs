@@ -230,6 +230,7 @@ impl Snapshot {
         let mut pod_amounts = Vec::new();
         let mut ignored = 0;
         let mut gated = 0;
+        let mut unmodelled: Vec<String> = Vec::new();
         let mut on_unknown_nodes = BTreeSet::new();
         pods.sort_by_key(|(_, pod)| key(&pod.metadata));
         let mut member_of: Vec<Option<String>> = Vec::new();
@@ -263,6 +264,12 @@ impl Snapshot {
                 continue;
             }
             ignored += usize::from(terminating && !options.live);
+            if !terminating && unbound {
+                let needs = super::unmodelled::needs(spec);
+                if !needs.is_empty() {
+                    unmodelled.push(format!("{} ({})", key(&pod.metadata), needs.join(", ")));
+                }
+            }
             pod_amounts.push(resources::pod_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?);
             let scoring_requests =
                 resources::pod_scoring_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?;
@@ -367,6 +374,16 @@ impl Snapshot {
         if ignored > 0 {
             snapshot.warnings.push(format!(
                 "ignored {ignored} terminal or terminating pod(s): they hold no resources"
+            ));
+        }
+        if !unmodelled.is_empty() {
+            let shown: Vec<&str> = unmodelled.iter().take(3).map(String::as_str).collect();
+            let more = unmodelled.len().saturating_sub(shown.len());
+            snapshot.warnings.push(format!(
+                "{} pending pod(s) ask for what wasched does not model, which is not checked for them: {}{}",
+                unmodelled.len(),
+                shown.join(", "),
+                if more > 0 { format!(" and {more} more") } else { String::new() }
             ));
         }
         if gated > 0 {
