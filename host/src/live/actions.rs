@@ -242,12 +242,7 @@ pub fn plan(outcome: &Outcome, store: &Store, scheduler_name: &str) -> Vec<Actio
         let Some((pod_ref, object)) = pod(&nomination.pod) else {
             continue;
         };
-        let group = object
-            .spec
-            .as_ref()
-            .and_then(|s| s.scheduling_group.as_ref())
-            .and_then(|g| g.pod_group_name.as_ref())
-            .map(|g| format!("{}/{g}", pod_ref.namespace));
+        let group = group_key(object);
         let message = match group {
             Some(group) => {
                 // A group's victims are counted under its key, a tree's
@@ -305,12 +300,7 @@ pub fn plan(outcome: &Outcome, store: &Store, scheduler_name: &str) -> Vec<Actio
         let Some((pod, object)) = pod(&left.pod) else {
             continue;
         };
-        let group = object
-            .spec
-            .as_ref()
-            .and_then(|s| s.scheduling_group.as_ref())
-            .and_then(|g| g.pod_group_name.as_ref())
-            .map(|g| format!("{}/{g}", pod.namespace));
+        let group = group_key(object);
         let failed = match &group {
             None => left.preemption.is_some(),
             Some(group) => failed_groups.contains(&group.as_str()),
@@ -370,11 +360,7 @@ fn cleared_nominations(outcome: &Outcome, store: &Store, scheduler_name: &str) -
         let Some(Object::Pod(preemptor)) = store.get(Kind::Pod, &nomination.pod) else {
             continue;
         };
-        let lone = preemptor
-            .spec
-            .as_ref()
-            .is_none_or(|s| s.scheduling_group.is_none());
-        if !lone {
+        if group_key(preemptor).is_some() {
             continue;
         }
         for object in store.objects(Kind::Pod) {
@@ -402,6 +388,20 @@ fn cleared_nominations(outcome: &Outcome, store: &Store, scheduler_name: &str) -
         }
     }
     cleared
+}
+
+/// The `namespace/name` of the PodGroup a pod belongs to.
+fn group_key(pod: &Pod) -> Option<String> {
+    let group = pod
+        .spec
+        .as_ref()?
+        .scheduling_group
+        .as_ref()?
+        .pod_group_name
+        .as_ref();
+    let group = group.filter(|g| !g.is_empty())?;
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
+    Some(format!("{namespace}/{group}"))
 }
 
 /// The preemptor named `by` in an eviction.

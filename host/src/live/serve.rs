@@ -20,7 +20,7 @@
 //! gone), or spin (a pass runs on a change or when a backoff ends, and
 //! tries nothing that is not due).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -372,11 +372,9 @@ fn victims_terminating(snapshot: &Snapshot, pods: &[u32], preempted: &BTreeSet<S
     pods.iter().any(|&p| {
         let pod = &snapshot.pods[p as usize];
         pod.nominated_node.is_some_and(|node| {
-            snapshot.pods.iter().any(|other| {
-                other.terminating
-                    && other.node == Some(node)
-                    && other.priority < pod.priority
-                    && preempted.contains(&other.key)
+            snapshot.pods_on_node(node).iter().any(|&other| {
+                let other = &snapshot.pods[other as usize];
+                other.terminating && other.priority < pod.priority && preempted.contains(&other.key)
             })
         })
     })
@@ -438,13 +436,13 @@ impl Server {
         let keys: BTreeSet<String> = queued.iter().map(|&e| entity_key(&snapshot, e)).collect();
         self.backoff.retain(|k| keys.contains(k));
         let mut admitted: Vec<(Entity, String)> = Vec::new();
-        let mut blocked: Vec<Entity> = Vec::new();
+        let mut blocked: HashSet<Entity> = HashSet::new();
         for &entity in &queued {
             let key = entity_key(&snapshot, entity);
             let pods = pending_pods(&snapshot, entity);
             let waiting = victims_terminating(&snapshot, &pods, &preempted);
             if waiting {
-                blocked.push(entity);
+                blocked.insert(entity);
             }
             // A preemptor whose victims are gone goes first, whatever its
             // backoff, so that lower-priority entities do not take the room
@@ -465,7 +463,7 @@ impl Server {
         let outcome = if admitted.is_empty() {
             Outcome::default()
         } else {
-            let allowed: Vec<Entity> = admitted.iter().map(|(e, _)| *e).collect();
+            let allowed: HashSet<Entity> = admitted.iter().map(|(e, _)| *e).collect();
             let admit = |e: Entity| allowed.contains(&e);
             let may_preempt = |e: Entity| !blocked.contains(&e);
             scheduler::run_with_options(

