@@ -118,6 +118,59 @@ fn serve_pass(c: &mut Criterion) {
             black_box(snapshot)
         })
     });
+    // The incremental model serve keeps instead: loaded once from the
+    // shared objects, then a pass reads only what changed.
+    let shared = store.held();
+    bench.bench_function("model_load", |b| {
+        b.iter(|| {
+            let mut model = wasched::model::Model::new(&read, &options).unwrap();
+            model.sync(shared.iter());
+            black_box(model.snapshot())
+        })
+    });
+    let mut model = wasched::model::Model::new(&read, &options).unwrap();
+    model.sync(shared.iter());
+    // What a pass copies to run its cycle on.
+    bench.bench_function("model_snapshot", |b| b.iter(|| black_box(model.snapshot())));
+    bench.bench_function("model_pass_unchanged", |b| {
+        b.iter(|| {
+            model.sync(black_box(store.held()).iter());
+            black_box(model.snapshot())
+        })
+    });
+    // A pass after one pending pod was bound (the watch shows its binding),
+    // then unbound again, alternately.
+    let at = shared
+        .iter()
+        .position(|held| match &held.1 {
+            wasched::manifest::Object::Pod(pod) => {
+                pod.spec.as_ref().is_some_and(|s| s.node_name.is_none())
+            }
+            _ => false,
+        })
+        .expect("a pending pod");
+    let node = shared
+        .iter()
+        .find_map(|held| match &held.1 {
+            wasched::manifest::Object::Node(node) => node.metadata.name.clone(),
+            _ => None,
+        })
+        .expect("a node");
+    let mut bound = (*shared[at]).clone();
+    if let wasched::manifest::Object::Pod(pod) = &mut bound.1 {
+        pod.spec.get_or_insert_default().node_name = Some(node);
+    }
+    let versions = [shared[at].clone(), std::sync::Arc::new(bound)];
+    let mut flip = 0;
+    bench.bench_function("model_pass_one_pod_bound", |b| {
+        b.iter(|| {
+            flip = 1 - flip;
+            let mut objects = store.held();
+            objects[at] = versions[flip].clone();
+            model.sync(objects.iter());
+            black_box(model.snapshot())
+        })
+    });
     bench.finish();
 }
 

@@ -91,7 +91,7 @@ pub fn run(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Compared> {
     let manifests = crate::read_manifests_with(files, read)?;
-    let snapshot = crate::Snapshot::build(&manifests)?;
+    let snapshot = crate::model::Model::build(&manifests, &Default::default())?.into_snapshot();
     let cluster = ClusterView::capture(&snapshot, group_by);
     let names = ["A", "B"];
     let mut simulated: [Option<crate::Simulated>; 2] = [None, None];

@@ -66,7 +66,8 @@ pub fn read_snapshot(files: &[PathBuf]) -> Result<Snapshot> {
 
 /// [`read_snapshot`] with options.
 pub fn read_snapshot_with(files: &[PathBuf], options: &ReadOptions) -> Result<Snapshot> {
-    Snapshot::build(&read_manifests_with(files, options)?)
+    let manifests = read_manifests_with(files, options)?;
+    Ok(model::Model::build(&manifests, &Default::default())?.into_snapshot())
 }
 
 /// The manifests a snapshot is built from: the files (or the bundled
@@ -229,7 +230,7 @@ impl Simulation {
             Some(kubeconfig) => live::read_cluster(kubeconfig)?,
             None => read_manifests_with(&self.files, &self.read)?,
         };
-        let snapshot = Snapshot::build_with(&manifests, &self.build)?;
+        let snapshot = model::Model::build(&manifests, &self.build)?.into_snapshot();
         let read = start.elapsed();
         let cluster = self
             .capture

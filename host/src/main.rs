@@ -227,6 +227,11 @@ enum ClusterCommand {
         /// The API server's port on 127.0.0.1 (default: a free one).
         #[arg(long, default_value_t = 0)]
         port: u16,
+        /// Change the control plane's feature gates (default: the workload
+        /// gates on), as a cluster with one off runs:
+        /// `TopologyAwareWorkloadScheduling=false`.
+        #[arg(long, value_name = "NAME=BOOL,...")]
+        feature_gates: Option<String>,
         /// Map an early-dialect topology policy name to a node label key.
         #[arg(long, value_name = "NAME=KEY", value_parser = parse_alias)]
         topology_alias: Vec<(String, String)>,
@@ -372,6 +377,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     with_kube_scheduler,
                     config,
                     port,
+                    feature_gates,
                     topology_alias,
                 },
         } => {
@@ -393,6 +399,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 with_kube_scheduler,
                 config,
                 port,
+                feature_gates,
             };
             match harness.up(&objects, &options)? {}
         }

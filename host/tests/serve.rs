@@ -35,6 +35,11 @@ struct Cluster {
 
 impl Cluster {
     fn up(snapshot: &Path, label: &str) -> Self {
+        Self::up_with(snapshot, label, &[])
+    }
+
+    /// [`Cluster::up`] with more `wasched cluster up` arguments.
+    fn up_with(snapshot: &Path, label: &str, args: &[&str]) -> Self {
         let dir = common::tempdir(label);
         let kubeconfig = dir.join("kubeconfig");
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasched"))
@@ -43,6 +48,7 @@ impl Cluster {
             .arg(snapshot)
             .arg("--kubeconfig")
             .arg(&kubeconfig)
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -710,6 +716,68 @@ fn deploy_manifests_apply_and_serve_runs_with_exactly_their_permissions() {
     assert!(
         !metrics.contains("wasched_serve_api_errors_total{"),
         "API calls failed with the deploy permissions: {metrics}"
+    );
+    // The role lets it read the API server's feature gates.
+    assert!(
+        metrics.contains("wasched_serve_api_feature_enabled{gate=\"GenericWorkload\"} 1"),
+        "{metrics}"
+    );
+    serve.stop();
+}
+
+#[test]
+fn a_gate_that_drops_fields_is_detected_and_said_once() {
+    let snapshot = common::testdata("serve/mixed.yaml");
+    let cluster = Cluster::up_with(
+        &snapshot,
+        "serve-gate-off",
+        &["--feature-gates", "PodGroupPreemptionPolicy=false"],
+    );
+    // The premise: that API server drops a PodGroup's preemption policy.
+    let group = "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: meek, namespace: team}\nspec:\n  schedulingPolicy: {gang: {minCount: 1}}\n  preemptionPolicy: Never";
+    kubectl(&cluster.kubeconfig, &["create", "-f", "-"], Some(group));
+    let stored = kubectl(
+        &cluster.kubeconfig,
+        &[
+            "get",
+            "podgroup",
+            "meek",
+            "-n",
+            "team",
+            "-o",
+            "jsonpath={.spec}",
+        ],
+        None,
+    );
+    assert!(!stored.contains("preemptionPolicy"), "{stored}");
+
+    let serve = Serve::start(&cluster.kubeconfig, &[]);
+    cluster.settle(|b| b.contains_key("team/solo"));
+    let said = |serve: &Serve| {
+        serve
+            .log()
+            .iter()
+            .filter(|l| l.contains("feature gate PodGroupPreemptionPolicy off"))
+            .count()
+    };
+    assert_eq!(said(&serve), 1, "{:?}", serve.log());
+    assert_eq!(
+        serve.metric("wasched_serve_api_feature_enabled{gate=\"PodGroupPreemptionPolicy\"}"),
+        0.0
+    );
+    assert_eq!(
+        serve.metric("wasched_serve_api_feature_enabled{gate=\"GenericWorkload\"}"),
+        1.0
+    );
+    // It keeps scheduling, and says it no more.
+    cluster.create("apiVersion: v1\nkind: Pod\nmetadata: {name: later, namespace: team}\nspec:\n  schedulerName: wasched\n  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]");
+    cluster.settle(|b| b.contains_key("team/later"));
+    assert_eq!(said(&serve), 1, "{:?}", serve.log());
+    assert!(
+        !serve
+            .log()
+            .iter()
+            .any(|l| l.contains("feature gate GenericWorkload"))
     );
     serve.stop();
 }

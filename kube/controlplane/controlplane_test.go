@@ -67,6 +67,26 @@ func TestControlPlane(t *testing.T) {
 			}
 		}
 	}
+	// The gates are on /metrics, as kube-apiserver exposes them.
+	metrics, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	for name, on := range FeatureGates {
+		want := "0"
+		if on {
+			want = "1"
+		}
+		found := false
+		for _, line := range strings.Split(string(metrics), "\n") {
+			if strings.HasPrefix(line, `kubernetes_feature_enabled{name="`+name+`"`) {
+				found = strings.HasSuffix(line, " "+want)
+			}
+		}
+		if !found {
+			t.Errorf("/metrics does not say gate %s is %s", name, want)
+		}
+	}
 	// Anonymous requests are refused: the admin certificate is the way in.
 	anonymous := kubernetes.NewForConfigOrDie(rest.AnonymousClientConfig(config))
 	if _, err := anonymous.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err == nil {
@@ -115,5 +135,30 @@ func TestGatesFlagIsSortedAndComplete(t *testing.T) {
 	}
 	if !strings.HasPrefix(flag, "CompositePodGroup=true,") {
 		t.Errorf("GatesFlag() = %q is not sorted", flag)
+	}
+}
+
+func TestOverrideGates(t *testing.T) {
+	saved := map[string]bool{}
+	for name, on := range FeatureGates {
+		saved[name] = on
+	}
+	defer func() { FeatureGates = saved }()
+	if err := OverrideGates("TopologyAwareWorkloadScheduling=false, PodGroupPreemptionPolicy=false"); err != nil {
+		t.Fatal(err)
+	}
+	if FeatureGates["TopologyAwareWorkloadScheduling"] || FeatureGates["PodGroupPreemptionPolicy"] {
+		t.Errorf("gates not turned off: %v", FeatureGates)
+	}
+	if !FeatureGates["GenericWorkload"] {
+		t.Errorf("a gate not named changed: %v", FeatureGates)
+	}
+	for _, bad := range []string{"GenericWorkload", "=true", "GenericWorkload=maybe"} {
+		if err := OverrideGates(bad); err == nil || !strings.Contains(err.Error(), "--feature-gates") {
+			t.Errorf("OverrideGates(%q) = %v, want an error naming --feature-gates", bad, err)
+		}
+	}
+	if err := OverrideGates(""); err != nil {
+		t.Errorf("OverrideGates(\"\") = %v", err)
 	}
 }

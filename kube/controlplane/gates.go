@@ -3,6 +3,7 @@ package controlplane
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -35,14 +36,35 @@ var gatesOnce sync.Once
 var gatesErr error
 
 // SetFeatureGates applies FeatureGates to the process-wide gate, once and
-// before anything reads it.
+// before anything reads it, and exposes them as kube-apiserver does
+// (kubernetes_feature_enabled{name,stage} on /metrics).
 func SetFeatureGates() error {
 	gatesOnce.Do(func() {
 		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(FeatureGates); err != nil {
 			gatesErr = fmt.Errorf("feature gates %s: %w", GatesFlag(), err)
+			return
 		}
+		utilfeature.DefaultMutableFeatureGate.AddMetrics()
 	})
 	return gatesErr
+}
+
+// OverrideGates changes FeatureGates from a --feature-gates value
+// ("Name=true,Other=false") before SetFeatureGates applies them: a cluster
+// with one of the workload gates off, as some clusters run.
+func OverrideGates(spec string) error {
+	if spec == "" {
+		return nil
+	}
+	for _, part := range strings.Split(spec, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		on, err := strconv.ParseBool(value)
+		if !ok || name == "" || err != nil {
+			return fmt.Errorf("--feature-gates: %q is not Name=true or Name=false", part)
+		}
+		FeatureGates[name] = on
+	}
+	return nil
 }
 
 // GatesFlag is FeatureGates as a --feature-gates value, sorted.

@@ -182,6 +182,9 @@ impl Harness {
         if let Some(config) = &options.config {
             command.arg("--config").arg(config);
         }
+        if let Some(gates) = &options.feature_gates {
+            command.arg("--feature-gates").arg(gates);
+        }
         let error = command.exec();
         let _ = std::fs::remove_file(&file);
         Err(anyhow!("cannot run {}: {error}", self.binary.display()))
@@ -241,6 +244,9 @@ pub struct UpOptions {
     pub config: Option<PathBuf>,
     /// The API server's port on 127.0.0.1 (0: a free one).
     pub port: u16,
+    /// Feature gates changed from the workload gates on
+    /// (`Name=true,Other=false`): a cluster as one with a gate off is.
+    pub feature_gates: Option<String>,
 }
 
 /// The harness's one-line error, without its `wasched-kube: ` prefix.

@@ -60,6 +60,11 @@ struct TableLabels {
     table: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GateLabels {
+    gate: String,
+}
+
 /// The loop's metrics.
 #[derive(Clone)]
 pub struct Metrics {
@@ -76,6 +81,7 @@ pub struct Metrics {
     pending: Family<QueueLabels, Gauge>,
     objects: Family<KindLabels, Gauge>,
     state: Family<TableLabels, Gauge>,
+    gates: Family<GateLabels, Gauge>,
     bindings: Counter,
     victims: Counter,
 }
@@ -98,6 +104,7 @@ impl Metrics {
             pending: Family::default(),
             objects: Family::default(),
             state: Family::default(),
+            gates: Family::default(),
             bindings: Counter::default(),
             victims: Counter::default(),
             registry: Arc::new(Registry::default()),
@@ -151,6 +158,11 @@ impl Metrics {
             "wasched_serve_state_entries",
             "Entries of the loop's own tables (backoff, overlay, identity, reports), which must not grow with churn",
             metrics.state.clone(),
+        );
+        registry.register(
+            "wasched_serve_api_feature_enabled",
+            "The API server's feature gates that drop fields wasched reads when off (1 on, 0 off; absent when the server does not say)",
+            metrics.gates.clone(),
         );
         registry.register(
             "wasched_serve_bindings",
@@ -239,6 +251,19 @@ impl Metrics {
                     kind: kind.name().into(),
                 })
                 .set(*n as i64);
+        }
+    }
+
+    /// The API server's gates of [`super::gates::DROPPING`] it listed.
+    pub fn gates(&self, enabled: &BTreeMap<String, bool>) {
+        for gate in super::gates::DROPPING {
+            if let Some(&on) = enabled.get(gate.name) {
+                self.gates
+                    .get_or_create(&GateLabels {
+                        gate: gate.name.into(),
+                    })
+                    .set(i64::from(on));
+            }
         }
     }
 

@@ -15,6 +15,7 @@
 pub mod actions;
 pub mod backoff;
 pub mod endpoints;
+pub mod gates;
 pub mod kinds;
 pub mod leader;
 pub mod serve;

@@ -4,10 +4,11 @@
 //! plugins and runs passes. A pass takes the store's objects with what this
 //! scheduler has done and the watch has not shown yet laid over them (pods
 //! it bound, victims it deleted, preemptors it nominated: kube-scheduler's
-//! assumed pods), builds the model ([`Snapshot::build_with`], live: pods
-//! being deleted keep their node), stamps it with one identity
-//! [`Registry`] (so plugins keep per-node work between passes), and runs
-//! the cycle over the entities that are due ([`Backoff`]) — live, so a
+//! assumed pods), brings the incremental [`Model`] up to them (only the
+//! objects that changed since the last pass are read again; live: pods
+//! being deleted keep their node; handles and node change values carry
+//! over, so plugins keep per-node work between passes), and runs the
+//! cycle over the entities that are due ([`Backoff`]) — live, so a
 //! preemptor is nominated, not bound, until its victims are gone. The
 //! decisions are then carried out ([`Executor`]) or, with `--dry-run`,
 //! only logged and counted.
@@ -32,14 +33,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::actions::{self, Action, Executor};
 use super::backoff::Backoff;
 use super::endpoints::{self, Metrics};
+use super::gates;
 use super::kinds::Served;
 use super::leader::{self, LeaseOptions};
 use super::store::{self, Held, Shared};
 use crate::config::PluginConfig;
 use crate::framework::PluginSet;
 use crate::manifest::{Manifests, Object};
-use crate::model::identity::Registry;
-use crate::model::{BuildOptions, Snapshot, unmodelled};
+use crate::model::{BuildOptions, Model, Snapshot, unmodelled};
 use crate::scheduler::{self, Entity, RunOptions};
 use crate::{Outcome, Runtime};
 
@@ -116,6 +117,17 @@ pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
     }
     let shared = Shared::new(&served);
     let metrics = Metrics::new(&options.scheduler_name);
+    match tokio.block_on(gates::read(&client)) {
+        Ok(enabled) => {
+            for warning in gates::warnings(&enabled) {
+                log::warn(&warning);
+            }
+            metrics.gates(&enabled);
+        }
+        Err(e) => log::info(&format!(
+            "cannot read the API server's feature gates ({e:#}): fields a gate that is off drops are not detected"
+        )),
+    }
     let _guard = tokio.enter();
     let address = tokio.block_on(endpoints::serve(
         options.address,
@@ -180,12 +192,16 @@ pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
         stop.update(|store| store.stopping = true);
     });
     let executor = Executor::new(client, &options.scheduler_name);
+    let model_options = BuildOptions {
+        scheduler_name: Some(options.scheduler_name.clone()),
+        live: true,
+    };
     let mut server = Server {
         options,
         shared,
         metrics,
         executor,
-        registry: Registry::new(),
+        model: Model::new(&Manifests::default(), &model_options)?,
         backoff: Backoff::default(),
         overlay: Overlay::default(),
         reported: BTreeMap::new(),
@@ -328,7 +344,8 @@ struct Server {
     shared: Arc<Shared>,
     metrics: Metrics,
     executor: Executor,
-    registry: Registry,
+    /// The cluster as the scheduler sees it, kept current pass by pass.
+    model: Model,
     backoff: Backoff,
     overlay: Overlay,
     /// Pods told why they are not scheduled outside the cycle (unmodelled
@@ -416,20 +433,8 @@ impl Server {
         self.metrics.model_size(&counts);
         let preempted = self.overlay.apply(&mut objects);
         self.forget_gone(&objects);
-        let options = BuildOptions {
-            scheduler_name: Some(self.options.scheduler_name.clone()),
-            live: true,
-        };
-        let mut early = self.set_aside_unmodelled(&mut objects, &options);
-        let mut snapshot = match self.build(&mut objects, &options) {
-            Ok(snapshot) => snapshot,
-            Err(e) => {
-                log::warn(&format!("cannot model the cluster: {e:#}"));
-                self.metrics.api_error("model");
-                return;
-            }
-        };
-        self.registry.stamp(&mut snapshot);
+        let mut early = self.set_aside_unmodelled(&mut objects);
+        let mut snapshot = self.model(&mut objects);
         self.report_state();
         let now = Instant::now();
         let queued = scheduler::queue(&snapshot);
@@ -566,7 +571,7 @@ impl Server {
 
     /// The sizes of its own tables, for `/metrics`.
     fn report_state(&self) {
-        let (identities, free_slots) = self.registry.entries();
+        let size = self.model.size();
         self.metrics.state(&[
             ("backoff", self.backoff.len()),
             ("assumed-bindings", self.overlay.bound.len()),
@@ -574,8 +579,12 @@ impl Server {
             ("nominations", self.overlay.nominated.len()),
             ("reported", self.reported.len()),
             ("excluded", self.excluded.len()),
-            ("identities", identities),
-            ("free-identity-slots", free_slots),
+            ("identities", size.modelled.iter().sum()),
+            ("free-identity-slots", size.free_slots),
+            ("symbols", size.symbols),
+            ("taint-texts", size.taint_texts),
+            ("resources", size.resources),
+            ("refused", size.refused),
         ]);
     }
 
@@ -598,12 +607,12 @@ impl Server {
 
     /// Takes this scheduler's pending pods that need what wasched does not
     /// model out of `objects`; returns what to tell the ones not told yet.
-    fn set_aside_unmodelled(
-        &mut self,
-        objects: &mut Vec<Held>,
-        options: &BuildOptions,
-    ) -> Vec<Action> {
+    fn set_aside_unmodelled(&mut self, objects: &mut Vec<Held>) -> Vec<Action> {
         let mut actions = Vec::new();
+        let options = BuildOptions {
+            scheduler_name: Some(self.options.scheduler_name.clone()),
+            live: true,
+        };
         objects.retain(|held| {
             let (_, object) = held.as_ref();
             let Object::Pod(pod) = object else {
@@ -636,48 +645,67 @@ impl Server {
         actions
     }
 
-    /// Builds the model; an object the model refuses (the error names it)
-    /// is left out, reported once, and the rest is modelled.
-    fn build(&mut self, objects: &mut Vec<Held>, options: &BuildOptions) -> Result<Snapshot> {
-        let read = Manifests::default();
-        for _ in 0..objects.len().max(1) {
-            let all = objects.iter().map(|held| (&held.0, &held.1));
-            let error = match Snapshot::build_objects(&read, all, options) {
-                Ok(snapshot) => return Ok(snapshot),
-                Err(e) => format!("{e:#}"),
-            };
-            let culprit = objects
-                .iter()
-                .position(|held| error.starts_with(&format!("{}:", held.0)));
-            let Some(index) = culprit else {
-                bail!("{error}");
-            };
-            let held = objects.remove(index);
-            // A bound pod left out would leave its node's room looking
-            // free: nothing more goes to that node.
-            let node = match &held.1 {
-                Object::Pod(pod) => pod.spec.as_ref().and_then(|s| s.node_name.clone()),
-                _ => None,
-            };
-            if let Some(node) = &node {
-                for held in objects.iter_mut() {
-                    if let (_, Object::Node(n)) = held.as_ref()
-                        && n.metadata.name.as_ref() == Some(node)
-                        && let (_, Object::Node(n)) = Arc::make_mut(held)
-                    {
-                        n.spec.get_or_insert_default().unschedulable = Some(true);
-                    }
+    /// Brings the model up to `objects` and returns it as a snapshot. An
+    /// object the model refuses (the error names it) is left out and
+    /// reported once; a bound pod left out would leave its node's room
+    /// looking free, so nothing more goes to that node meanwhile.
+    fn model(&mut self, objects: &mut [Held]) -> Snapshot {
+        loop {
+            self.model.sync(objects.iter());
+            let refused: Vec<(String, String, Option<String>)> = self
+                .model
+                .refused()
+                .map(|(origin, why)| {
+                    let node = match self.model.object(&origin.kind, &origin.name) {
+                        Some(held) => match &held.1 {
+                            Object::Pod(pod) => pod
+                                .spec
+                                .as_ref()
+                                .and_then(|s| s.node_name.clone())
+                                .filter(|n| !n.is_empty()),
+                            _ => None,
+                        },
+                        None => None,
+                    };
+                    (origin.to_string(), why.to_string(), node)
+                })
+                .collect();
+            let mut cordoned = false;
+            for (origin, why, node) in refused {
+                if let Some(node) = &node {
+                    cordoned |= cordon(objects, node);
+                }
+                if self.excluded.insert(origin) {
+                    let cordon = node
+                        .map(|n| format!("; node {n} is treated as cordoned meanwhile"))
+                        .unwrap_or_default();
+                    log::warn(&format!("left out of the model: {why}{cordon}"));
                 }
             }
-            if self.excluded.insert(held.0.to_string()) {
-                let cordon = node
-                    .map(|n| format!("; node {n} is treated as cordoned meanwhile"))
-                    .unwrap_or_default();
-                log::warn(&format!("left out of the model: {error}{cordon}"));
+            if !cordoned {
+                return self.model.snapshot();
             }
         }
-        bail!("every object was refused")
     }
+}
+
+/// Marks node `name` of `objects` unschedulable (a copy of its object);
+/// whether it was not already.
+fn cordon(objects: &mut [Held], name: &str) -> bool {
+    for held in objects.iter_mut() {
+        if let (_, Object::Node(node)) = held.as_ref()
+            && node.metadata.name.as_deref() == Some(name)
+        {
+            if node.spec.as_ref().and_then(|s| s.unschedulable) == Some(true) {
+                return false;
+            }
+            if let (_, Object::Node(node)) = Arc::make_mut(held) {
+                node.spec.get_or_insert_default().unschedulable = Some(true);
+            }
+            return true;
+        }
+    }
+    false
 }
 
 /// Structured log lines on stderr: `time=... level=... msg="..."`.

@@ -22,11 +22,10 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 
 use super::kinds::{self, Kind, Served};
-use crate::manifest::{Manifests, Object, ObjectRef};
+use crate::manifest::{Manifests, Object};
 
-/// An object as the store holds it, with its origin: shared, so that a
-/// pass takes the cluster without copying it.
-pub type Held = Arc<(ObjectRef, Object)>;
+/// An object as the store holds it, shared with the passes that read it.
+pub type Held = crate::model::SharedObject;
 
 /// The objects, by kind and `namespace/name`, and what changed.
 #[derive(Debug, Default)]

@@ -20,11 +20,11 @@ use super::{
 };
 use crate::manifest::{Manifests, Object, ObjectRef};
 
-fn seconds(time: Option<&Time>) -> i64 {
+pub(super) fn seconds(time: Option<&Time>) -> i64 {
     time.map_or(0, |t| t.0.as_second())
 }
 
-fn key(meta: &ObjectMeta) -> String {
+pub(super) fn key(meta: &ObjectMeta) -> String {
     let name = meta.name.as_deref().unwrap_or_default();
     match meta.namespace.as_deref() {
         Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
@@ -32,7 +32,9 @@ fn key(meta: &ObjectMeta) -> String {
     }
 }
 
-struct PriorityClasses {
+/// The PriorityClasses of a snapshot, as pods and groups resolve them.
+#[derive(Debug, Default, Clone)]
+pub(super) struct PriorityClasses {
     values: HashMap<String, i32>,
     global_default: Option<i32>,
     /// Classes with `preemptionPolicy: Never`.
@@ -60,7 +62,47 @@ fn disrupts_all(origin: &ObjectRef, single: bool, all: bool) -> Result<bool> {
     }
 }
 
+/// What a PriorityClass object says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ClassRead {
+    name: String,
+    value: i32,
+    never: bool,
+    global_default: bool,
+}
+
+/// Reads a PriorityClass.
+pub(super) fn read_class(
+    origin: &ObjectRef,
+    class: &k8s_openapi::api::scheduling::v1::PriorityClass,
+) -> Result<ClassRead> {
+    Ok(ClassRead {
+        name: class.metadata.name.clone().unwrap_or_default(),
+        value: class
+            .value
+            .ok_or_else(|| anyhow!("{origin}: field value: required"))?,
+        never: never_preempts(
+            origin,
+            "preemptionPolicy",
+            class.preemption_policy.as_deref(),
+        )?,
+        global_default: class.global_default == Some(true),
+    })
+}
+
 impl PriorityClasses {
+    /// Adds a class read by [`read_class`]; a later global default wins.
+    pub(super) fn add(&mut self, class: &ClassRead) {
+        if class.global_default {
+            self.global_default = Some(class.value);
+            self.global_default_never = class.never;
+        }
+        if class.never {
+            self.never.insert(class.name.clone());
+        }
+        self.values.insert(class.name.clone(), class.value);
+    }
+
     /// A pod's effective `preemptionPolicy: Never`: its own field, else its
     /// class's (the global default class when it names none).
     fn never(&self, own: bool, class: Option<&str>) -> bool {
@@ -146,12 +188,7 @@ impl Snapshot {
         options: &BuildOptions,
     ) -> Result<Snapshot> {
         let mut seen: HashMap<(String, String), &ObjectRef> = HashMap::new();
-        let mut priorities = PriorityClasses {
-            values: HashMap::new(),
-            global_default: None,
-            never: BTreeSet::new(),
-            global_default_never: false,
-        };
+        let mut priorities = PriorityClasses::default();
         let (mut nodes, mut pods, mut groups) = (Vec::new(), Vec::new(), Vec::new());
         let (mut composites, mut budgets) = (Vec::new(), Vec::new());
         let mut snapshot = Snapshot::default();
@@ -168,25 +205,7 @@ impl Snapshot {
                 Object::PodGroup(group) => groups.push((origin, group.as_ref())),
                 Object::CompositePodGroup(c) => composites.push((origin, c.as_ref())),
                 Object::PodDisruptionBudget(b) => budgets.push((origin, b.as_ref())),
-                Object::PriorityClass(class) => {
-                    let value = class
-                        .value
-                        .ok_or_else(|| anyhow!("{origin}: field value: required"))?;
-                    let name = class.metadata.name.clone().unwrap_or_default();
-                    let never = never_preempts(
-                        origin,
-                        "preemptionPolicy",
-                        class.preemption_policy.as_deref(),
-                    )?;
-                    if class.global_default == Some(true) {
-                        priorities.global_default = Some(value);
-                        priorities.global_default_never = never;
-                    }
-                    if never {
-                        priorities.never.insert(name.clone());
-                    }
-                    priorities.values.insert(name, value);
-                }
+                Object::PriorityClass(class) => priorities.add(&read_class(origin, class)?),
                 // Workloads are the objects PodGroups point to; what the
                 // scheduler needs of them is on the PodGroups. Jobs were
                 // expanded before.
@@ -198,9 +217,8 @@ impl Snapshot {
         let mut node_amounts = Vec::new();
         nodes.sort_by(|a, b| a.1.metadata.name.cmp(&b.1.metadata.name));
         for (origin, node) in &nodes {
-            node_amounts
-                .push(resources::node_allocatable(node).map_err(|e| anyhow!("{origin}: {e}"))?);
-            let mut info = node_info(node);
+            let (mut info, amounts) = read_node(origin, node)?;
+            node_amounts.push(amounts);
             info.taint_texts = info
                 .taints
                 .iter()
@@ -235,141 +253,37 @@ impl Snapshot {
         pods.sort_by_key(|(_, pod)| key(&pod.metadata));
         let mut member_of: Vec<Option<String>> = Vec::new();
         for (origin, pod) in &pods {
-            let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-            if matches!(phase, Some("Succeeded" | "Failed")) {
-                ignored += 1;
-                continue;
-            }
-            let terminating = pod.metadata.deletion_timestamp.is_some();
-            let spec = pod
-                .spec
-                .as_ref()
-                .ok_or_else(|| anyhow!("{origin}: field spec: required"))?;
-            if !terminating && !options.schedules(spec) {
-                // Another scheduler's pending pod: not ours to place, and
-                // it holds nothing yet.
-                continue;
-            }
-            let unbound = spec.node_name.as_deref().is_none_or(str::is_empty);
-            if !terminating
-                && unbound
-                && spec
-                    .scheduling_gates
-                    .as_ref()
-                    .is_some_and(|g| !g.is_empty())
-            {
-                // Held by its scheduling gates: not in the queue until they
-                // are removed (upstream's SchedulingGates PreEnqueue).
-                gated += 1;
-                continue;
-            }
-            ignored += usize::from(terminating && !options.live);
-            if !terminating && unbound {
-                let needs = super::unmodelled::needs(spec);
-                if !needs.is_empty() {
-                    unmodelled.push(format!("{} ({})", key(&pod.metadata), needs.join(", ")));
+            let read = match read_pod(origin, pod, &priorities, options, manifests)? {
+                PodRead::Terminal => {
+                    ignored += 1;
+                    continue;
                 }
-            }
-            pod_amounts.push(resources::pod_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?);
-            let scoring_requests =
-                resources::pod_scoring_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?;
-            let group = spec
-                .scheduling_group
-                .as_ref()
-                .and_then(|g| g.pod_group_name.clone())
-                .filter(|g| !g.is_empty())
-                .map(|g| {
-                    format!(
-                        "{}/{g}",
-                        pod.metadata.namespace.as_deref().unwrap_or("default")
-                    )
-                });
-            let priority = priorities.resolve(
-                origin,
-                "spec.priorityClassName",
-                spec.priority,
-                spec.priority_class_name.as_deref(),
-            )?;
-            let never_preempt = priorities.never(
-                never_preempts(
-                    origin,
-                    "spec.preemptionPolicy",
-                    spec.preemption_policy.as_deref(),
-                )?,
-                spec.priority_class_name.as_deref(),
-            );
-            let node_name = spec.node_name.as_deref().filter(|n| !n.is_empty());
-            let node = node_name.and_then(|n| node_index.get(n).copied());
-
-            if let (Some(name), None, false) = (node_name, node, terminating) {
-                on_unknown_nodes.insert(name.to_string());
-            }
-            let nominated_node = pod
-                .status
-                .as_ref()
-                .and_then(|s| s.nominated_node_name.as_deref())
+                PodRead::Foreign => continue,
+                PodRead::Gated => {
+                    gated += 1;
+                    continue;
+                }
+                PodRead::Modelled(read) => *read,
+            };
+            ignored += usize::from(read.ignored);
+            unmodelled.extend(read.unmodelled);
+            let terminating = read.info.terminating;
+            let node = read
+                .node_name
+                .as_deref()
                 .and_then(|n| node_index.get(n).copied());
-            let created = seconds(pod.metadata.creation_timestamp.as_ref());
-            let affinity = spec
-                .affinity
-                .as_ref()
-                .and_then(|a| a.node_affinity.as_ref());
-            snapshot.pods.push(PodInfo {
-                key: key(&pod.metadata),
-                uid: pod.metadata.uid.clone(),
-                annotations: pod.metadata.annotations.clone().unwrap_or_default(),
-                owner_kind: owner_kind(&pod.metadata),
-                namespace: pod
-                    .metadata
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| "default".into()),
-                node: node.filter(|_| !terminating || options.live),
-                pending: node_name.is_none() && !terminating,
-                terminating,
-                nominated_node,
-                evicted: false,
-                nominated: false,
-                priority,
-                never_preempt,
-                group: None,
-                requests: Vec::new(),
-                scoring_requests,
-                tolerations: spec.tolerations.clone().unwrap_or_default(),
-                node_selector: spec.node_selector.clone().unwrap_or_default(),
-                required_node_affinity: affinity
-                    .and_then(|a| {
-                        a.required_during_scheduling_ignored_during_execution
-                            .as_ref()
-                    })
-                    .map(|s| s.node_selector_terms.clone()),
-                preferred_node_affinity: affinity
-                    .and_then(|a| {
-                        a.preferred_during_scheduling_ignored_during_execution
-                            .as_ref()
-                    })
-                    .into_iter()
-                    .flatten()
-                    .map(|p| (p.weight, p.preference.clone()))
-                    .collect(),
-                created,
-                started: pod
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.start_time.as_ref())
-                    .map_or(created, |t| t.0.as_second()),
-                labels: pod.metadata.labels.clone().unwrap_or_default(),
-                spread: hard_spread(spec.topology_spread_constraints.iter().flatten())
-                    .chain(
-                        group
-                            .as_ref()
-                            .and_then(|g| manifests.dialects.groups.get(g))
-                            .map(|extras| extras.spread.clone())
-                            .unwrap_or_default(),
-                    )
-                    .collect(),
-            });
-            member_of.push(group.filter(|_| !terminating));
+            if let (Some(name), None, false) = (&read.node_name, node, terminating) {
+                on_unknown_nodes.insert(name.clone());
+            }
+            let mut info = read.info;
+            info.node = node.filter(|_| !terminating || options.live);
+            info.nominated_node = read
+                .nominated_name
+                .as_deref()
+                .and_then(|n| node_index.get(n).copied());
+            pod_amounts.push(read.amounts);
+            snapshot.pods.push(info);
+            member_of.push(read.group);
         }
         if ignored > 0 {
             snapshot.warnings.push(format!(
@@ -450,20 +364,10 @@ impl Snapshot {
         snapshot.link_composites(manifests);
         snapshot.index_composites(manifests, &composites, &priorities)?;
         snapshot.index_budgets(&budgets)?;
-        let mut group_minimums = Vec::new();
-        for (key, extras) in &manifests.dialects.groups {
-            if extras.min_resources.is_empty() {
-                continue;
-            }
-            let mut amounts = Amounts::new();
-            for (resource, quantity) in &extras.min_resources {
-                let value = resources::amount(resource, quantity).map_err(|e| {
-                    anyhow!("PodGroup {key}: field spec.minResources.{resource}: {e}")
-                })?;
-                amounts.insert(resource.clone(), value);
-            }
-            group_minimums.push((group_index.get(key).copied(), amounts));
-        }
+        let group_minimums: Vec<(Option<GroupId>, Amounts)> = dialect_minimums(manifests)?
+            .into_iter()
+            .map(|(key, amounts)| (group_index.get(&key).copied(), amounts))
+            .collect();
         snapshot.index_resources(&node_amounts, &pod_amounts, &group_minimums);
         if snapshot.resource_names.len() > 128 {
             bail!(
@@ -496,28 +400,22 @@ impl Snapshot {
             if infos.contains_key(&dialect.key) {
                 bail!("{}: defined twice", dialect.origin);
             }
-            infos.insert(
-                dialect.key.clone(),
-                CompositeInfo {
-                    key: dialect.key.clone(),
-                    spec: CompositeSpec {
-                        policy: CompositePolicy::Basic,
-                        priority: 0,
-                        disrupt_all: false,
-                        never_preempt: false,
-                        topology_key: dialect.topology_key.clone(),
-                    },
-                    parent_name: None,
-                    parent: None,
-                    child_groups: Vec::new(),
-                    child_composites: Vec::new(),
-                    workload: None,
-                    created: 0,
-                    invalid: None,
-                },
-            );
+            infos.insert(dialect.key.clone(), dialect_composite(dialect));
         }
-        self.composites = infos.into_values().collect();
+        let warnings = self.link_trees(infos.into_values().collect());
+        self.warnings.extend(warnings);
+        Ok(())
+    }
+
+    /// Puts `composites` (sorted by key, unlinked) in the snapshot, links
+    /// every CompositePodGroup and PodGroup to its parent and validates each
+    /// tree; returns the warnings about irregular trees.
+    pub(super) fn link_trees(&mut self, composites: Vec<CompositeInfo>) -> Vec<String> {
+        self.composites = composites;
+        for group in &mut self.groups {
+            group.parent = None;
+            group.invalid = None;
+        }
         let index: HashMap<String, CompositeId> = self
             .composites
             .iter()
@@ -586,9 +484,10 @@ impl Snapshot {
         let (problems, irregular) = composite::classify(&members);
         let composites = self.composites.len();
         let mut warned = std::collections::BTreeSet::new();
+        let mut warnings = Vec::new();
         for problem in irregular.into_values() {
             if warned.insert(problem.clone()) {
-                self.warnings.push(format!(
+                warnings.push(format!(
                     "CompositePodGroup tree: {problem}; KEP-6012 calls such a tree Invalid, kube-scheduler v1.37.2 schedules it, and so does wasched"
                 ));
             }
@@ -601,64 +500,31 @@ impl Snapshot {
                 self.groups[grouped[i - composites] as usize].invalid = text;
             }
         }
-        Ok(())
+        warnings
     }
 
     /// PodDisruptionBudgets with the pods they match and the disruptions
     /// they allow now.
     fn index_budgets(&mut self, objects: &[(&ObjectRef, &PodDisruptionBudget)]) -> Result<()> {
-        let mut budgets: Vec<(String, &ObjectRef, &PodDisruptionBudget)> = objects
+        let mut budgets: Vec<BudgetRead> = objects
             .iter()
-            .map(|(origin, b)| (key(&b.metadata), *origin, *b))
-            .collect();
-        budgets.sort_by(|a, b| a.0.cmp(&b.0));
+            .map(|(origin, b)| read_budget(origin, b))
+            .collect::<Result<_>>()?;
+        budgets.sort_by(|a, b| a.key.cmp(&b.key));
         self.pod_budgets = vec![Vec::new(); self.pods.len()];
-        for (id, (key, origin, budget)) in budgets.into_iter().enumerate() {
-            let namespace = budget.metadata.namespace.as_deref().unwrap_or("default");
-            let spec = budget.spec.as_ref();
-            // policy/v1: a missing selector matches no pods, an empty one all.
-            let pods: Vec<u32> = match spec.and_then(|s| s.selector.as_ref()) {
-                None => Vec::new(),
-                Some(selector) => (0..self.pods.len() as u32)
-                    .filter(|&p| {
-                        let pod = &self.pods[p as usize];
-                        pod.namespace == namespace
-                            && !pod.terminating
-                            && label_selector_matches(selector, &pod.labels)
-                    })
-                    .collect(),
-            };
-            let healthy = pods
-                .iter()
-                .filter(|&&p| self.pods[p as usize].node.is_some())
-                .count();
-            let computed = disruption::disruptions_allowed(
-                spec.and_then(|s| s.min_available.as_ref()),
-                spec.and_then(|s| s.max_unavailable.as_ref()),
-                pods.len() as u32,
-                healthy as u32,
-            )
-            .map_err(|e| anyhow!("{origin}: {e}"))?;
-            let disruptions_allowed = match budget
-                .status
-                .as_ref()
-                .and_then(|s| s.disruptions_allowed)
-            {
-                Some(n) => u32::try_from(n).map_err(|_| {
-                    anyhow!(
-                        "{origin}: field status.disruptionsAllowed: must be non-negative, got {n}"
-                    )
-                })?,
-                None => computed,
-            };
+        for (id, budget) in budgets.iter().enumerate() {
+            let pods: Vec<u32> = (0..self.pods.len() as u32)
+                .filter(|&p| budget.matches(&self.pods[p as usize]))
+                .collect();
             for &p in &pods {
                 self.pod_budgets[p as usize].push(id as u32);
             }
             self.budgets.push(DisruptionBudget {
-                key,
+                key: budget.key.clone(),
                 pods,
-                disruptions_allowed,
+                disruptions_allowed: 0,
             });
+            self.budgets[id].disruptions_allowed = budget.allowed(self, id as u32);
         }
         Ok(())
     }
@@ -666,20 +532,12 @@ impl Snapshot {
     /// Early-dialect CompositePodGroup children: the parent and level topology
     /// key go onto the child PodGroups' specs.
     fn link_composites(&mut self, manifests: &Manifests) {
-        for link in &manifests.dialects.composite_links {
-            let Some(group) = self.groups.iter_mut().find(|g| g.key == link.child) else {
-                self.warnings.push(format!(
-                    "{}: child PodGroup {} is not in the snapshot",
-                    link.origin, link.child
-                ));
-                continue;
-            };
-            let Some(spec) = group.spec.as_mut() else {
-                continue;
-            };
-            spec.parent.get_or_insert_with(|| link.parent.clone());
-            if spec.topology_key.is_none() {
-                spec.topology_key.clone_from(&link.topology_key);
+        let links = &manifests.dialects.composite_links;
+        self.warnings
+            .extend(missing_link_children(&self.groups, links));
+        for group in &mut self.groups {
+            if let Some(spec) = group.spec.as_mut() {
+                link_dialect_parent(&group.key, spec, links);
             }
         }
     }
@@ -741,7 +599,7 @@ impl Snapshot {
         }
     }
 
-    fn index_symbols(&mut self) {
+    pub(super) fn index_symbols(&mut self) {
         for node in &self.nodes {
             self.symbols.intern(&node.name);
             for (k, v) in &node.labels {
@@ -864,7 +722,7 @@ fn shared_fields(
     ))
 }
 
-fn group_spec(
+pub(super) fn group_spec(
     origin: &ObjectRef,
     group: &PodGroup,
     priorities: &PriorityClasses,
@@ -914,7 +772,7 @@ fn group_spec(
     })
 }
 
-fn composite_info(
+pub(super) fn composite_info(
     origin: &ObjectRef,
     object: &CompositePodGroup,
     priorities: &PriorityClasses,
@@ -964,4 +822,341 @@ fn composite_info(
         created: seconds(object.metadata.creation_timestamp.as_ref()),
         invalid: None,
     })
+}
+
+/// Coscheduling/Volcano `minResources` of dialect groups, by group key.
+pub(super) fn dialect_minimums(manifests: &Manifests) -> Result<BTreeMap<String, Amounts>> {
+    let mut minimums = BTreeMap::new();
+    for (key, extras) in &manifests.dialects.groups {
+        if extras.min_resources.is_empty() {
+            continue;
+        }
+        let mut amounts = Amounts::new();
+        for (resource, quantity) in &extras.min_resources {
+            let value = resources::amount(resource, quantity)
+                .map_err(|e| anyhow!("PodGroup {key}: field spec.minResources.{resource}: {e}"))?;
+            amounts.insert(resource.clone(), value);
+        }
+        minimums.insert(key.clone(), amounts);
+    }
+    Ok(minimums)
+}
+
+/// What the model reads of one Pod object.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum PodRead {
+    /// `Succeeded` or `Failed`: gone, it holds nothing.
+    Terminal,
+    /// Another scheduler's pending pod: not ours to place, it holds nothing yet.
+    Foreign,
+    /// Pending, held by its scheduling gates: not in the queue until they
+    /// are removed (upstream's SchedulingGates PreEnqueue).
+    Gated,
+    /// In the model.
+    Modelled(Box<ModelledPod>),
+}
+
+/// A pod the model holds, before it is placed among the others.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct ModelledPod {
+    /// Everything but its place: `node`, `nominated_node` and `group` are
+    /// unset, `requests` empty, `priority` and `never_preempt` its own
+    /// (a PodGroup's replace them).
+    pub info: PodInfo,
+    /// Its requests by resource name.
+    pub amounts: Amounts,
+    /// `spec.nodeName`.
+    pub node_name: Option<String>,
+    /// `status.nominatedNodeName`.
+    pub nominated_name: Option<String>,
+    /// The PodGroup it is a member of (`namespace/name`); none while terminating.
+    pub group: Option<String>,
+    /// `key (needs)` when it is pending and asks for what wasched does not model.
+    pub unmodelled: Option<String>,
+    /// Terminating in a snapshot that is not live: counted among the
+    /// ignored, it holds nothing.
+    pub ignored: bool,
+}
+
+/// Reads a Node: its info (taint texts not interned yet) and allocatable.
+pub(super) fn read_node(origin: &ObjectRef, node: &Node) -> Result<(NodeInfo, Amounts)> {
+    let amounts = resources::node_allocatable(node).map_err(|e| anyhow!("{origin}: {e}"))?;
+    Ok((node_info(node), amounts))
+}
+
+/// Reads a Pod; fails naming the object and field.
+pub(super) fn read_pod(
+    origin: &ObjectRef,
+    pod: &k8s_openapi::api::core::v1::Pod,
+    priorities: &PriorityClasses,
+    options: &BuildOptions,
+    manifests: &Manifests,
+) -> Result<PodRead> {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    if matches!(phase, Some("Succeeded" | "Failed")) {
+        return Ok(PodRead::Terminal);
+    }
+    let terminating = pod.metadata.deletion_timestamp.is_some();
+    let spec = pod
+        .spec
+        .as_ref()
+        .ok_or_else(|| anyhow!("{origin}: field spec: required"))?;
+    if !terminating && !options.schedules(spec) {
+        return Ok(PodRead::Foreign);
+    }
+    let unbound = spec.node_name.as_deref().is_none_or(str::is_empty);
+    if !terminating
+        && unbound
+        && spec
+            .scheduling_gates
+            .as_ref()
+            .is_some_and(|g| !g.is_empty())
+    {
+        return Ok(PodRead::Gated);
+    }
+    let pod_key = key(&pod.metadata);
+    let unmodelled = if !terminating && unbound {
+        let needs = super::unmodelled::needs(spec);
+        (!needs.is_empty()).then(|| format!("{pod_key} ({})", needs.join(", ")))
+    } else {
+        None
+    };
+    let amounts = resources::pod_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let scoring_requests =
+        resources::pod_scoring_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let group = spec
+        .scheduling_group
+        .as_ref()
+        .and_then(|g| g.pod_group_name.clone())
+        .filter(|g| !g.is_empty())
+        .map(|g| {
+            format!(
+                "{}/{g}",
+                pod.metadata.namespace.as_deref().unwrap_or("default")
+            )
+        });
+    let priority = priorities.resolve(
+        origin,
+        "spec.priorityClassName",
+        spec.priority,
+        spec.priority_class_name.as_deref(),
+    )?;
+    let never_preempt = priorities.never(
+        never_preempts(
+            origin,
+            "spec.preemptionPolicy",
+            spec.preemption_policy.as_deref(),
+        )?,
+        spec.priority_class_name.as_deref(),
+    );
+    let node_name = spec.node_name.clone().filter(|n| !n.is_empty());
+    let created = seconds(pod.metadata.creation_timestamp.as_ref());
+    let affinity = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref());
+    let info = PodInfo {
+        key: pod_key,
+        uid: pod.metadata.uid.clone(),
+        annotations: pod.metadata.annotations.clone().unwrap_or_default(),
+        owner_kind: owner_kind(&pod.metadata),
+        namespace: pod
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        node: None,
+        pending: node_name.is_none() && !terminating,
+        terminating,
+        nominated_node: None,
+        evicted: false,
+        nominated: false,
+        priority,
+        never_preempt,
+        group: None,
+        requests: Vec::new(),
+        scoring_requests,
+        tolerations: spec.tolerations.clone().unwrap_or_default(),
+        node_selector: spec.node_selector.clone().unwrap_or_default(),
+        required_node_affinity: affinity
+            .and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .map(|s| s.node_selector_terms.clone()),
+        preferred_node_affinity: affinity
+            .and_then(|a| {
+                a.preferred_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .into_iter()
+            .flatten()
+            .map(|p| (p.weight, p.preference.clone()))
+            .collect(),
+        created,
+        started: pod
+            .status
+            .as_ref()
+            .and_then(|s| s.start_time.as_ref())
+            .map_or(created, |t| t.0.as_second()),
+        labels: pod.metadata.labels.clone().unwrap_or_default(),
+        spread: hard_spread(spec.topology_spread_constraints.iter().flatten())
+            .chain(
+                group
+                    .as_ref()
+                    .and_then(|g| manifests.dialects.groups.get(g))
+                    .map(|extras| extras.spread.clone())
+                    .unwrap_or_default(),
+            )
+            .collect(),
+    };
+    Ok(PodRead::Modelled(Box::new(ModelledPod {
+        info,
+        amounts,
+        node_name,
+        nominated_name: pod
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.clone()),
+        group: group.filter(|_| !terminating),
+        unmodelled,
+        ignored: terminating && !options.live,
+    })))
+}
+
+/// The warnings about early-dialect links whose child PodGroup is not in
+/// the snapshot (`groups` sorted by key).
+pub(super) fn missing_link_children(
+    groups: &[GroupInfo],
+    links: &[crate::manifest::dialect::CompositeLink],
+) -> Vec<String> {
+    links
+        .iter()
+        .filter(|link| {
+            groups
+                .binary_search_by(|g| g.key.as_str().cmp(&link.child))
+                .is_err()
+        })
+        .map(|link| {
+            format!(
+                "{}: child PodGroup {} is not in the snapshot",
+                link.origin, link.child
+            )
+        })
+        .collect()
+}
+
+/// An early-dialect link naming PodGroup `key` as a child gives its spec
+/// the parent and the level's topology key (the first link wins).
+pub(super) fn link_dialect_parent(
+    key: &str,
+    spec: &mut GroupSpec,
+    links: &[crate::manifest::dialect::CompositeLink],
+) {
+    for link in links.iter().filter(|l| l.child == key) {
+        spec.parent.get_or_insert_with(|| link.parent.clone());
+        if spec.topology_key.is_none() {
+            spec.topology_key.clone_from(&link.topology_key);
+        }
+    }
+}
+
+/// An early-dialect CompositePodGroup, read as a `basic` composite.
+pub(super) fn dialect_composite(
+    dialect: &crate::manifest::dialect::DialectComposite,
+) -> CompositeInfo {
+    CompositeInfo {
+        key: dialect.key.clone(),
+        spec: CompositeSpec {
+            policy: CompositePolicy::Basic,
+            priority: 0,
+            disrupt_all: false,
+            never_preempt: false,
+            topology_key: dialect.topology_key.clone(),
+        },
+        parent_name: None,
+        parent: None,
+        child_groups: Vec::new(),
+        child_composites: Vec::new(),
+        workload: None,
+        created: 0,
+        invalid: None,
+    }
+}
+
+/// What the model reads of a PodDisruptionBudget.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct BudgetRead {
+    /// `namespace/name`.
+    pub key: String,
+    namespace: String,
+    selector: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    min_available: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+    max_unavailable: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+    /// `status.disruptionsAllowed`.
+    status: Option<u32>,
+}
+
+/// Reads a PodDisruptionBudget; fails on a spec the disruption controller
+/// refuses or a negative status, naming the object and field.
+pub(super) fn read_budget(origin: &ObjectRef, budget: &PodDisruptionBudget) -> Result<BudgetRead> {
+    let spec = budget.spec.as_ref();
+    let read = BudgetRead {
+        key: key(&budget.metadata),
+        namespace: budget
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into()),
+        selector: spec.and_then(|s| s.selector.clone()),
+        min_available: spec.and_then(|s| s.min_available.clone()),
+        max_unavailable: spec.and_then(|s| s.max_unavailable.clone()),
+        status: match budget.status.as_ref().and_then(|s| s.disruptions_allowed) {
+            Some(n) => Some(u32::try_from(n).map_err(|_| {
+                anyhow!("{origin}: field status.disruptionsAllowed: must be non-negative, got {n}")
+            })?),
+            None => None,
+        },
+    };
+    disruption::disruptions_allowed(
+        read.min_available.as_ref(),
+        read.max_unavailable.as_ref(),
+        0,
+        0,
+    )
+    .map_err(|e| anyhow!("{origin}: {e}"))?;
+    Ok(read)
+}
+
+impl BudgetRead {
+    /// Whether its selector matches `pod` (same namespace, not
+    /// terminating); policy/v1: a missing selector matches no pods, an
+    /// empty one all.
+    pub fn matches(&self, pod: &PodInfo) -> bool {
+        self.selector.as_ref().is_some_and(|selector| {
+            pod.namespace == self.namespace
+                && !pod.terminating
+                && label_selector_matches(selector, &pod.labels)
+        })
+    }
+
+    /// The disruptions budget `id` of `snapshot` (this one, its pods
+    /// matched) allows now: the status's, else computed from its pods.
+    pub fn allowed(&self, snapshot: &Snapshot, id: u32) -> u32 {
+        if let Some(n) = self.status {
+            return n;
+        }
+        let pods = &snapshot.budgets[id as usize].pods;
+        let healthy = pods
+            .iter()
+            .filter(|&&p| snapshot.pods[p as usize].node.is_some())
+            .count();
+        disruption::disruptions_allowed(
+            self.min_available.as_ref(),
+            self.max_unavailable.as_ref(),
+            pods.len() as u32,
+            healthy as u32,
+        )
+        .expect("checked when read")
+    }
 }

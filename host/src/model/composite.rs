@@ -42,7 +42,7 @@ pub struct CompositeSpec {
 }
 
 /// A CompositePodGroup and its place in its tree.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CompositeInfo {
     /// `namespace/name`.
     pub key: String,

@@ -119,11 +119,24 @@ impl Identity {
     }
 
     fn new(handles: [Vec<Handle>; 5], node_changes: Vec<u64>, generation: u64) -> Self {
-        let moved = handles
+        let mut identity = Self {
+            handles,
+            by_slot: Vec::new(),
+            node_changes,
+            generation,
+        };
+        identity.reindex();
+        identity
+    }
+
+    /// Recomputes the slot → id maps after ids moved.
+    pub(super) fn reindex(&mut self) {
+        let moved = self
+            .handles
             .iter()
             .any(|kind| kind.iter().enumerate().any(|(id, h)| h.slot != id as u32));
-        let by_slot = if moved {
-            handles
+        self.by_slot = if moved {
+            self.handles
                 .iter()
                 .map(|kind| {
                     kind.iter()
@@ -136,12 +149,42 @@ impl Identity {
         } else {
             Vec::new()
         };
-        Self {
-            handles,
-            by_slot,
-            node_changes,
-            generation,
+    }
+
+    /// An object of `kind` comes in at `id` (later ids move up by one); a
+    /// node gets a new change value. [`Identity::reindex`] before lookups.
+    pub(super) fn insert(&mut self, kind: Kind, id: u32, handle: Handle) {
+        self.handles[kind as usize].insert(id as usize, handle);
+        self.generation = tick();
+        if kind == Kind::Node {
+            self.node_changes.insert(id as usize, self.generation);
         }
+    }
+
+    /// The object of `kind` at `id` goes (later ids move down by one);
+    /// returns its handle. [`Identity::reindex`] before lookups.
+    pub(super) fn remove(&mut self, kind: Kind, id: u32) -> Handle {
+        self.generation = tick();
+        if kind == Kind::Node {
+            self.node_changes.remove(id as usize);
+        }
+        self.handles[kind as usize].remove(id as usize)
+    }
+
+    /// The object of `kind` at `id` changed without moving: a change of
+    /// the view (of its node, for a node).
+    pub(super) fn changed(&mut self, kind: Kind, id: u32) {
+        if kind == Kind::Node {
+            self.node_changed(id);
+        } else {
+            self.generation = tick();
+        }
+    }
+
+    /// Gives every object of `kind` its handle, by id.
+    pub(super) fn set_handles(&mut self, kind: Kind, handles: Vec<Handle>) {
+        self.handles[kind as usize] = handles;
+        self.generation = tick();
     }
 
     /// The clock value of the latest change in this view.
@@ -216,21 +259,53 @@ fn counts(snapshot: &Snapshot) -> [usize; 5] {
     ]
 }
 
-/// Slots of one kind across rebuilt snapshots.
-#[derive(Debug, Default)]
-struct SlotTable {
-    /// Object key → its handle.
-    live: HashMap<String, Handle>,
-    /// Slots freed by deletions, reused lowest first.
+/// The slots of one kind: freed slots are reused lowest first, every
+/// handle given out has a new generation.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Slots {
+    /// Slots freed, highest first (the next one to give is last).
     free: Vec<u32>,
     next: u32,
+}
+
+impl Slots {
+    /// A handle for a new object.
+    pub(super) fn take(&mut self) -> Handle {
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.next += 1;
+            self.next - 1
+        });
+        Handle {
+            slot,
+            generation: tick(),
+        }
+    }
+
+    /// Frees the slot of an object gone.
+    pub(super) fn free(&mut self, handle: Handle) {
+        let at = self.free.partition_point(|&s| s > handle.slot);
+        self.free.insert(at, handle.slot);
+    }
+
+    /// Slots freed and not given again.
+    pub(super) fn free_count(&self) -> usize {
+        self.free.len()
+    }
+}
+
+/// Slots of one kind across rebuilt snapshots, by object key.
+#[derive(Debug, Default, Clone)]
+pub(super) struct SlotTable {
+    /// Object key → its handle.
+    live: HashMap<String, Handle>,
+    slots: Slots,
 }
 
 impl SlotTable {
     /// The handles of `keys` (this build's objects, in id order): kept for
     /// keys seen before, new for the others; the slots of keys gone are
     /// freed first.
-    fn assign(&mut self, keys: &[String]) -> Vec<Handle> {
+    pub(super) fn assign(&mut self, keys: &[String]) -> Vec<Handle> {
         let present: std::collections::HashSet<&String> = keys.iter().collect();
         let gone: Vec<String> = self
             .live
@@ -240,22 +315,14 @@ impl SlotTable {
             .collect();
         for key in gone {
             let handle = self.live.remove(&key).expect("listed above");
-            self.free.push(handle.slot);
+            self.slots.free(handle);
         }
-        self.free.sort_unstable_by(|a, b| b.cmp(a));
         keys.iter()
             .map(|key| {
                 if let Some(&handle) = self.live.get(key) {
                     return handle;
                 }
-                let slot = self.free.pop().unwrap_or_else(|| {
-                    self.next += 1;
-                    self.next - 1
-                });
-                let handle = Handle {
-                    slot,
-                    generation: tick(),
-                };
+                let handle = self.slots.take();
                 self.live.insert(key.clone(), handle);
                 handle
             })
@@ -286,7 +353,7 @@ impl Registry {
     /// (bounded by the most objects of a kind alive at once).
     pub fn entries(&self) -> (usize, usize) {
         let live = self.tables.iter().map(|t| t.live.len()).sum::<usize>() + self.nodes.len();
-        let free = self.tables.iter().map(|t| t.free.len()).sum();
+        let free = self.tables.iter().map(|t| t.slots.free_count()).sum();
         (live, free)
     }
 

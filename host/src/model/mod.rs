@@ -16,6 +16,7 @@ pub use build::{BuildOptions, DEFAULT_SCHEDULER_NAME};
 pub mod composite;
 pub mod disruption;
 pub mod identity;
+pub mod incremental;
 mod labels;
 pub mod resources;
 mod symbols;
@@ -27,6 +28,7 @@ use k8s_openapi::api::core::v1::{NodeSelectorTerm, Taint, Toleration, TopologySp
 
 pub use composite::{CompositeId, CompositeInfo, CompositePolicy, CompositeSpec};
 pub use disruption::{BudgetId, DisruptionBudget};
+pub use incremental::{Model, ModelSize, SharedObject};
 pub use labels::{label_selector_matches, taint_text};
 pub use symbols::Symbols;
 
@@ -38,7 +40,7 @@ pub type PodId = u32;
 pub type GroupId = u32;
 
 /// A node as the scheduler sees it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NodeInfo {
     /// `metadata.name`.
     pub name: String,
@@ -56,7 +58,7 @@ pub struct NodeInfo {
 }
 
 /// A pod as the scheduler sees it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PodInfo {
     /// `namespace/name`.
     pub key: String,

@@ -27,6 +27,16 @@ impl Symbols {
         self.ids.get(text).copied()
     }
 
+    /// How many strings it holds.
+    pub fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+
     /// The text of `id`, if it exists.
     pub fn text(&self, id: u32) -> Option<&str> {
         self.texts.get(id as usize).map(String::as_str)

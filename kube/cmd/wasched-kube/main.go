@@ -80,6 +80,7 @@ type common struct {
 	config        string
 	log           string
 	verbosity     int
+	featureGates  string
 }
 
 func (c *common) register(flags *flag.FlagSet) {
@@ -88,12 +89,16 @@ func (c *common) register(flags *flag.FlagSet) {
 	flags.StringVar(&c.config, "config", "", "KubeSchedulerConfiguration file (default: upstream's default profile, percentageOfNodesToScore 100)")
 	flags.StringVar(&c.log, "log", "", "write the control plane's and scheduler's logs to FILE (default: discarded)")
 	flags.IntVar(&c.verbosity, "v", 0, "log verbosity (klog -v) of --log")
+	flags.StringVar(&c.featureGates, "feature-gates", "", "change the control plane's feature gates (Name=true,Other=false; default: the workload gates on)")
 }
 
 // prepare reads what the command needs before anything starts, so that
 // bad input fails before a server runs.
 func (c *common) prepare() ([]*unstructured.Unstructured, *schedconfig.KubeSchedulerConfiguration, error) {
 	if err := quietLogs(c.log, c.verbosity); err != nil {
+		return nil, nil, err
+	}
+	if err := controlplane.OverrideGates(c.featureGates); err != nil {
 		return nil, nil, err
 	}
 	if err := controlplane.SetFeatureGates(); err != nil {
