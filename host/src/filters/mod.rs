@@ -1,7 +1,9 @@
 //! The per-node checks every kube-scheduler runs, as native host code, in
 //! the default profile's filter order: `NodeUnschedulable`,
 //! `TaintToleration`, `NodeAffinity` (nodeSelector + required node affinity),
-//! `NodeResourcesFit`, `PodTopologySpread` (hard constraints). A node fails at its first failing check, and the
+//! `NodeResourcesFit`, `PodTopologySpread` (hard constraints),
+//! `InterPodAffinity` (the running pods' required anti-affinity; a pending
+//! pod's own inter-pod terms are not modelled). A node fails at its first failing check, and the
 //! reasons use upstream's wording so that diagnoses read like
 //! `0/12 nodes are available: 8 Insufficient cpu, ...`.
 
@@ -9,7 +11,9 @@ use std::collections::BTreeMap;
 
 use std::collections::HashMap;
 
-use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration};
+use k8s_openapi::api::core::v1::{
+    NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, Taint, Toleration,
+};
 
 use crate::model::{NodeId, NodeInfo, PodId, PodInfo, Snapshot, label_selector_matches};
 
@@ -35,6 +39,9 @@ pub enum Rejection {
     SpreadMissingLabel,
     /// Placing the pod here would exceed a spread constraint's `maxSkew`.
     Spread,
+    /// A pod running in the node's topology domain has a required
+    /// anti-affinity term the pod matches.
+    ExistingAntiAffinity,
 }
 
 /// Why nodes were rejected, counted per reason over `total` nodes
@@ -114,6 +121,9 @@ impl Diagnosis {
                 ),
                 Rejection::Spread => {
                     count("node(s) didn't match pod topology spread constraints".into())
+                }
+                Rejection::ExistingAntiAffinity => {
+                    count("node(s) didn't satisfy existing pods anti-affinity rules".into())
                 }
             }
         }
@@ -223,17 +233,122 @@ impl SpreadState {
     }
 }
 
+/// The topology domains where a pod may not go because a running pod's
+/// required anti-affinity term matches it (`InterPodAffinity`'s PreFilter
+/// state for existing pods).
+#[derive(Debug, Default)]
+pub struct AntiAffinityState {
+    /// (topology key, value) pairs, sorted.
+    forbidden: Vec<(String, String)>,
+}
+
+impl AntiAffinityState {
+    /// The domains of every pod on a node (bound or assumed, not evicted)
+    /// whose required anti-affinity terms match `pod`: for each such term,
+    /// that node's value of the term's topology key.
+    pub fn for_pod(snapshot: &Snapshot, pod: PodId) -> Self {
+        let info = &snapshot.pods[pod as usize];
+        let mut forbidden = std::collections::BTreeSet::new();
+        for &other in snapshot.anti_affine_pods() {
+            let running = &snapshot.pods[other as usize];
+            let Some(node) = running.node.filter(|_| other != pod && !running.evicted) else {
+                continue;
+            };
+            let labels = &snapshot.nodes[node as usize].labels;
+            for term in &running.required_anti_affinity {
+                if let Some(value) = labels.get(&term.topology_key)
+                    && pod_term_selects(term, &running.namespace, info)
+                {
+                    forbidden.insert((term.topology_key.clone(), value.clone()));
+                }
+            }
+        }
+        Self {
+            forbidden: forbidden.into_iter().collect(),
+        }
+    }
+
+    fn check(&self, node: &NodeInfo) -> Result<(), Rejection> {
+        match self
+            .forbidden
+            .iter()
+            .any(|(key, value)| node.labels.get(key) == Some(value))
+        {
+            true => Err(Rejection::ExistingAntiAffinity),
+            false => Ok(()),
+        }
+    }
+}
+
+/// The label every namespace carries with its name.
+const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+/// Whether a pod affinity term of a pod in `owner_namespace` selects `pod`:
+/// its label selector matches (none matches nothing), in one of its
+/// namespaces (`namespaces`, else the owner's; a `namespaceSelector` on
+/// `kubernetes.io/metadata.name` alone is evaluated, any other one is taken
+/// to select every namespace, since namespaces' labels are not modelled:
+/// stricter than upstream when it selects fewer).
+pub fn pod_term_selects(term: &PodAffinityTerm, owner_namespace: &str, pod: &PodInfo) -> bool {
+    let listed = term.namespaces.as_deref().unwrap_or_default();
+    let in_namespace = match &term.namespace_selector {
+        None if listed.is_empty() => pod.namespace == owner_namespace,
+        None => listed.contains(&pod.namespace),
+        Some(selector) => {
+            listed.contains(&pod.namespace) || {
+                let keys = selector
+                    .match_labels
+                    .iter()
+                    .flat_map(|m| m.keys())
+                    .chain(selector.match_expressions.iter().flatten().map(|e| &e.key));
+                let only_names = keys.into_iter().all(|k| k == NAMESPACE_NAME_LABEL);
+                !only_names
+                    || label_selector_matches(
+                        selector,
+                        &BTreeMap::from([(
+                            NAMESPACE_NAME_LABEL.to_string(),
+                            pod.namespace.clone(),
+                        )]),
+                    )
+            }
+        }
+    };
+    in_namespace
+        && term
+            .label_selector
+            .as_ref()
+            .is_some_and(|selector| label_selector_matches(selector, &pod.labels))
+}
+
+/// What the checks that change as pods are placed compute once per pod
+/// and placement (upstream's PreFilter state).
+#[derive(Debug, Default)]
+pub struct PreFilter {
+    spread: SpreadState,
+    anti_affinity: AntiAffinityState,
+}
+
+impl PreFilter {
+    /// [`SpreadState::for_pod`] and [`AntiAffinityState::for_pod`].
+    pub fn for_pod(snapshot: &Snapshot, pod: PodId) -> Self {
+        Self {
+            spread: SpreadState::for_pod(snapshot, pod),
+            anti_affinity: AntiAffinityState::for_pod(snapshot, pod),
+        }
+    }
+}
+
 /// Runs all checks of `pod` against `node`; `Err` holds the reasons of the
-/// first failing check (resource fit can give several). `spread` is
-/// [`SpreadState::for_pod`] of the same pod and snapshot state.
+/// first failing check (resource fit can give several). `state` is
+/// [`PreFilter::for_pod`] of the same pod and snapshot state.
 pub fn check(
     snapshot: &Snapshot,
     pod: PodId,
     node: NodeId,
-    spread: &SpreadState,
+    state: &PreFilter,
 ) -> Result<(), Rejection> {
     static_check(snapshot, pod, node)?;
-    dynamic_check(snapshot, pod, node, spread)
+    dynamic_check(snapshot, pod, node, state)
 }
 
 /// The checks whose answer cannot change during a run, because they read
@@ -290,15 +405,17 @@ fn verdict(code: u32) -> Result<(), Rejection> {
 }
 
 /// The checks that change as pods are placed: `NodeResourcesFit`,
-/// `PodTopologySpread`.
+/// `PodTopologySpread`, `InterPodAffinity` (existing pods' anti-affinity).
 pub fn dynamic_check(
     snapshot: &Snapshot,
     pod: PodId,
     node: NodeId,
-    spread: &SpreadState,
+    state: &PreFilter,
 ) -> Result<(), Rejection> {
     fits_resources(snapshot, &snapshot.pods[pod as usize], node)?;
-    spread.check(&snapshot.nodes[node as usize])
+    let node = &snapshot.nodes[node as usize];
+    state.spread.check(node)?;
+    state.anti_affinity.check(node)
 }
 
 /// What [`static_check`] reads of a pod, as one comparable text: pods of

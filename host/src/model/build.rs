@@ -376,6 +376,7 @@ impl Snapshot {
             );
         }
         snapshot.index_symbols();
+        snapshot.index_anti_affinity();
         snapshot.commit();
         let identity = identity::Identity::fresh(&snapshot);
         snapshot.set_identity(identity);
@@ -1009,6 +1010,15 @@ pub(super) fn read_pod(
                     .unwrap_or_default(),
             )
             .collect(),
+        required_anti_affinity: spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.pod_anti_affinity.as_ref())
+            .and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .clone()
+            })
+            .unwrap_or_default(),
     };
     Ok(PodRead::Modelled(Box::new(ModelledPod {
         info,

@@ -271,32 +271,38 @@ impl Model {
     /// longer there deleted. Returns how many changes were applied;
     /// [`Model::refused`] says which objects were refused.
     pub fn sync<'a>(&mut self, objects: impl IntoIterator<Item = &'a SharedObject>) -> usize {
+        use std::collections::HashSet;
+        // Unchanged objects are the same allocations: compare pointers,
+        // and names only for what changed.
+        let address = |o: &SharedObject| Arc::as_ptr(o) as usize;
         let objects: Vec<&SharedObject> = objects.into_iter().collect();
-        let present: std::collections::HashSet<(&str, &str)> = objects
+        let given: HashSet<usize> = objects.iter().map(|o| address(o)).collect();
+        let held: HashSet<usize> = self
+            .objects
+            .values()
+            .flat_map(BTreeMap::values)
+            .map(address)
+            .collect();
+        let mut changed: Vec<&SharedObject> = objects
+            .into_iter()
+            .filter(|o| !held.contains(&address(o)))
+            .collect();
+        let renewed: HashSet<(&str, &str)> = changed
             .iter()
             .map(|o| (o.0.kind.as_str(), o.0.name.as_str()))
             .collect();
         let gone: Vec<ObjectKey> = self
             .objects
-            .iter()
-            .flat_map(|(kind, names)| {
-                names
-                    .keys()
-                    .filter(|name| !present.contains(&(kind.as_str(), name.as_str())))
-                    .map(|name| (kind.clone(), name.clone()))
-            })
+            .values()
+            .flat_map(BTreeMap::values)
+            .filter(|o| !given.contains(&address(o)))
+            .filter(|o| !renewed.contains(&(o.0.kind.as_str(), o.0.name.as_str())))
+            .map(|o| (o.0.kind.clone(), o.0.name.clone()))
             .collect();
         let mut changes = gone.len();
         for (kind, name) in &gone {
             self.delete(kind, name);
         }
-        let mut changed: Vec<&SharedObject> = objects
-            .into_iter()
-            .filter(|object| {
-                self.object(&object.0.kind, &object.0.name)
-                    .is_none_or(|held| !Arc::ptr_eq(held, object))
-            })
-            .collect();
         // What others refer to first, each kind in name order.
         changed.sort_by(|a, b| (rank(&a.1), &a.0.name).cmp(&(rank(&b.1), &b.0.name)));
         changes += changed.len();
@@ -1217,6 +1223,7 @@ impl Model {
         if self.snapshot.symbols.len() > 2 * self.symbols_compacted.max(512) {
             self.compact();
         }
+        self.snapshot.index_anti_affinity();
         self.snapshot.identity.reindex();
     }
 

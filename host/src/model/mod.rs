@@ -24,7 +24,9 @@ pub mod unmodelled;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{NodeSelectorTerm, Taint, Toleration, TopologySpreadConstraint};
+use k8s_openapi::api::core::v1::{
+    NodeSelectorTerm, PodAffinityTerm, Taint, Toleration, TopologySpreadConstraint,
+};
 
 pub use composite::{CompositeId, CompositeInfo, CompositePolicy, CompositeSpec};
 pub use disruption::{BudgetId, DisruptionBudget};
@@ -117,6 +119,11 @@ pub struct PodInfo {
     /// Hard (`DoNotSchedule`) topology spread constraints: the pod's own,
     /// plus its group's from a dialect that has them.
     pub spread: Vec<TopologySpreadConstraint>,
+    /// `spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution`:
+    /// what a pod placed near this one must not match (checked for the
+    /// pods placed while this one runs, as `InterPodAffinity` checks
+    /// existing pods' anti-affinity).
+    pub required_anti_affinity: Vec<PodAffinityTerm>,
 }
 
 /// `spec.schedulingPolicy` of a PodGroup.
@@ -217,6 +224,8 @@ pub struct Snapshot {
     pod_budgets: Vec<Vec<BudgetId>>,
     /// Per node label key (a symbol), the value symbol on every node.
     label_columns: std::collections::HashMap<u32, Vec<Option<u32>>>,
+    /// The pods with required anti-affinity terms, ascending.
+    anti_affine: Vec<PodId>,
     /// Changes since the last [`Snapshot::commit`], oldest first.
     undo: Vec<Change>,
     /// Handles and change values (contract 0.3.0's identity rules).
@@ -305,6 +314,20 @@ impl Snapshot {
     /// empty for a symbol that is no node label key.
     pub fn label_column(&self, key: u32) -> &[Option<u32>] {
         self.label_columns.get(&key).map_or(&[], Vec::as_slice)
+    }
+
+    /// The pods with required anti-affinity terms
+    /// ([`PodInfo::required_anti_affinity`]), ascending, running or not.
+    pub fn anti_affine_pods(&self) -> &[PodId] {
+        &self.anti_affine
+    }
+
+    /// Indexes the pods with required anti-affinity terms (after pods
+    /// were added or removed).
+    fn index_anti_affinity(&mut self) {
+        self.anti_affine = (0..self.pods.len() as PodId)
+            .filter(|&p| !self.pods[p as usize].required_anti_affinity.is_empty())
+            .collect();
     }
 
     /// The budgets whose selector matches `pod`, ascending.

@@ -58,12 +58,12 @@ impl Cycle<'_> {
         let mut diagnosis = Diagnosis::over(nodes.len());
         let mut feasible = Vec::with_capacity(nodes.len());
         let start = self.plugins.timing().then(std::time::Instant::now);
-        let spread = filters::SpreadState::for_pod(self.snapshot, pod);
+        let state = filters::PreFilter::for_pod(self.snapshot, pod);
         let statics = self.static_verdicts(pod);
         for &node in nodes {
             let verdict = statics
                 .get(node)
-                .and_then(|()| filters::dynamic_check(self.snapshot, pod, node, &spread));
+                .and_then(|()| filters::dynamic_check(self.snapshot, pod, node, &state));
             match verdict {
                 Ok(()) => feasible.push(node),
                 Err(rejection) => diagnosis.reject(rejection),

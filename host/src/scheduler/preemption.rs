@@ -398,15 +398,18 @@ impl Cycle<'_> {
         let mut any_helpable = false;
         let mut exhausted = false;
         let running = self.running_units();
-        let spread = filters::SpreadState::for_pod(self.snapshot, pod);
+        let state = filters::PreFilter::for_pod(self.snapshot, pod);
         for node in 0..self.snapshot.node_count() as NodeId {
-            // Evictions free resources (and spread counts); they cannot
-            // lift a taint, a selector or a cordon.
-            let helpable = match filters::check(self.snapshot, pod, node, &spread) {
+            // Evictions free resources, spread counts and running pods'
+            // anti-affinity; they cannot lift a taint, a selector or a
+            // cordon.
+            let helpable = match filters::check(self.snapshot, pod, node, &state) {
                 Ok(()) => true,
                 Err(rejection) => matches!(
                     rejection,
-                    filters::Rejection::Resources(_) | filters::Rejection::Spread
+                    filters::Rejection::Resources(_)
+                        | filters::Rejection::Spread
+                        | filters::Rejection::ExistingAntiAffinity
                 ),
             };
             if !helpable {
