@@ -486,3 +486,68 @@ fn refused_objects_are_named_and_taken_when_they_can_be() {
     assert!(why.contains("PriorityClass \"high\""), "{why}");
     let _ = ObjectRef::clone(origin);
 }
+
+/// `sync` (what a `serve` pass calls with the watched objects) reads only
+/// the objects that are new allocations: the same objects again change
+/// nothing, one replaced object is one change, one gone is one delete.
+#[test]
+fn sync_reads_only_what_changed() {
+    let (_, manifests) = scenarios()
+        .iter()
+        .find(|(f, _)| f.ends_with("node-checks.yaml"))
+        .unwrap();
+    let mut objects: Vec<SharedObject> = manifests
+        .objects
+        .iter()
+        .map(|(origin, object)| Arc::new((origin.clone(), object.clone())))
+        .collect();
+    let mut model = Model::new(&read_of(manifests), &BuildOptions::default()).unwrap();
+    assert_eq!(model.sync(objects.iter()), objects.len());
+    let before = model.snapshot();
+    assert_eq!(model.sync(objects.iter()), 0);
+    let node = before.identity().node_changes().to_vec();
+    assert_eq!(model.snapshot().identity().node_changes(), node.as_slice());
+
+    // A copy of an object, even unchanged, is read again and found equal:
+    // no node changes.
+    objects[0] = Arc::new((*objects[0]).clone());
+    assert_eq!(model.sync(objects.iter()), 1);
+    assert_eq!(model.snapshot().identity().node_changes(), node.as_slice());
+
+    // One pod bound by the watch: one change, its node's value moves.
+    let at = objects
+        .iter()
+        .position(|o| matches!(&o.1, Object::Pod(p) if p.spec.as_ref().is_some_and(|s| s.node_name.is_none())))
+        .unwrap();
+    let mut bound = (*objects[at]).clone();
+    if let Object::Pod(pod) = &mut bound.1 {
+        pod.spec.get_or_insert_default().node_name = Some("cpu-b".into());
+    }
+    objects[at] = Arc::new(bound);
+    assert_eq!(model.sync(objects.iter()), 1);
+    let after = model.snapshot();
+    let cpu_b = after.nodes.iter().position(|n| n.name == "cpu-b").unwrap();
+    for (n, (&now, &then)) in after
+        .identity()
+        .node_changes()
+        .iter()
+        .zip(&node)
+        .enumerate()
+    {
+        assert_eq!(now != then, n == cpu_b, "node {n}");
+    }
+
+    // One object gone: one delete.
+    let gone = objects.remove(at);
+    assert_eq!(model.sync(objects.iter()), 1);
+    assert!(model.object(&gone.0.kind, &gone.0.name).is_none());
+    let built = Snapshot::build_with(
+        &Manifests {
+            objects: objects.iter().map(|o| (**o).clone()).collect(),
+            ..read_of(manifests)
+        },
+        &BuildOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(canonical(&model.snapshot()), canonical(&built));
+}
