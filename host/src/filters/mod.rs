@@ -255,7 +255,7 @@ impl AntiAffinityState {
                 continue;
             };
             let labels = &snapshot.nodes[node as usize].labels;
-            for term in &running.required_anti_affinity {
+            for term in running.required_anti_affinity.iter() {
                 if let Some(value) = labels.get(&term.topology_key)
                     && pod_term_selects(term, &running.namespace, info)
                 {
@@ -423,9 +423,9 @@ pub fn dynamic_check(
 /// scheduling signatures, KEP-5598).
 pub fn static_signature(pod: &PodInfo) -> String {
     serde_json::to_string(&(
-        &pod.tolerations,
-        &pod.node_selector,
-        &pod.required_node_affinity,
+        &*pod.tolerations,
+        &*pod.node_selector,
+        pod.required_node_affinity.as_deref(),
     ))
     .expect("k8s types serialise")
 }

@@ -171,7 +171,7 @@ impl Cluster for SnapshotView<'_> {
             .pods
             .get(pod as usize)
             .into_iter()
-            .flat_map(|p| &p.labels)
+            .flat_map(|p| p.labels.iter())
             .filter_map(|(k, v)| Some((self.symbol(k)?, self.symbol(v)?)))
             .collect()
     }

@@ -2,6 +2,7 @@
 //! resource amounts, and indexes everything.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use anyhow::{Result, anyhow, bail};
 use k8s_openapi::api::core::v1::{Node, TopologySpreadConstraint};
@@ -603,7 +604,7 @@ impl Snapshot {
     pub(super) fn index_symbols(&mut self) {
         for node in &self.nodes {
             self.symbols.intern(&node.name);
-            for (k, v) in &node.labels {
+            for (k, v) in node.labels.iter() {
                 self.symbols.intern(k);
                 self.symbols.intern(v);
             }
@@ -620,14 +621,14 @@ impl Snapshot {
         }
         for pod in &self.pods {
             self.symbols.intern(&pod.namespace);
-            for (k, v) in &pod.labels {
+            for (k, v) in pod.labels.iter() {
                 self.symbols.intern(k);
                 self.symbols.intern(v);
             }
         }
         // Node labels as columns, one per key: what topology plugins read.
         for (n, node) in self.nodes.iter().enumerate() {
-            for (k, v) in &node.labels {
+            for (k, v) in node.labels.iter() {
                 let (key, value) = (self.symbols.intern(k), self.symbols.intern(v));
                 self.label_columns
                     .entry(key)
@@ -662,8 +663,8 @@ fn node_info(node: &Node) -> NodeInfo {
     NodeInfo {
         name: node.metadata.name.clone().unwrap_or_default(),
         uid: node.metadata.uid.clone(),
-        labels: node.metadata.labels.clone().unwrap_or_default(),
-        taints: spec.and_then(|s| s.taints.clone()).unwrap_or_default(),
+        labels: Arc::new(node.metadata.labels.clone().unwrap_or_default()),
+        taints: Arc::new(spec.and_then(|s| s.taints.clone()).unwrap_or_default()),
         unschedulable: spec.and_then(|s| s.unschedulable).unwrap_or(false),
         taint_texts: Vec::new(),
     }
@@ -959,7 +960,7 @@ pub(super) fn read_pod(
     let info = PodInfo {
         key: pod_key,
         uid: pod.metadata.uid.clone(),
-        annotations: pod.metadata.annotations.clone().unwrap_or_default(),
+        annotations: Arc::new(pod.metadata.annotations.clone().unwrap_or_default()),
         owner_kind: owner_kind(&pod.metadata),
         namespace: pod
             .metadata
@@ -977,48 +978,53 @@ pub(super) fn read_pod(
         group: None,
         requests: Vec::new(),
         scoring_requests,
-        tolerations: spec.tolerations.clone().unwrap_or_default(),
-        node_selector: spec.node_selector.clone().unwrap_or_default(),
+        tolerations: Arc::new(spec.tolerations.clone().unwrap_or_default()),
+        node_selector: Arc::new(spec.node_selector.clone().unwrap_or_default()),
         required_node_affinity: affinity
             .and_then(|a| {
                 a.required_during_scheduling_ignored_during_execution
                     .as_ref()
             })
-            .map(|s| s.node_selector_terms.clone()),
-        preferred_node_affinity: affinity
-            .and_then(|a| {
-                a.preferred_during_scheduling_ignored_during_execution
-                    .as_ref()
-            })
-            .into_iter()
-            .flatten()
-            .map(|p| (p.weight, p.preference.clone()))
-            .collect(),
+            .map(|s| Arc::new(s.node_selector_terms.clone())),
+        preferred_node_affinity: Arc::new(
+            affinity
+                .and_then(|a| {
+                    a.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                })
+                .into_iter()
+                .flatten()
+                .map(|p| (p.weight, p.preference.clone()))
+                .collect(),
+        ),
         created,
         started: pod
             .status
             .as_ref()
             .and_then(|s| s.start_time.as_ref())
             .map_or(created, |t| t.0.as_second()),
-        labels: pod.metadata.labels.clone().unwrap_or_default(),
-        spread: hard_spread(spec.topology_spread_constraints.iter().flatten())
-            .chain(
-                group
-                    .as_ref()
-                    .and_then(|g| manifests.dialects.groups.get(g))
-                    .map(|extras| extras.spread.clone())
-                    .unwrap_or_default(),
-            )
-            .collect(),
-        required_anti_affinity: spec
-            .affinity
-            .as_ref()
-            .and_then(|a| a.pod_anti_affinity.as_ref())
-            .and_then(|a| {
-                a.required_during_scheduling_ignored_during_execution
-                    .clone()
-            })
-            .unwrap_or_default(),
+        labels: Arc::new(pod.metadata.labels.clone().unwrap_or_default()),
+        spread: Arc::new(
+            hard_spread(spec.topology_spread_constraints.iter().flatten())
+                .chain(
+                    group
+                        .as_ref()
+                        .and_then(|g| manifests.dialects.groups.get(g))
+                        .map(|extras| extras.spread.clone())
+                        .unwrap_or_default(),
+                )
+                .collect(),
+        ),
+        required_anti_affinity: Arc::new(
+            spec.affinity
+                .as_ref()
+                .and_then(|a| a.pod_anti_affinity.as_ref())
+                .and_then(|a| {
+                    a.required_during_scheduling_ignored_during_execution
+                        .clone()
+                })
+                .unwrap_or_default(),
+        ),
     };
     Ok(PodRead::Modelled(Box::new(ModelledPod {
         info,

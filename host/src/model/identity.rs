@@ -413,7 +413,7 @@ fn fingerprint(snapshot: &Snapshot, node: NodeId) -> u64 {
     let mut hasher = DefaultHasher::new();
     info.name.hash(&mut hasher);
     info.labels.hash(&mut hasher);
-    for taint in &info.taints {
+    for taint in info.taints.iter() {
         (&taint.key, &taint.value, &taint.effect).hash(&mut hasher);
     }
     info.unschedulable.hash(&mut hasher);

@@ -546,7 +546,7 @@ impl Model {
             .collect();
         s.symbols.intern(&info.name);
         let nodes = s.nodes.len() + 1;
-        for (k, v) in &info.labels {
+        for (k, v) in info.labels.iter() {
             let (key, value) = (s.symbols.intern(k), s.symbols.intern(v));
             s.label_columns
                 .entry(key)
@@ -798,7 +798,7 @@ impl Model {
         let s = &mut self.snapshot;
         let info = &s.pods[id as usize];
         s.symbols.intern(&info.namespace);
-        for (k, v) in &info.labels {
+        for (k, v) in info.labels.iter() {
             s.symbols.intern(k);
             s.symbols.intern(v);
         }

@@ -23,6 +23,7 @@ mod symbols;
 pub mod unmodelled;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{
     NodeSelectorTerm, PodAffinityTerm, Taint, Toleration, TopologySpreadConstraint,
@@ -48,10 +49,11 @@ pub struct NodeInfo {
     pub name: String,
     /// `metadata.uid`, when the snapshot has it.
     pub uid: Option<String>,
-    /// `metadata.labels`.
-    pub labels: BTreeMap<String, String>,
+    /// `metadata.labels` (shared by the copies of a snapshot, as the
+    /// other fields read from the object and never changed by a cycle).
+    pub labels: Arc<BTreeMap<String, String>>,
     /// `spec.taints`.
-    pub taints: Vec<Taint>,
+    pub taints: Arc<Vec<Taint>>,
     /// `spec.unschedulable`.
     pub unschedulable: bool,
     /// For each taint, the id of its rejection text in
@@ -67,7 +69,7 @@ pub struct PodInfo {
     /// `metadata.uid`, when the snapshot has it.
     pub uid: Option<String>,
     /// `metadata.annotations`.
-    pub annotations: BTreeMap<String, String>,
+    pub annotations: Arc<BTreeMap<String, String>>,
     /// Kind of the controlling owner reference, else of the first one.
     pub owner_kind: Option<String>,
     /// `metadata.namespace`.
@@ -102,28 +104,29 @@ pub struct PodInfo {
     /// ([`resources::pod_scoring_requests`]).
     pub scoring_requests: [u64; 2],
     /// `spec.tolerations`.
-    pub tolerations: Vec<Toleration>,
+    pub tolerations: Arc<Vec<Toleration>>,
     /// `spec.nodeSelector`.
-    pub node_selector: BTreeMap<String, String>,
+    pub node_selector: Arc<BTreeMap<String, String>>,
     /// `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`.
-    pub required_node_affinity: Option<Vec<NodeSelectorTerm>>,
+    pub required_node_affinity: Option<Arc<Vec<NodeSelectorTerm>>>,
     /// `spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution`:
     /// (weight, term).
-    pub preferred_node_affinity: Vec<(i32, NodeSelectorTerm)>,
+    pub preferred_node_affinity: Arc<Vec<(i32, NodeSelectorTerm)>>,
     /// `metadata.creationTimestamp`, Unix seconds (0 if absent).
     pub created: i64,
     /// `status.startTime`, else `created`.
     pub started: i64,
-    /// `metadata.labels`.
-    pub labels: BTreeMap<String, String>,
+    /// `metadata.labels` (shared by the copies of a snapshot, as the
+    /// other fields read from the spec and never changed by a cycle).
+    pub labels: Arc<BTreeMap<String, String>>,
     /// Hard (`DoNotSchedule`) topology spread constraints: the pod's own,
     /// plus its group's from a dialect that has them.
-    pub spread: Vec<TopologySpreadConstraint>,
+    pub spread: Arc<Vec<TopologySpreadConstraint>>,
     /// `spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution`:
     /// what a pod placed near this one must not match (checked for the
     /// pods placed while this one runs, as `InterPodAffinity` checks
     /// existing pods' anti-affinity).
-    pub required_anti_affinity: Vec<PodAffinityTerm>,
+    pub required_anti_affinity: Arc<Vec<PodAffinityTerm>>,
 }
 
 /// `spec.schedulingPolicy` of a PodGroup.

@@ -130,7 +130,7 @@ impl ClusterView {
                         _ => format!("{}:{}", t.key, t.effect),
                     })
                     .collect(),
-                labels: node.labels.clone(),
+                labels: (*node.labels).clone(),
             })
             .collect();
         let pods: Vec<PodView> = snapshot
