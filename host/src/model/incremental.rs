@@ -235,12 +235,7 @@ impl Model {
             .entry(key.0.clone())
             .or_default()
             .insert(key.1.clone(), object.clone());
-        self.refused.remove(&key);
-        let result = self.accept(&object.0, &object.1);
-        if let Err(e) = &result {
-            self.withdraw(&object.1, &key.1);
-            self.refused.insert(key, format!("{e:#}"));
-        }
+        let result = self.accept_or_refuse(key, &object);
         if matches!(object.1, Object::PriorityClass(_)) {
             self.read_again_after_classes();
         }
@@ -470,22 +465,27 @@ impl Model {
             .collect();
         for object in dependent {
             let key = (object.0.kind.clone(), object.0.name.clone());
-            self.refused.remove(&key);
-            if let Err(e) = self.accept(&object.0, &object.1) {
-                self.withdraw(&object.1, &key.1);
-                self.refused.insert(key, format!("{e:#}"));
-            }
+            // Refusals are kept in `refused`.
+            let _ = self.accept_or_refuse(key, &object);
         }
+    }
+
+    /// [`Model::accept`]s `object` (named `key`); when it is refused, takes
+    /// out what an earlier version put in and records why.
+    fn accept_or_refuse(&mut self, key: ObjectKey, object: &SharedObject) -> Result<()> {
+        self.refused.remove(&key);
+        let result = self.accept(&object.0, &object.1);
+        if let Err(e) = &result {
+            self.withdraw(&object.1, &key.1);
+            self.refused.insert(key, format!("{e:#}"));
+        }
+        result
     }
 
     // -- Nodes ------------------------------------------------------------
 
     fn node_id(&self, name: &str) -> Result<NodeId, NodeId> {
-        self.snapshot
-            .nodes
-            .binary_search_by(|n| n.name.as_str().cmp(name))
-            .map(|i| i as NodeId)
-            .map_err(|i| i as NodeId)
+        position(&self.snapshot.nodes, |n| &n.name, name)
     }
 
     fn put_node(&mut self, origin: &ObjectRef, info: NodeInfo, amounts: Amounts) -> Result<()> {
@@ -662,11 +662,7 @@ impl Model {
     // -- Pods -------------------------------------------------------------
 
     fn pod_id(&self, key: &str) -> Result<PodId, PodId> {
-        self.snapshot
-            .pods
-            .binary_search_by(|p| p.key.as_str().cmp(key))
-            .map(|i| i as PodId)
-            .map_err(|i| i as PodId)
+        position(&self.snapshot.pods, |p| &p.key, key)
     }
 
     fn put_pod(&mut self, origin: &ObjectRef, key: String, read: PodRead) -> Result<()> {
@@ -880,11 +876,7 @@ impl Model {
     // -- PodGroups --------------------------------------------------------
 
     fn group_id(&self, key: &str) -> Result<GroupId, GroupId> {
-        self.snapshot
-            .groups
-            .binary_search_by(|g| g.key.as_str().cmp(key))
-            .map(|i| i as GroupId)
-            .map_err(|i| i as GroupId)
+        position(&self.snapshot.groups, |g| &g.key, key)
     }
 
     /// The group `key`, added (a PodGroup only pods name, or one whose
@@ -1047,11 +1039,7 @@ impl Model {
     // -- Budgets ----------------------------------------------------------
 
     fn budget_id(&self, key: &str) -> Result<u32, u32> {
-        self.snapshot
-            .budgets
-            .binary_search_by(|b| b.key.as_str().cmp(key))
-            .map(|i| i as u32)
-            .map_err(|i| i as u32)
+        position(&self.snapshot.budgets, |b| &b.key, key)
     }
 
     fn put_budget(&mut self, read: BudgetRead) {
@@ -1301,6 +1289,15 @@ impl Model {
         warnings.extend(self.tree_warnings.iter().cloned());
         warnings
     }
+}
+
+/// The id of the object named `name` in `items` (sorted by name), or the
+/// id it would take.
+fn position<T>(items: &[T], name_of: impl Fn(&T) -> &String, name: &str) -> Result<u32, u32> {
+    items
+        .binary_search_by(|item| name_of(item).as_str().cmp(name))
+        .map(|i| i as u32)
+        .map_err(|i| i as u32)
 }
 
 /// The order [`Model::build`] and [`Model::sync`] add kinds in: what others
