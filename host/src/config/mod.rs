@@ -110,6 +110,22 @@ struct Entry {
 }
 
 impl Entry {
+    /// The entry `pluginConfig` args configure for plugin `name`.
+    fn from_args(name: String, args: serde_json::Value, path: &str) -> Result<Entry> {
+        let serde_json::Value::Object(mut fields) = args else {
+            bail!("field {path}.args: must be an object");
+        };
+        for reserved in ["name", "enabled", "weight"] {
+            if fields.contains_key(reserved) {
+                bail!(
+                    "field {path}.args.{reserved}: not allowed here (name is the entry's; enable and weigh plugins in profiles[].plugins)"
+                );
+            }
+        }
+        fields.insert("name".into(), serde_json::Value::String(name));
+        deserialize(serde_json::Value::Object(fields), &format!("{path}.args."))
+    }
+
     fn overrides(&self) -> Overrides {
         Overrides {
             failure_policy: self.failure_policy,
@@ -237,22 +253,29 @@ impl PluginConfig {
         let (profile, configs) = profile::Profile::read(file)?;
         let mut entries = Vec::new();
         for (name, args, path) in configs {
-            let serde_json::Value::Object(mut fields) = args else {
-                bail!("field {path}.args: must be an object");
-            };
-            for reserved in ["name", "enabled", "weight"] {
-                if fields.contains_key(reserved) {
-                    bail!(
-                        "field {path}.args.{reserved}: not allowed here (name is the entry's; enable and weigh plugins in profiles[].plugins)"
-                    );
-                }
-            }
-            fields.insert("name".into(), serde_json::Value::String(name));
-            let entry: Entry =
-                deserialize(serde_json::Value::Object(fields), &format!("{path}.args."))?;
-            entries.push((entry, format!("{path}.args")));
+            entries.push((Entry::from_args(name, args, &path)?, format!("{path}.args")));
         }
         Self::from_entries(&Overrides::default(), entries, profile)
+    }
+
+    /// The configuration of one plugin from the `args` of its
+    /// `pluginConfig` entry (the fields of a wasched plugin entry but
+    /// `name`, `enabled` and `weight`), as kube-scheduler hands them to an
+    /// out-of-tree plugin; `path` names the entry in messages
+    /// (`pluginConfig[2]`).
+    /// Absent args (`null`) are an empty object.
+    pub fn from_plugin_args(name: &str, args: serde_json::Value, path: &str) -> Result<Self> {
+        let args = if args.is_null() {
+            serde_json::json!({})
+        } else {
+            args
+        };
+        let entry = Entry::from_args(name.to_string(), args, path)?;
+        Self::from_entries(
+            &Overrides::default(),
+            vec![(entry, format!("{path}.args"))],
+            None,
+        )
     }
 
     fn from_entries(

@@ -352,6 +352,14 @@ impl Model {
         snapshot
     }
 
+    /// The model's own snapshot, settled, lent for one call that hands it
+    /// back unchanged (a plugin call through the C ABI): no copy. Nothing
+    /// is assumed in it.
+    pub fn lend(&mut self) -> &mut Snapshot {
+        self.settle();
+        &mut self.snapshot
+    }
+
     /// The model as a snapshot, consumed (`wasched simulate`).
     pub fn into_snapshot(mut self) -> Snapshot {
         self.settle();

@@ -250,6 +250,38 @@ enum Change {
 pub struct Checkpoint(usize);
 
 impl Snapshot {
+    /// The node named `name` (nodes are in name order).
+    pub fn node_named(&self, name: &str) -> Option<NodeId> {
+        self.nodes
+            .binary_search_by(|n| n.name.as_str().cmp(name))
+            .ok()
+            .map(|i| i as NodeId)
+    }
+
+    /// The pod `namespace/name` (pods are in key order).
+    pub fn pod_named(&self, key: &str) -> Option<PodId> {
+        self.pods
+            .binary_search_by(|p| p.key.as_str().cmp(key))
+            .ok()
+            .map(|i| i as PodId)
+    }
+
+    /// The PodGroup `namespace/name` (groups are in key order).
+    pub fn group_named(&self, key: &str) -> Option<GroupId> {
+        self.groups
+            .binary_search_by(|g| g.key.as_str().cmp(key))
+            .ok()
+            .map(|i| i as GroupId)
+    }
+
+    /// The CompositePodGroup `namespace/name`.
+    pub fn composite_named(&self, key: &str) -> Option<CompositeId> {
+        self.composites
+            .iter()
+            .position(|c| c.key == key)
+            .map(|i| i as CompositeId)
+    }
+
     /// Number of nodes.
     pub fn node_count(&self) -> usize {
         self.nodes.len()

@@ -53,6 +53,11 @@ pub fn bundled_plugins() -> &'static [(&'static str, &'static [u8])] {
     bundled::BUNDLED
 }
 
+/// Where the build put the test fixture components built from
+/// `testdata/plugins/` (`hostile.wasm`), for the tests of this crate and of
+/// the crates built on it; not embedded.
+pub const FIXTURE_DIR: &str = env!("WASCHED_TEST_PLUGINS");
+
 /// The wasmtime engine, the linker that provides the `wasched:scheduler`
 /// imports of every supported version, and the components compiled so far
 /// (by content, in memory and in the on-disk [`ComponentCache`]), so that

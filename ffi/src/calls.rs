@@ -1,0 +1,486 @@
+//! One extension-point call: the request as the caller writes it (objects
+//! by name), resolved against the view, answered by one instance of the
+//! plugin behind the framework's answer checks, written back by name.
+//!
+//! Requests and responses are JSON (see `include/wasched.h` and the Go
+//! package `kube/wasm`): `{"point": "filter", "pod": "ns/a", "nodes":
+//! ["n1", ...]}` → `{"status": {"code": "Success", "reason": ""},
+//! "rejections": [{"reason": "...", "nodes": ["n1"]}], "logs": [...]}`.
+//! Status codes are kube-scheduler's names. A plugin that traps, runs out
+//! of fuel or time, exhausts its memory or answers outside the contract is
+//! contained: the response carries `failure` (plugin, cause, message) and a
+//! status `Error` naming the plugin under `failurePolicy: Fail`, `Skip`
+//! under `Ignore`.
+
+use anyhow::{Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use wasched::Snapshot;
+use wasched::framework::{
+    Code, ExtensionPoint, FailurePolicy, LogLevel, Placement, PluginError, PreemptionCandidate,
+    Preemptor, Progress, Status, Unit, VictimUnit,
+};
+use wasched::model::{NodeId, PodId};
+
+use crate::pool::Plugin;
+use crate::view::View;
+
+/// What is asked, objects by name.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "point", rename_all = "kebab-case", deny_unknown_fields)]
+enum Request {
+    PreEnqueue {
+        unit: UnitRef,
+    },
+    Filter {
+        pod: String,
+        /// Absent: every node of the view, in name order.
+        #[serde(default)]
+        nodes: Option<Vec<String>>,
+    },
+    Score {
+        pod: String,
+        #[serde(default)]
+        nodes: Option<Vec<String>>,
+    },
+    Permit {
+        unit: UnitRef,
+        progress: ProgressIn,
+    },
+    PlacementGenerate {
+        unit: UnitRef,
+        parent: PlacementIn,
+    },
+    PlacementScore {
+        unit: UnitRef,
+        placement: PlacementIn,
+        assignments: Vec<(String, String)>,
+    },
+    OrderVictims {
+        preemptor: PreemptorRef,
+        units: Vec<VictimIn>,
+    },
+    SelectCandidate {
+        preemptor: PreemptorRef,
+        candidates: Vec<CandidateIn>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct UnitRef {
+    #[serde(default)]
+    pod_group: Option<String>,
+    #[serde(default)]
+    composite_pod_group: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PreemptorRef {
+    #[serde(default)]
+    pod_group: Option<String>,
+    #[serde(default)]
+    composite_pod_group: Option<String>,
+    #[serde(default)]
+    pod: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProgressIn {
+    scheduled: u32,
+    remaining: u32,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct PlacementIn {
+    name: String,
+    /// Absent: every node of the view.
+    #[serde(default)]
+    nodes: Option<Vec<String>>,
+    #[serde(default)]
+    domain: Option<(String, String)>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct VictimIn {
+    pods: Vec<String>,
+    #[serde(default)]
+    group: Option<String>,
+    priority: i32,
+    #[serde(default)]
+    start_time: i64,
+    #[serde(default)]
+    violates_budget: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CandidateIn {
+    domain: String,
+    victims: Vec<VictimIn>,
+    #[serde(default)]
+    assignments: Vec<(String, String)>,
+}
+
+impl Request {
+    fn point(&self) -> ExtensionPoint {
+        match self {
+            Self::PreEnqueue { .. } => ExtensionPoint::PreEnqueue,
+            Self::Filter { .. } => ExtensionPoint::Filter,
+            Self::Score { .. } => ExtensionPoint::Score,
+            Self::Permit { .. } => ExtensionPoint::Permit,
+            Self::PlacementGenerate { .. } => ExtensionPoint::PlacementGenerate,
+            Self::PlacementScore { .. } => ExtensionPoint::PlacementScore,
+            Self::OrderVictims { .. } | Self::SelectCandidate { .. } => {
+                ExtensionPoint::PodGroupPostFilter
+            }
+        }
+    }
+}
+
+/// Answers `request` (JSON) with `plugin` over `view`. An error is a request
+/// the caller got wrong (malformed, an object not in the view, a point the
+/// plugin does not implement); what the plugin does wrong is in the
+/// response.
+pub fn call(
+    runtime: &wasched::Runtime,
+    plugin: &Plugin,
+    view: &mut View,
+    request: &[u8],
+) -> Result<Value> {
+    let request: Request =
+        serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(request))
+            .map_err(|e| anyhow!("request: field {}: {}", e.path(), e.inner()))?;
+    let point = request.point();
+    if !plugin.implements(point) {
+        bail!("plugin {} does not implement {point}", plugin.name());
+    }
+    let snapshot = view.lend();
+    let resolved = Resolved::new(snapshot, request)?;
+    plugin.with_instance(runtime, |set| {
+        set.start_run();
+        let mut response = {
+            let Some(mut checked) = set.at(point).next() else {
+                return Err(anyhow!("plugin {} does not serve {point}", plugin.name()));
+            };
+            resolved.answer(&mut checked, snapshot, plugin.policy())
+        };
+        let logs: Vec<Value> = set
+            .drain_logs()
+            .into_iter()
+            .map(|(_, line)| json!({"level": level(line.level), "message": line.message}))
+            .collect();
+        if !logs.is_empty() {
+            response["logs"] = Value::Array(logs);
+        }
+        Ok(response)
+    })?
+}
+
+/// A request with its names resolved to the view's ids.
+enum Resolved {
+    PreEnqueue(Unit),
+    Filter(PodId, Vec<NodeId>),
+    Score(PodId, Vec<NodeId>),
+    Permit(Unit, Progress),
+    PlacementGenerate(Unit, Placement),
+    PlacementScore(Unit, Placement, Vec<(PodId, NodeId)>),
+    OrderVictims(Preemptor, Vec<VictimUnit>),
+    SelectCandidate(Preemptor, Vec<PreemptionCandidate>),
+}
+
+impl Resolved {
+    fn new(s: &Snapshot, request: Request) -> Result<Resolved> {
+        Ok(match request {
+            Request::PreEnqueue { unit } => Self::PreEnqueue(unit_of(s, &unit)?),
+            Request::Filter { pod, nodes } => Self::Filter(pod_of(s, &pod)?, nodes_of(s, nodes)?),
+            Request::Score { pod, nodes } => Self::Score(pod_of(s, &pod)?, nodes_of(s, nodes)?),
+            Request::Permit { unit, progress } => Self::Permit(
+                unit_of(s, &unit)?,
+                Progress {
+                    scheduled: progress.scheduled,
+                    remaining: progress.remaining,
+                },
+            ),
+            Request::PlacementGenerate { unit, parent } => {
+                Self::PlacementGenerate(unit_of(s, &unit)?, placement_of(s, parent)?)
+            }
+            Request::PlacementScore {
+                unit,
+                placement,
+                assignments,
+            } => Self::PlacementScore(
+                unit_of(s, &unit)?,
+                placement_of(s, placement)?,
+                assignments_of(s, &assignments)?,
+            ),
+            Request::OrderVictims { preemptor, units } => {
+                Self::OrderVictims(preemptor_of(s, &preemptor)?, victims_of(s, units)?)
+            }
+            Request::SelectCandidate {
+                preemptor,
+                candidates,
+            } => {
+                let candidates = candidates
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        Ok(PreemptionCandidate {
+                            index: i as u32,
+                            domain: c.domain,
+                            victims: victims_of(s, c.victims)?,
+                            assignments: assignments_of(s, &c.assignments)?,
+                        })
+                    })
+                    .collect::<Result<_>>()?;
+                Self::SelectCandidate(preemptor_of(s, &preemptor)?, candidates)
+            }
+        })
+    }
+
+    /// Calls the plugin and writes its answer by name.
+    fn answer(
+        &self,
+        plugin: &mut wasched::framework::Checked<'_>,
+        s: &mut Snapshot,
+        policy: FailurePolicy,
+    ) -> Value {
+        let answer = match self {
+            Self::PreEnqueue(unit) => plugin.pre_enqueue(s, *unit).map(|st| status(&st)),
+            Self::Filter(pod, nodes) => plugin.filter(s, *pod, nodes).map(|rejections| {
+                let rejections: Vec<Value> = rejections
+                    .iter()
+                    .map(|r| json!({"reason": r.reason, "nodes": names(s, &r.nodes)}))
+                    .collect();
+                let code = if rejections.is_empty() {
+                    "Success"
+                } else {
+                    "Unschedulable"
+                };
+                json!({"status": {"code": code, "reason": ""}, "rejections": rejections})
+            }),
+            Self::Score(pod, nodes) => plugin.score(s, *pod, nodes).map(|scores| match scores {
+                Ok(scores) => {
+                    json!({"status": status(&Status::success())["status"], "scores": scores})
+                }
+                Err(st) => status(&st),
+            }),
+            Self::Permit(unit, progress) => plugin.permit(s, *unit, *progress).map(|verdict| {
+                let mut v = status(&verdict.status);
+                if let Some(b) = verdict.reuse {
+                    v["reuse"] = json!({
+                        "minScheduled": b.min_scheduled,
+                        "maxScheduled": b.max_scheduled,
+                        "minPossible": b.min_possible,
+                        "maxPossible": b.max_possible,
+                    });
+                }
+                v
+            }),
+            Self::PlacementGenerate(unit, parent) => plugin
+                .generate_placements(s, *unit, parent)
+                .map(|generated| match generated {
+                    Ok(None) => status(&Status::new(Code::Skip, "")),
+                    Ok(Some(placements)) => {
+                        let list: Vec<Value> = placements
+                            .candidates
+                            .iter()
+                            .map(|p| {
+                                json!({
+                                    "name": p.name,
+                                    "nodes": names(s, &p.nodes),
+                                    "domain": p.domain,
+                                })
+                            })
+                            .collect();
+                        let mut v = status(&Status::success());
+                        v["placements"] = Value::Array(list);
+                        if let Some(budget) = placements.search_budget {
+                            v["searchBudget"] = json!(budget);
+                        }
+                        v
+                    }
+                    Err(st) => status(&st),
+                }),
+            Self::PlacementScore(unit, placement, assignments) => plugin
+                .score_placement(s, *unit, placement, assignments)
+                .map(|score| match score {
+                    Ok(score) => {
+                        let mut v = status(&Status::success());
+                        v["score"] = json!(score);
+                        v
+                    }
+                    Err(st) => status(&st),
+                }),
+            Self::OrderVictims(preemptor, units) => {
+                plugin
+                    .order_victims(s, *preemptor, units)
+                    .map(|order| match order {
+                        Ok(order) => {
+                            let mut v = status(&Status::success());
+                            v["order"] = json!(order);
+                            v
+                        }
+                        Err(st) => status(&st),
+                    })
+            }
+            Self::SelectCandidate(preemptor, candidates) => plugin
+                .select_candidate(s, *preemptor, candidates)
+                .map(|choice| match choice {
+                    Ok(i) => {
+                        let mut v = status(&Status::success());
+                        v["candidate"] = json!(i);
+                        v
+                    }
+                    Err(st) => status(&st),
+                }),
+        };
+        answer.unwrap_or_else(|e| failure(&e, policy))
+    }
+}
+
+/// A contained plugin failure, under its failure policy.
+fn failure(error: &PluginError, policy: FailurePolicy) -> Value {
+    let code = match policy {
+        FailurePolicy::Fail => Code::Error,
+        FailurePolicy::Ignore => Code::Skip,
+    };
+    let mut v = status(&Status::new(code, error.to_string()));
+    v["failure"] = json!({
+        "plugin": error.plugin,
+        "cause": error.cause.label(),
+        "message": error.message,
+    });
+    v
+}
+
+/// `{"status": {"code": ..., "reason": ...}}` with kube-scheduler's code names.
+fn status(status: &Status) -> Value {
+    let code = match status.code {
+        Code::Success => "Success",
+        Code::Error => "Error",
+        Code::Unschedulable => "Unschedulable",
+        Code::UnschedulableAndUnresolvable => "UnschedulableAndUnresolvable",
+        Code::Wait => "Wait",
+        Code::Skip => "Skip",
+    };
+    json!({"status": {"code": code, "reason": status.reason}})
+}
+
+fn level(level: LogLevel) -> &'static str {
+    match level {
+        LogLevel::Debug => "debug",
+        LogLevel::Info => "info",
+        LogLevel::Warn => "warn",
+        LogLevel::Error => "error",
+    }
+}
+
+fn names(s: &Snapshot, nodes: &[NodeId]) -> Vec<String> {
+    nodes
+        .iter()
+        .map(|&n| s.nodes[n as usize].name.clone())
+        .collect()
+}
+
+fn pod_of(s: &Snapshot, key: &str) -> Result<PodId> {
+    s.pod_named(key)
+        .ok_or_else(|| anyhow!("pod {key} is not in the view"))
+}
+
+fn node_of(s: &Snapshot, name: &str) -> Result<NodeId> {
+    s.node_named(name)
+        .ok_or_else(|| anyhow!("node {name} is not in the view"))
+}
+
+/// The nodes named, ascending and without duplicates (the contract's
+/// order); absent: every node.
+fn nodes_of(s: &Snapshot, names: Option<Vec<String>>) -> Result<Vec<NodeId>> {
+    let Some(names) = names else {
+        return Ok((0..s.nodes.len() as NodeId).collect());
+    };
+    let mut ids = names
+        .iter()
+        .map(|n| node_of(s, n))
+        .collect::<Result<Vec<_>>>()?;
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(ids)
+}
+
+fn unit_of(s: &Snapshot, unit: &UnitRef) -> Result<Unit> {
+    match (&unit.pod_group, &unit.composite_pod_group) {
+        (Some(g), None) => s
+            .group_named(g)
+            .map(Unit::Group)
+            .ok_or_else(|| anyhow!("PodGroup {g} is not in the view")),
+        (None, Some(c)) => s
+            .composite_named(c)
+            .map(Unit::Composite)
+            .ok_or_else(|| anyhow!("CompositePodGroup {c} is not in the view")),
+        _ => bail!("unit: give exactly one of podGroup, compositePodGroup"),
+    }
+}
+
+fn preemptor_of(s: &Snapshot, p: &PreemptorRef) -> Result<Preemptor> {
+    match (&p.pod_group, &p.composite_pod_group, &p.pod) {
+        (None, None, Some(pod)) => Ok(Preemptor::Pod(pod_of(s, pod)?)),
+        (g, c, None) => Ok(Preemptor::Unit(unit_of(
+            s,
+            &UnitRef {
+                pod_group: g.clone(),
+                composite_pod_group: c.clone(),
+            },
+        )?)),
+        _ => bail!("preemptor: give exactly one of podGroup, compositePodGroup, pod"),
+    }
+}
+
+fn placement_of(s: &Snapshot, p: PlacementIn) -> Result<Placement> {
+    Ok(Placement {
+        nodes: nodes_of(s, p.nodes)?,
+        name: p.name,
+        domain: p.domain,
+    })
+}
+
+fn assignments_of(s: &Snapshot, pairs: &[(String, String)]) -> Result<Vec<(PodId, NodeId)>> {
+    pairs
+        .iter()
+        .map(|(pod, node)| Ok((pod_of(s, pod)?, node_of(s, node)?)))
+        .collect()
+}
+
+fn victims_of(s: &Snapshot, units: Vec<VictimIn>) -> Result<Vec<VictimUnit>> {
+    units
+        .into_iter()
+        .enumerate()
+        .map(|(i, u)| {
+            let mut pods = u
+                .pods
+                .iter()
+                .map(|p| pod_of(s, p))
+                .collect::<Result<Vec<_>>>()?;
+            pods.sort_unstable();
+            let group = match &u.group {
+                Some(g) => Some(
+                    s.group_named(g)
+                        .ok_or_else(|| anyhow!("PodGroup {g} is not in the view"))?,
+                ),
+                None => None,
+            };
+            Ok(VictimUnit {
+                index: i as u32,
+                pods,
+                group,
+                priority: u.priority,
+                start_time: u.start_time,
+                violates_budget: u.violates_budget,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,364 @@
+//! wasched's runtime behind a C ABI, for kube-scheduler's out-of-tree
+//! plugin (the Go package `kube/wasm` links this crate's static library
+//! over cgo).
+//!
+//! Three kinds of handle, each made and freed here:
+//!
+//! - a [`WaschedRuntime`]: the wasmtime engine (one per process is enough),
+//!   with the components compiled so far and the on-disk compile cache;
+//! - a [`WaschedPlugin`]: one component with its bounds, failure policy and
+//!   args (the `args` of its `pluginConfig` entry), and a pool of instances
+//!   so that goroutines never share a store;
+//! - a [`WaschedView`]: the cluster as kube-scheduler holds it, kept
+//!   current by change (objects upserted and deleted as the informers see
+//!   them, a node's pods set again when its `NodeInfo` generation moves).
+//!
+//! [`wasched_call`] asks one plugin at one extension point over one view;
+//! requests and responses are JSON naming objects (see [`calls`]). Every
+//! call is bounded and contained as in wasched's own host: a component that
+//! traps, loops or exhausts its memory answers an `Error` status naming it
+//! (or `Skip` under `failurePolicy: Ignore`), and the caller goes on. A
+//! panic inside this library is caught at the boundary and becomes an
+//! error. Memory handed across is owned by one side only ([`buffer`]); the
+//! live handles and bytes are counted so tests can prove a teardown frees
+//! everything.
+//!
+//! Thread safety: every function may be called from any thread. A view is
+//! locked for the duration of a call or change; a plugin's instances are
+//! pooled; a runtime is shared.
+//!
+//! Usage, in the order a caller goes (error handling elided):
+//!
+//! ```
+//! use wasched_ffi::*;
+//! let mut error = WaschedBuffer::EMPTY;
+//! let runtime = wasched_runtime_new(&mut error);
+//! let spec = br#"{"name": "WaschedGangScheduling"}"#;
+//! let plugin = unsafe { wasched_plugin_load(runtime, spec.as_ptr(), spec.len(), &mut error) };
+//! let view = unsafe { wasched_view_new(std::ptr::null(), 0, &mut error) };
+//! // ... wasched_view_upsert / wasched_view_set_node, then wasched_call ...
+//! unsafe {
+//!     wasched_view_free(view);
+//!     wasched_plugin_free(plugin);
+//!     wasched_runtime_free(runtime);
+//! }
+//! assert_eq!(wasched_live_objects(), 0);
+//! ```
+
+pub mod buffer;
+pub mod calls;
+pub mod objects;
+pub mod pool;
+pub mod view;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Result, anyhow};
+
+pub use buffer::{WaschedBuffer, wasched_buffer_free, wasched_live_bytes, wasched_live_objects};
+use buffer::{drop_handle, handle, input};
+
+/// The wasmtime engine and compiled components (opaque to C).
+pub struct WaschedRuntime {
+    runtime: Arc<wasched::Runtime>,
+}
+
+/// One loaded plugin component and its instance pool (opaque to C).
+pub struct WaschedPlugin {
+    runtime: Arc<wasched::Runtime>,
+    plugin: pool::Plugin,
+}
+
+/// A cluster view kept current by change (opaque to C).
+pub struct WaschedView {
+    view: Mutex<view::View>,
+}
+
+/// Runs `body`, turning an error or a panic into `error` (when not null)
+/// and `fallback`.
+fn guarded<T>(error: *mut WaschedBuffer, fallback: T, body: impl FnOnce() -> Result<T>) -> T {
+    let outcome = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
+        let text = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(anyhow!("internal error in wasched: {text}"))
+    });
+    match outcome {
+        Ok(value) => value,
+        Err(e) => {
+            if !error.is_null() {
+                // SAFETY: the caller passes a writable WaschedBuffer (or null).
+                unsafe { *error = WaschedBuffer::new(format!("{e:#}").into_bytes()) };
+            }
+            fallback
+        }
+    }
+}
+
+/// UTF-8 text handed in.
+///
+/// # Safety
+/// As [`input`].
+unsafe fn text<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a str> {
+    // SAFETY: by the caller's promise.
+    let bytes = unsafe { input(ptr, len) };
+    std::str::from_utf8(bytes).map_err(|_| anyhow!("{what} is not UTF-8"))
+}
+
+/// Makes a runtime: the engine (fuel, epoch deadlines, stack bound) and
+/// the compile cache (`WASCHED_CACHE_DIR`, else the user's cache
+/// directory). Null on failure, with `error` set.
+#[unsafe(no_mangle)]
+pub extern "C" fn wasched_runtime_new(error: *mut WaschedBuffer) -> *mut WaschedRuntime {
+    guarded(error, std::ptr::null_mut(), || {
+        let runtime = Arc::new(wasched::Runtime::new()?);
+        Ok(handle(WaschedRuntime { runtime }))
+    })
+}
+
+/// Frees a runtime (plugins loaded from it keep working until freed).
+///
+/// # Safety
+/// `runtime` must come from [`wasched_runtime_new`], freed once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_runtime_free(runtime: *mut WaschedRuntime) {
+    // SAFETY: by the caller's promise.
+    unsafe { drop_handle(runtime) }
+}
+
+/// Loads a plugin. `spec` is JSON: `{"name": "WaschedGangScheduling",
+/// "component": "/path/to/plugin.wasm", "config": {...}}` where `name` is
+/// what kube-scheduler's configuration calls it (the component must call
+/// itself that), `component` is absent for the bundled component of that
+/// name, and `config` holds its `pluginConfig` args (`failurePolicy`,
+/// `fuel`, `timeout`, `memoryLimit`, `limits`, `args`). A file that is not a
+/// component, is built against an unknown contract version or imports
+/// anything outside `wasched:scheduler` is refused with one line naming it.
+/// Null on failure, with `error` set.
+///
+/// # Safety
+/// `runtime` must be live; `spec` must point to `spec_len` readable bytes;
+/// `error` is writable or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_plugin_load(
+    runtime: *const WaschedRuntime,
+    spec: *const u8,
+    spec_len: usize,
+    error: *mut WaschedBuffer,
+) -> *mut WaschedPlugin {
+    guarded(error, std::ptr::null_mut(), || {
+        // SAFETY: by the caller's promise.
+        let runtime = unsafe { runtime.as_ref() }.ok_or_else(|| anyhow!("no runtime"))?;
+        // SAFETY: by the caller's promise.
+        let spec: pool::Spec = serde_json::from_slice(unsafe { input(spec, spec_len) })
+            .map_err(|e| anyhow!("plugin spec: {e}"))?;
+        let plugin = pool::Plugin::load(&runtime.runtime, spec)?;
+        Ok(handle(WaschedPlugin {
+            runtime: runtime.runtime.clone(),
+            plugin,
+        }))
+    })
+}
+
+/// What a plugin is, as JSON: `{"name", "source", "contract", "points":
+/// ["pre-enqueue", ...], "failurePolicy"}`. Free the buffer.
+///
+/// # Safety
+/// `plugin` must be live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_plugin_info(plugin: *const WaschedPlugin) -> WaschedBuffer {
+    guarded(std::ptr::null_mut(), WaschedBuffer::EMPTY, || {
+        // SAFETY: by the caller's promise.
+        let plugin = unsafe { plugin.as_ref() }.ok_or_else(|| anyhow!("no plugin"))?;
+        Ok(WaschedBuffer::new(
+            plugin.plugin.info().to_string().into_bytes(),
+        ))
+    })
+}
+
+/// Frees a plugin and all its instances.
+///
+/// # Safety
+/// `plugin` must come from [`wasched_plugin_load`], freed once, with no
+/// call on it in flight.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_plugin_free(plugin: *mut WaschedPlugin) {
+    // SAFETY: by the caller's promise.
+    unsafe { drop_handle(plugin) }
+}
+
+/// Makes an empty view. `options` is JSON or empty: `{"schedulerName":
+/// "..."}` makes only that scheduler's pending pods the view's to place.
+/// Null on failure, with `error` set.
+///
+/// # Safety
+/// `options` must point to `options_len` readable bytes (or be null with 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_view_new(
+    options: *const u8,
+    options_len: usize,
+    error: *mut WaschedBuffer,
+) -> *mut WaschedView {
+    guarded(error, std::ptr::null_mut(), || {
+        #[derive(serde::Deserialize, Default)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Options {
+            scheduler_name: Option<String>,
+        }
+        // SAFETY: by the caller's promise.
+        let bytes = unsafe { input(options, options_len) };
+        let options: Options = if bytes.is_empty() {
+            Options::default()
+        } else {
+            serde_json::from_slice(bytes).map_err(|e| anyhow!("view options: {e}"))?
+        };
+        let view = view::View::new(options.scheduler_name)?;
+        Ok(handle(WaschedView {
+            view: Mutex::new(view),
+        }))
+    })
+}
+
+/// Frees a view.
+///
+/// # Safety
+/// `view` must come from [`wasched_view_new`], freed once, unused by any
+/// call in flight.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_view_free(view: *mut WaschedView) {
+    // SAFETY: by the caller's promise.
+    unsafe { drop_handle(view) }
+}
+
+/// The view behind `view`, locked.
+///
+/// # Safety
+/// `view` must be live (or null) for `'a`.
+unsafe fn locked<'a>(view: *const WaschedView) -> Result<std::sync::MutexGuard<'a, view::View>> {
+    // SAFETY: by the caller's promise.
+    let view = unsafe { view.as_ref() }.ok_or_else(|| anyhow!("no view"))?;
+    Ok(view.view.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Adds or replaces one object of `kind` (`Node`, `Pod`, `PodGroup`,
+/// `Workload`, `CompositePodGroup`, `PriorityClass`,
+/// `PodDisruptionBudget`) from its JSON (Go's `encoding/json` of the API
+/// type). Pods with `spec.nodeName` are taken from
+/// [`wasched_view_set_node`] instead. 0 on success; 1 with `error` set when
+/// the object is malformed or refused (it is then left out, as if absent;
+/// the message names the kind, the object and the field).
+///
+/// # Safety
+/// `view` must be live; the texts must point to readable bytes of their
+/// lengths; `error` is writable or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_view_upsert(
+    view: *const WaschedView,
+    kind: *const u8,
+    kind_len: usize,
+    json: *const u8,
+    json_len: usize,
+    error: *mut WaschedBuffer,
+) -> i32 {
+    guarded(error, 1, || {
+        // SAFETY: by the caller's promise.
+        let kind = unsafe { text(kind, kind_len, "kind") }?;
+        // SAFETY: by the caller's promise.
+        let json = unsafe { input(json, json_len) };
+        // SAFETY: by the caller's promise.
+        unsafe { locked(view) }?.upsert(kind, json)?;
+        Ok(0)
+    })
+}
+
+/// Removes the object `kind` `key` (`namespace/name`, or `name` for
+/// cluster-scoped kinds); nothing when the view does not hold it. 0 on
+/// success, 1 with `error` set for an unknown kind.
+///
+/// # Safety
+/// As [`wasched_view_upsert`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_view_delete(
+    view: *const WaschedView,
+    kind: *const u8,
+    kind_len: usize,
+    key: *const u8,
+    key_len: usize,
+    error: *mut WaschedBuffer,
+) -> i32 {
+    guarded(error, 1, || {
+        // SAFETY: by the caller's promise.
+        let kind = unsafe { text(kind, kind_len, "kind") }?;
+        // SAFETY: by the caller's promise.
+        let key = unsafe { text(key, key_len, "key") }?;
+        // SAFETY: by the caller's promise.
+        unsafe { locked(view) }?.delete(kind, key)?;
+        Ok(0)
+    })
+}
+
+/// Sets what node `name` holds, as kube-scheduler's `NodeInfo` for it does:
+/// JSON `{"node": {...}, "pods": [{...}, ...]}`, `node` absent when only
+/// its pods changed, `pods` every pod it lists (assumed pods included).
+/// Call it when the node's generation moved. 0 on success; 1 with `error`
+/// set when something was malformed or refused (the rest is applied).
+///
+/// # Safety
+/// As [`wasched_view_upsert`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_view_set_node(
+    view: *const WaschedView,
+    name: *const u8,
+    name_len: usize,
+    state: *const u8,
+    state_len: usize,
+    error: *mut WaschedBuffer,
+) -> i32 {
+    guarded(error, 1, || {
+        // SAFETY: by the caller's promise.
+        let name = unsafe { text(name, name_len, "node name") }?;
+        // SAFETY: by the caller's promise.
+        let state = unsafe { input(state, state_len) };
+        // SAFETY: by the caller's promise.
+        unsafe { locked(view) }?.set_node(name, state)?;
+        Ok(0)
+    })
+}
+
+/// Asks `plugin` at one extension point over `view`: `request` and the
+/// response written to `response` are JSON (see the crate's `calls`
+/// module). 0 when the plugin was asked (its failures are in the response:
+/// status `Error` naming it, or `Skip` under `failurePolicy: Ignore`, with
+/// `failure`); 1 with `error` set when the request itself is wrong (an
+/// object not in the view, a point the plugin does not implement).
+///
+/// # Safety
+/// `plugin` and `view` must be live; `request` must point to `request_len`
+/// readable bytes; `response` and `error` are writable (or null).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_call(
+    plugin: *const WaschedPlugin,
+    view: *const WaschedView,
+    request: *const u8,
+    request_len: usize,
+    response: *mut WaschedBuffer,
+    error: *mut WaschedBuffer,
+) -> i32 {
+    guarded(error, 1, || {
+        // SAFETY: by the caller's promise.
+        let plugin = unsafe { plugin.as_ref() }.ok_or_else(|| anyhow!("no plugin"))?;
+        // SAFETY: by the caller's promise.
+        let request = unsafe { input(request, request_len) };
+        // SAFETY: by the caller's promise.
+        let mut view = unsafe { locked(view) }?;
+        let answer = calls::call(&plugin.runtime, &plugin.plugin, &mut view, request)?;
+        if !response.is_null() {
+            // SAFETY: the caller passes a writable WaschedBuffer.
+            unsafe { *response = WaschedBuffer::new(answer.to_string().into_bytes()) };
+        }
+        Ok(0)
+    })
+}

@@ -1,0 +1,205 @@
+//! One plugin component and its pool of instances.
+//!
+//! kube-scheduler calls plugins from several goroutines at once (the queue's
+//! PreEnqueue beside the scheduling cycle, Filter and Score on parallel
+//! workers). A wasmtime store is used by one thread at a time, so each call
+//! takes an instance from the pool (making one when all are busy, up to
+//! [`MAX_INSTANCES`]) and puts it back after; no store is ever shared.
+//! Every instance runs under the plugin's bounds, and one that failed is
+//! re-created by the runtime before its next call.
+
+use std::sync::{Condvar, Mutex};
+
+use anyhow::{Result, anyhow, bail};
+use serde::Deserialize;
+use wasched::framework::{ExtensionPoint, FailurePolicy};
+use wasched::{PluginConfig, PluginSet, Runtime};
+
+/// The most instances of one plugin alive at once; a call beyond waits.
+pub const MAX_INSTANCES: usize = 16;
+
+/// How the caller asks for a plugin: the `args` of its `pluginConfig`
+/// entry in a `KubeSchedulerConfiguration` (wasched's plugin entry: bounds,
+/// failure policy, args), plus where the component is.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Spec {
+    /// The name kube-scheduler's configuration gives the plugin; the
+    /// component must call itself this.
+    pub name: String,
+    /// A component file; absent: the bundled component of that name.
+    #[serde(default)]
+    pub component: Option<String>,
+    /// The `pluginConfig` args (bounds, failure policy, `args`).
+    #[serde(default)]
+    pub config: serde_json::Value,
+}
+
+/// A loaded plugin (see the module documentation).
+pub struct Plugin {
+    name: String,
+    source: String,
+    version: String,
+    points: Vec<ExtensionPoint>,
+    policy: FailurePolicy,
+    bytes: Vec<u8>,
+    config: PluginConfig,
+    idle: Mutex<Pool>,
+    freed: Condvar,
+}
+
+struct Pool {
+    idle: Vec<PluginSet>,
+    alive: usize,
+}
+
+impl Plugin {
+    /// Loads the component `spec` names with its configuration; the first
+    /// instance is made now, so a bad file or bad args fail here.
+    pub fn load(runtime: &Runtime, spec: Spec) -> Result<Plugin> {
+        let config = PluginConfig::from_plugin_args(
+            &spec.name,
+            spec.config,
+            &format!("pluginConfig[{}]", spec.name),
+        )?;
+        let (source, bytes) = match &spec.component {
+            Some(path) => (
+                path.clone(),
+                std::fs::read(path).map_err(|e| anyhow!("{path}: cannot read: {e}"))?,
+            ),
+            None => bundled(&spec.name)?,
+        };
+        let first = runtime.load(&source, &bytes, &config)?;
+        use wasched::framework::Plugin as _;
+        if first.name() != spec.name {
+            bail!(
+                "{source}: the component calls itself {}, but the configuration loads it as {}",
+                first.name(),
+                spec.name
+            );
+        }
+        let name = first.name().to_string();
+        let version = first.version().to_string();
+        let points = first.points().to_vec();
+        let policy = first.failure_policy();
+        let mut set = PluginSet::new();
+        set.add(Box::new(first))?;
+        Ok(Plugin {
+            name,
+            source,
+            version,
+            points,
+            policy,
+            bytes,
+            config,
+            idle: Mutex::new(Pool {
+                idle: vec![set],
+                alive: 1,
+            }),
+            freed: Condvar::new(),
+        })
+    }
+
+    /// What the caller needs to know to wire it: name, source, contract
+    /// version, extension points, failure policy.
+    pub fn info(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "source": self.source,
+            "contract": self.version,
+            "points": self.points.iter().map(|p| p.interface()).collect::<Vec<_>>(),
+            "failurePolicy": match self.policy {
+                FailurePolicy::Fail => "Fail",
+                FailurePolicy::Ignore => "Ignore",
+            },
+        })
+    }
+
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether it implements `point`.
+    pub fn implements(&self, point: ExtensionPoint) -> bool {
+        self.points.contains(&point)
+    }
+
+    /// Its failure policy.
+    pub fn policy(&self) -> FailurePolicy {
+        self.policy
+    }
+
+    /// Runs `call` with an instance of its own.
+    pub fn with_instance<T>(
+        &self,
+        runtime: &Runtime,
+        call: impl FnOnce(&mut PluginSet) -> T,
+    ) -> Result<T> {
+        let mut set = self.take(runtime)?;
+        let answer = call(&mut set);
+        let mut pool = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        pool.idle.push(set);
+        self.freed.notify_one();
+        Ok(answer)
+    }
+
+    fn take(&self, runtime: &Runtime) -> Result<PluginSet> {
+        let mut pool = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(set) = pool.idle.pop() {
+                return Ok(set);
+            }
+            if pool.alive < MAX_INSTANCES {
+                pool.alive += 1;
+                drop(pool);
+                let made = runtime
+                    .load(&self.source, &self.bytes, &self.config)
+                    .and_then(|plugin| {
+                        let mut set = PluginSet::new();
+                        set.add(Box::new(plugin))?;
+                        Ok(set)
+                    });
+                if made.is_err() {
+                    let mut pool = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+                    pool.alive -= 1;
+                }
+                return made;
+            }
+            pool = self.freed.wait(pool).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Instances made so far and alive.
+    pub fn instances(&self) -> usize {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).alive
+    }
+}
+
+/// The bundled component that calls itself `name`.
+fn bundled(name: &str) -> Result<(String, Vec<u8>)> {
+    let crate_name = BUNDLED_NAMES
+        .iter()
+        .find(|(plugin, _)| *plugin == name)
+        .map(|(_, c)| *c)
+        .ok_or_else(|| {
+            anyhow!(
+                "no bundled component is called {name} (bundled: {}); give its file as `component`",
+                BUNDLED_NAMES.map(|(p, _)| p).join(", ")
+            )
+        })?;
+    let (_, bytes) = wasched::runtime::bundled_plugins()
+        .iter()
+        .find(|(c, _)| *c == crate_name)
+        .ok_or_else(|| anyhow!("bundled component {crate_name} is missing from this build"))?;
+    Ok((format!("bundled:{crate_name}"), bytes.to_vec()))
+}
+
+/// The bundled plugins' names and their crates.
+pub const BUNDLED_NAMES: [(&str, &str); 5] = [
+    ("WaschedGangScheduling", "gang-permit"),
+    ("WaschedTopologyPlacement", "topology-placement"),
+    ("WaschedWorkloadPreemption", "workload-preemption"),
+    ("WaschedGpuBinPacking", "gpu-binpack"),
+    ("WaschedTaintToleration", "taint-toleration"),
+];

@@ -1,0 +1,497 @@
+//! wasched's runtime through its C ABI, called as the Go plugin calls it:
+//! components loaded with their configuration, a view kept by change
+//! (informer objects, nodes' pods as `NodeInfo` lists them, assumed pods
+//! included), each extension point asked by name, hostile components
+//! contained, bad input refused with a message naming it, and nothing
+//! left alive after teardown.
+
+use std::ptr;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use wasched_ffi::*;
+
+/// The live counters are process-wide: tests that check them run one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+struct Handles {
+    runtime: *mut WaschedRuntime,
+    view: *mut WaschedView,
+    plugins: Vec<*mut WaschedPlugin>,
+}
+
+impl Handles {
+    fn new() -> Handles {
+        let mut error = WaschedBuffer::EMPTY;
+        let runtime = wasched_runtime_new(&mut error);
+        assert!(!runtime.is_null(), "{}", take(error));
+        // SAFETY: no options; error is writable.
+        let view = unsafe { wasched_view_new(ptr::null(), 0, &mut error) };
+        assert!(!view.is_null(), "{}", take(error));
+        Handles {
+            runtime,
+            view,
+            plugins: Vec::new(),
+        }
+    }
+
+    fn load(&mut self, spec: Value) -> Result<*mut WaschedPlugin, String> {
+        let spec = spec.to_string();
+        let mut error = WaschedBuffer::EMPTY;
+        // SAFETY: live runtime, readable spec, writable error.
+        let plugin =
+            unsafe { wasched_plugin_load(self.runtime, spec.as_ptr(), spec.len(), &mut error) };
+        if plugin.is_null() {
+            return Err(take(error));
+        }
+        self.plugins.push(plugin);
+        Ok(plugin)
+    }
+
+    fn upsert(&self, kind: &str, object: Value) -> Result<(), String> {
+        let json = object.to_string();
+        let mut error = WaschedBuffer::EMPTY;
+        // SAFETY: live view, readable texts, writable error.
+        let rc = unsafe {
+            wasched_view_upsert(
+                self.view,
+                kind.as_ptr(),
+                kind.len(),
+                json.as_ptr(),
+                json.len(),
+                &mut error,
+            )
+        };
+        if rc == 0 { Ok(()) } else { Err(take(error)) }
+    }
+
+    fn delete(&self, kind: &str, key: &str) {
+        let mut error = WaschedBuffer::EMPTY;
+        // SAFETY: live view, readable texts, writable error.
+        let rc = unsafe {
+            wasched_view_delete(
+                self.view,
+                kind.as_ptr(),
+                kind.len(),
+                key.as_ptr(),
+                key.len(),
+                &mut error,
+            )
+        };
+        assert_eq!(rc, 0, "{}", take(error));
+    }
+
+    fn set_node(&self, name: &str, state: Value) -> Result<(), String> {
+        let json = state.to_string();
+        let mut error = WaschedBuffer::EMPTY;
+        // SAFETY: live view, readable texts, writable error.
+        let rc = unsafe {
+            wasched_view_set_node(
+                self.view,
+                name.as_ptr(),
+                name.len(),
+                json.as_ptr(),
+                json.len(),
+                &mut error,
+            )
+        };
+        if rc == 0 { Ok(()) } else { Err(take(error)) }
+    }
+
+    fn call(&self, plugin: *mut WaschedPlugin, request: Value) -> Result<Value, String> {
+        let request = request.to_string();
+        let mut response = WaschedBuffer::EMPTY;
+        let mut error = WaschedBuffer::EMPTY;
+        // SAFETY: live plugin and view, readable request, writable buffers.
+        let rc = unsafe {
+            wasched_call(
+                plugin,
+                self.view,
+                request.as_ptr(),
+                request.len(),
+                &mut response,
+                &mut error,
+            )
+        };
+        if rc != 0 {
+            return Err(take(error));
+        }
+        Ok(serde_json::from_str(&take(response)).expect("responses are JSON"))
+    }
+}
+
+impl Drop for Handles {
+    fn drop(&mut self) {
+        // SAFETY: each handle was made above and is freed once.
+        unsafe {
+            for plugin in self.plugins.drain(..) {
+                wasched_plugin_free(plugin);
+            }
+            wasched_view_free(self.view);
+            wasched_runtime_free(self.runtime);
+        }
+    }
+}
+
+/// The text of a buffer, freed.
+fn take(buffer: WaschedBuffer) -> String {
+    // SAFETY: the buffer came from the library and is freed right after.
+    let text = String::from_utf8(unsafe { buffer.as_slice() }.to_vec()).unwrap();
+    // SAFETY: freed once.
+    unsafe { wasched_buffer_free(buffer) };
+    text
+}
+
+/// A node as Go's `encoding/json` writes one (no apiVersion/kind).
+fn node(name: &str, cpu: &str, gpus: u32) -> Value {
+    json!({
+        "metadata": {"name": name, "uid": format!("uid-{name}"), "labels": {"kubernetes.io/hostname": name, "rack": if name < "n2" {"r1"} else {"r2"}}},
+        "spec": {},
+        "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110", "nvidia.com/gpu": gpus.to_string()}}
+    })
+}
+
+fn pod(name: &str, group: Option<&str>, cpu: &str, gpus: u32) -> Value {
+    let mut spec = json!({
+        "containers": [{"name": "main", "image": "busybox",
+            "resources": {"requests": {"cpu": cpu, "memory": "1Gi", "nvidia.com/gpu": gpus.to_string()},
+                          "limits": {"nvidia.com/gpu": gpus.to_string()}}}]
+    });
+    if let Some(group) = group {
+        spec["schedulingGroup"] = json!({"podGroupName": group});
+    }
+    json!({
+        "metadata": {"name": name, "namespace": "team", "uid": format!("uid-{name}"), "creationTimestamp": "2026-11-20T10:00:00Z"},
+        "spec": spec,
+        "status": {"phase": "Pending"}
+    })
+}
+
+fn gang(name: &str, min: u32, topology: Option<&str>) -> Value {
+    let mut spec = json!({"schedulingPolicy": {"gang": {"minCount": min}}});
+    if let Some(key) = topology {
+        spec["schedulingConstraints"] = json!({"topology": [{"key": key}]});
+    }
+    json!({
+        "metadata": {"name": name, "namespace": "team", "uid": format!("uid-{name}"), "creationTimestamp": "2026-11-20T10:00:00Z"},
+        "spec": spec
+    })
+}
+
+fn code(response: &Value) -> &str {
+    response["status"]["code"].as_str().unwrap()
+}
+
+#[test]
+fn the_gang_plugin_holds_and_admits_a_group_as_its_members_arrive() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = (wasched_live_objects(), wasched_live_bytes());
+    {
+        let mut h = Handles::new();
+        let gang_plugin = h.load(json!({"name": "WaschedGangScheduling"})).unwrap();
+        for n in ["n1", "n2"] {
+            h.upsert("Node", node(n, "8", 0)).unwrap();
+        }
+        h.upsert("PodGroup", gang("trainer", 2, None)).unwrap();
+        h.upsert("Pod", pod("trainer-0", Some("trainer"), "1", 0))
+            .unwrap();
+        let unit = json!({"podGroup": "team/trainer"});
+        let held = h
+            .call(gang_plugin, json!({"point": "pre-enqueue", "unit": unit}))
+            .unwrap();
+        assert_eq!(code(&held), "UnschedulableAndUnresolvable", "{held}");
+        h.upsert("Pod", pod("trainer-1", Some("trainer"), "1", 0))
+            .unwrap();
+        let queued = h
+            .call(gang_plugin, json!({"point": "pre-enqueue", "unit": unit}))
+            .unwrap();
+        assert_eq!(code(&queued), "Success", "{queued}");
+
+        let permit = |scheduled: u32, remaining: u32| {
+            h.call(
+                gang_plugin,
+                json!({"point": "permit", "unit": unit, "progress": {"scheduled": scheduled, "remaining": remaining}}),
+            )
+            .unwrap()
+        };
+        assert_eq!(code(&permit(1, 1)), "Wait");
+        assert_eq!(code(&permit(2, 0)), "Success");
+        assert_eq!(code(&permit(0, 1)), "Unschedulable");
+
+        // The plugin says what it is; a point it lacks is the caller's error.
+        // SAFETY: a live plugin.
+        let info: Value =
+            serde_json::from_str(&take(unsafe { wasched_plugin_info(gang_plugin) })).unwrap();
+        assert_eq!(info["name"], "WaschedGangScheduling");
+        assert_eq!(info["contract"], "0.3.0");
+        assert_eq!(info["points"], json!(["pre-enqueue", "permit"]));
+        let wrong = h
+            .call(
+                gang_plugin,
+                json!({"point": "filter", "pod": "team/trainer-0"}),
+            )
+            .unwrap_err();
+        assert_eq!(
+            wrong,
+            "plugin WaschedGangScheduling does not implement filter"
+        );
+        let unknown = h
+            .call(
+                gang_plugin,
+                json!({"point": "pre-enqueue", "unit": {"podGroup": "team/nope"}}),
+            )
+            .unwrap_err();
+        assert_eq!(unknown, "PodGroup team/nope is not in the view");
+
+        // A member deleted: held again.
+        h.delete("Pod", "team/trainer-1");
+        let held = h
+            .call(gang_plugin, json!({"point": "pre-enqueue", "unit": unit}))
+            .unwrap();
+        assert_eq!(code(&held), "UnschedulableAndUnresolvable", "{held}");
+    }
+    assert_eq!((wasched_live_objects(), wasched_live_bytes()), before);
+}
+
+#[test]
+fn filter_and_score_see_the_pods_a_node_info_lists_assumed_ones_included() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = (wasched_live_objects(), wasched_live_bytes());
+    {
+        let mut h = Handles::new();
+        let binpack = h
+            .load(json!({"name": "WaschedGpuBinPacking", "config": {"args": {"reserveForRequesters": true}}}))
+            .unwrap();
+        for n in ["n1", "n2", "n3"] {
+            h.upsert("Node", node(n, "8", 4)).unwrap();
+        }
+        h.upsert("Pod", pod("solo", None, "1", 2)).unwrap();
+        let scores = |h: &Handles| {
+            let r = h
+                .call(
+                    binpack,
+                    json!({"point": "score", "pod": "team/solo", "nodes": ["n3", "n1", "n2"]}),
+                )
+                .unwrap();
+            assert_eq!(code(&r), "Success", "{r}");
+            r["scores"].clone()
+        };
+        let even = scores(&h);
+        assert_eq!(even[0], even[1]);
+        assert_eq!(even[1], even[2]);
+
+        // n2's NodeInfo now lists an assumed pod using 2 GPUs: bin-packing
+        // prefers it; the node names come back in the view's order.
+        let mut assumed = pod("busy", None, "1", 2);
+        assumed["spec"]["nodeName"] = json!("n2");
+        h.set_node("n2", json!({"pods": [assumed]})).unwrap();
+        let packed = scores(&h);
+        assert!(packed[1].as_i64() > packed[0].as_i64(), "{packed}");
+        assert_eq!(packed[0], packed[2]);
+
+        // With the pod gone from n2 (forgotten), the scores are even again.
+        h.set_node("n2", json!({"pods": []})).unwrap();
+        assert_eq!(scores(&h), even);
+
+        // Filter: a pod asking no GPU is kept off GPU nodes (the plugin's
+        // `reserveForRequesters`); rejections are grouped by reason and
+        // name the nodes.
+        h.upsert("Pod", pod("cpu-only", None, "1", 0)).unwrap();
+        let r = h
+            .call(binpack, json!({"point": "filter", "pod": "team/cpu-only"}))
+            .unwrap();
+        assert_eq!(
+            r["rejections"][0]["reason"],
+            "node(s) had nvidia.com/gpu reserved for pods that request it"
+        );
+        assert_eq!(code(&r), "Unschedulable", "{r}");
+        let mut rejected: Vec<String> = r["rejections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|g| {
+                g["nodes"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|n| n.as_str().unwrap().to_string())
+            })
+            .collect();
+        rejected.sort();
+        assert_eq!(rejected, ["n1", "n2", "n3"]);
+    }
+    assert_eq!((wasched_live_objects(), wasched_live_bytes()), before);
+}
+
+#[test]
+fn topology_placements_come_back_by_node_name() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut h = Handles::new();
+    let topology = h.load(json!({"name": "WaschedTopologyPlacement"})).unwrap();
+    for n in ["n1", "n2", "n3"] {
+        h.upsert("Node", node(n, "8", 0)).unwrap();
+    }
+    h.upsert("PodGroup", gang("ring", 2, Some("rack"))).unwrap();
+    for i in 0..2 {
+        h.upsert("Pod", pod(&format!("ring-{i}"), Some("ring"), "1", 0))
+            .unwrap();
+    }
+    let r = h
+        .call(
+            topology,
+            json!({"point": "placement-generate", "unit": {"podGroup": "team/ring"}, "parent": {"name": "cluster"}}),
+        )
+        .unwrap();
+    assert_eq!(code(&r), "Success", "{r}");
+    let placements: Vec<(String, Value)> = r["placements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["domain"][1].as_str().unwrap().to_string(),
+                p["nodes"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        placements,
+        [
+            ("r1".to_string(), json!(["n1"])),
+            ("r2".to_string(), json!(["n2", "n3"]))
+        ]
+    );
+}
+
+#[test]
+fn a_hostile_component_is_contained_and_named_and_the_next_call_works() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = (wasched_live_objects(), wasched_live_bytes());
+    {
+        let mut h = Handles::new();
+        let hostile = format!("{}/hostile.wasm", wasched::runtime::FIXTURE_DIR);
+        for n in ["n1", "n2"] {
+            h.upsert("Node", node(n, "8", 0)).unwrap();
+        }
+        h.upsert("PodGroup", gang("bad", 1, None)).unwrap();
+        h.upsert("PodGroup", gang("good", 1, None)).unwrap();
+        h.upsert("Pod", pod("bad-0", Some("bad"), "1", 0)).unwrap();
+        h.upsert("Pod", pod("good-0", Some("good"), "1", 0))
+            .unwrap();
+        for (misbehave, cause) in [
+            ("loop", "cpu"),
+            ("alloc", "memory"),
+            ("recurse", "stack"),
+            ("panic", "trap"),
+        ] {
+            for policy in ["Fail", "Ignore"] {
+                let plugin = h
+                    .load(json!({
+                        "name": "Hostile",
+                        "component": hostile,
+                        "config": {"failurePolicy": policy, "fuel": 20_000_000, "memoryLimit": "16Mi",
+                                   "args": {"point": "filter", "misbehave": misbehave}}
+                    }))
+                    .unwrap();
+                let r = h
+                    .call(plugin, json!({"point": "filter", "pod": "team/bad-0"}))
+                    .unwrap();
+                let expected = if policy == "Fail" { "Error" } else { "Skip" };
+                assert_eq!(code(&r), expected, "{misbehave}: {r}");
+                assert_eq!(r["failure"]["plugin"], "Hostile");
+                assert_eq!(r["failure"]["cause"], cause, "{r}");
+                assert!(
+                    r["status"]["reason"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("plugin Hostile: "),
+                    "{r}"
+                );
+                // The same instance pool answers the next pod.
+                let ok = h
+                    .call(plugin, json!({"point": "filter", "pod": "team/good-0"}))
+                    .unwrap();
+                assert_eq!(code(&ok), "Success", "{misbehave} then good: {ok}");
+            }
+        }
+    }
+    assert_eq!((wasched_live_objects(), wasched_live_bytes()), before);
+}
+
+#[test]
+fn bad_input_is_refused_with_a_message_naming_it() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = (wasched_live_objects(), wasched_live_bytes());
+    {
+        let mut h = Handles::new();
+        let mut broken = pod("broken", None, "1", 0);
+        broken["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("lots");
+        let e = h.upsert("Pod", broken).unwrap_err();
+        assert!(e.contains("team/broken") && e.contains("cpu"), "{e}");
+        let e = h
+            .upsert(
+                "Pod",
+                json!({"metadata": {"name": "x", "namespace": "team"}, "spec": {"containers": 7}}),
+            )
+            .unwrap_err();
+        assert!(e.starts_with("Pod team/x: field spec.containers"), "{e}");
+        let e = h.upsert("Secret", json!({})).unwrap_err();
+        assert!(e.starts_with("unknown kind \"Secret\""), "{e}");
+        let e = h
+            .upsert("Pod", json!({"kind": "Node", "metadata": {"name": "x"}}))
+            .unwrap_err();
+        assert_eq!(e, "Pod x: field kind: expected Pod, found Node");
+
+        let e = h.load(json!({"name": "Nope"})).unwrap_err();
+        assert!(e.starts_with("no bundled component is called Nope"), "{e}");
+        let e = h
+            .load(json!({"name": "WaschedGangScheduling", "component": "/nonexistent.wasm"}))
+            .unwrap_err();
+        assert!(e.starts_with("/nonexistent.wasm: cannot read"), "{e}");
+        let not_wasm =
+            std::env::temp_dir().join(format!("wasched-ffi-{}.wasm", std::process::id()));
+        std::fs::write(&not_wasm, b"not a component").unwrap();
+        let e = h
+            .load(json!({"name": "WaschedGangScheduling", "component": not_wasm}))
+            .unwrap_err();
+        std::fs::remove_file(&not_wasm).unwrap();
+        assert!(e.starts_with(&format!("{}:", not_wasm.display())), "{e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+        let e = h
+            .load(json!({"name": "WaschedGangScheduling", "config": {"fuel": "lots"}}))
+            .unwrap_err();
+        assert!(
+            e.contains("pluginConfig[WaschedGangScheduling].args.fuel"),
+            "{e}"
+        );
+        let e = h
+            .load(json!({"name": "WaschedGangScheduling", "config": {"args": {"bogus": 1}}}))
+            .unwrap_err();
+        assert!(e.contains("bogus"), "{e}");
+
+        let gang_plugin = h.load(json!({"name": "WaschedGangScheduling"})).unwrap();
+        let e = h
+            .call(gang_plugin, json!({"point": "pre-enqueue"}))
+            .unwrap_err();
+        assert!(e.starts_with("request: "), "{e}");
+        let e = h
+            .call(gang_plugin, json!({"point": "nowhere"}))
+            .unwrap_err();
+        assert!(e.starts_with("request: "), "{e}");
+    }
+    assert_eq!((wasched_live_objects(), wasched_live_bytes()), before);
+}
+
+#[test]
+fn the_bundled_names_are_what_the_components_call_themselves() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut h = Handles::new();
+    for (name, _) in wasched_ffi::pool::BUNDLED_NAMES {
+        h.load(json!({"name": name})).unwrap();
+    }
+    assert_eq!(
+        wasched_ffi::pool::BUNDLED_NAMES.len(),
+        wasched::runtime::bundled_plugins().len(),
+        "every bundled component has a name here"
+    );
+}

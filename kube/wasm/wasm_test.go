@@ -1,0 +1,374 @@
+package wasm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// hostilePath is the Hostile fixture component (testdata/plugins/hostile,
+// built by the host's build script into the Cargo target directory).
+func hostilePath(t *testing.T) string {
+	t.Helper()
+	target := os.Getenv("CARGO_TARGET_DIR")
+	if target == "" {
+		target = filepath.Join("..", "..", "target")
+	}
+	path := filepath.Join(target, "wasm-plugins", "wasm32-wasip2", "plugin", "hostile.wasm")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the hostile fixture is built by `cargo build -p wasched`: %v", err)
+	}
+	return path
+}
+
+// Objects as Go's encoding/json writes the API types (no apiVersion/kind).
+func node(name string, gpus int) map[string]any {
+	rack := "r1"
+	if name >= "n2" {
+		rack = "r2"
+	}
+	return map[string]any{
+		"metadata": map[string]any{"name": name, "uid": "uid-" + name,
+			"labels": map[string]any{"kubernetes.io/hostname": name, "rack": rack}},
+		"spec": map[string]any{},
+		"status": map[string]any{"allocatable": map[string]any{
+			"cpu": "8", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": fmt.Sprint(gpus)}},
+	}
+}
+
+func pod(name, group string, gpus int) map[string]any {
+	spec := map[string]any{"containers": []any{map[string]any{
+		"name": "main", "image": "busybox",
+		"resources": map[string]any{
+			"requests": map[string]any{"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": fmt.Sprint(gpus)},
+			"limits":   map[string]any{"nvidia.com/gpu": fmt.Sprint(gpus)}}}}}
+	if group != "" {
+		spec["schedulingGroup"] = map[string]any{"podGroupName": group}
+	}
+	return map[string]any{
+		"metadata": map[string]any{"name": name, "namespace": "team", "uid": "uid-" + name,
+			"creationTimestamp": "2026-11-20T10:00:00Z"},
+		"spec": spec,
+	}
+}
+
+func gang(name string, min int) map[string]any {
+	return map[string]any{
+		"metadata": map[string]any{"name": name, "namespace": "team", "uid": "uid-" + name,
+			"creationTimestamp": "2026-11-20T10:00:00Z"},
+		"spec": map[string]any{"schedulingPolicy": map[string]any{"gang": map[string]any{"minCount": min}}},
+	}
+}
+
+// setup starts a runtime and a view with nodes n1..n<nodes>.
+func setup(t *testing.T, nodes int) (*Runtime, *View) {
+	t.Helper()
+	r, err := NewRuntime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := NewView("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= nodes; i++ {
+		if err := v.Upsert("Node", node(fmt.Sprintf("n%d", i), 4)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, v
+}
+
+func mustLoad(t *testing.T, r *Runtime, spec PluginSpec) *Plugin {
+	t.Helper()
+	p, err := r.Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func call(t *testing.T, p *Plugin, v *View, req Request) Response {
+	t.Helper()
+	var resp Response
+	if err := p.Call(v, req, &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func TestGangHeldUntilMembersArriveThenPermitted(t *testing.T) {
+	before := LiveObjects()
+	r, v := setup(t, 2)
+	p := mustLoad(t, r, PluginSpec{Name: "WaschedGangScheduling"})
+	if !p.Info.Implements("pre-enqueue") || !p.Info.Implements("permit") || p.Info.Implements("filter") {
+		t.Fatalf("points: %v", p.Info.Points)
+	}
+	if err := v.Upsert("PodGroup", gang("trainer", 2)); err != nil {
+		t.Fatal(err)
+	}
+	unit := &Unit{PodGroup: "team/trainer"}
+	tests := []struct {
+		name string
+		add  string
+		req  Request
+		want string
+	}{
+		{"one member of two", "trainer-0", Request{Point: "pre-enqueue", Unit: unit}, UnschedulableAndUnresolvable},
+		{"both members", "trainer-1", Request{Point: "pre-enqueue", Unit: unit}, Success},
+		{"one placed, one to go", "", Request{Point: "permit", Unit: unit, Progress: &Progress{1, 1}}, Wait},
+		{"both placed", "", Request{Point: "permit", Unit: unit, Progress: &Progress{2, 0}}, Success},
+		{"cannot reach minCount", "", Request{Point: "permit", Unit: unit, Progress: &Progress{0, 1}}, Unschedulable},
+	}
+	for _, tc := range tests {
+		if tc.add != "" {
+			if err := v.Upsert("Pod", pod(tc.add, "trainer", 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := call(t, p, v, tc.req); got.Status.Code != tc.want {
+			t.Errorf("%s: got %+v, want %s", tc.name, got.Status, tc.want)
+		}
+	}
+	p.Close()
+	v.Close()
+	r.Close()
+	if err := p.Call(v, Request{Point: "pre-enqueue", Unit: unit}, &Response{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("a call after Close: %v", err)
+	}
+	p.Close() // twice is harmless
+	if after := LiveObjects(); after != before {
+		t.Errorf("live objects after teardown: %d, before: %d", after, before)
+	}
+}
+
+func TestAssumedPodsOnANodeChangeItsScore(t *testing.T) {
+	r, v := setup(t, 3)
+	defer r.Close()
+	defer v.Close()
+	p := mustLoad(t, r, PluginSpec{Name: "WaschedGpuBinPacking"})
+	defer p.Close()
+	if err := v.Upsert("Pod", pod("solo", "", 2)); err != nil {
+		t.Fatal(err)
+	}
+	score := func() []int64 {
+		resp := call(t, p, v, Request{Point: "score", Pod: "team/solo", Nodes: []string{"n1", "n2", "n3"}})
+		if resp.Status.Code != Success {
+			t.Fatalf("score: %+v", resp)
+		}
+		return resp.Scores
+	}
+	even := score()
+	assumed := pod("busy", "", 2)
+	assumed["spec"].(map[string]any)["nodeName"] = "n2"
+	if err := v.SetNode("n2", NodeState{Pods: []any{assumed}}); err != nil {
+		t.Fatal(err)
+	}
+	packed := score()
+	if !(packed[1] > packed[0] && packed[0] == packed[2]) {
+		t.Errorf("with a pod assumed on n2: %v (before: %v)", packed, even)
+	}
+	if err := v.SetNode("n2", NodeState{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := score(); fmt.Sprint(got) != fmt.Sprint(even) {
+		t.Errorf("after the pod left n2: %v, want %v", got, even)
+	}
+}
+
+func TestBadInputIsOneLineNamingIt(t *testing.T) {
+	r, v := setup(t, 1)
+	defer r.Close()
+	defer v.Close()
+	dir := t.TempDir()
+	notWasm := filepath.Join(dir, "plugin.wasm")
+	if err := os.WriteFile(notWasm, []byte("not a component"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broken := pod("broken", "", 0)
+	broken["spec"].(map[string]any)["containers"] = 7
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"not a component", loadErr(r, PluginSpec{Name: "X", Component: notWasm}), notWasm + ":"},
+		{"no such bundled plugin", loadErr(r, PluginSpec{Name: "Nope"}), "no bundled component is called Nope"},
+		{"bad config", loadErr(r, PluginSpec{Name: "WaschedGangScheduling", Config: []byte(`{"fuel": "lots"}`)}), "pluginConfig[WaschedGangScheduling].args.fuel"},
+		{"malformed pod", v.Upsert("Pod", broken), "Pod team/broken: field spec.containers"},
+		{"unknown kind", v.Upsert("Secret", map[string]any{}), `unknown kind "Secret"`},
+	}
+	for _, tc := range tests {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) || strings.Contains(tc.err.Error(), "\n") {
+			t.Errorf("%s: got %v, want one line containing %q", tc.name, tc.err, tc.want)
+		}
+	}
+}
+
+func loadErr(r *Runtime, spec PluginSpec) error {
+	p, err := r.Load(spec)
+	if err == nil {
+		p.Close()
+		return errors.New("loaded")
+	}
+	return err
+}
+
+// TestConcurrentCallsAndChanges runs Filter and Score from many goroutines
+// at once (as kube-scheduler's parallel workers do) while others change
+// the view; under -race this proves no Go-side sharing, and the answers
+// stay those of a quiet view.
+func TestConcurrentCallsAndChanges(t *testing.T) {
+	r, v := setup(t, 8)
+	defer r.Close()
+	defer v.Close()
+	p := mustLoad(t, r, PluginSpec{Name: "WaschedGpuBinPacking", Config: []byte(`{"args": {"reserveForRequesters": true}}`)})
+	defer p.Close()
+	if err := v.Upsert("Pod", pod("cpu-only", "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var calls atomic.Int64
+	errs := make(chan error, 64)
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				var resp Response
+				if err := p.Call(v, Request{Point: "filter", Pod: "team/cpu-only"}, &resp); err != nil {
+					errs <- err
+					return
+				}
+				rejected := 0
+				for _, g := range resp.Rejections {
+					rejected += len(g.Nodes)
+				}
+				if resp.Status.Code != Unschedulable || rejected != 8 {
+					errs <- fmt.Errorf("worker %d: %+v", w, resp)
+					return
+				}
+				calls.Add(1)
+			}
+		}(w)
+	}
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				name := fmt.Sprintf("churn-%d-%d", w, i)
+				if err := v.Upsert("Pod", pod(name, "", 1)); err != nil {
+					errs <- err
+					return
+				}
+				if err := v.Delete("Pod", "team/"+name); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if calls.Load() != 16*20 {
+		t.Errorf("calls answered: %d", calls.Load())
+	}
+}
+
+// TestTrapsUnderLoadCoexistWithGoSignals traps components (wasmtime turns
+// `unreachable` into a signal it handles) on many goroutines at once while
+// other goroutines take Go's own signal-based panics (nil dereferences
+// that Go turns into recoverable panics through its SIGSEGV handler) and
+// the garbage collector runs: every trap is reported as the plugin's
+// error, every Go panic is recovered, and the good pod keeps its answers.
+func TestTrapsUnderLoadCoexistWithGoSignals(t *testing.T) {
+	r, v := setup(t, 4)
+	defer r.Close()
+	defer v.Close()
+	for _, g := range []string{"bad", "good"} {
+		if err := v.Upsert("PodGroup", gang(g, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Upsert("Pod", pod(g+"-0", g, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hostile := hostilePath(t)
+	plugins := map[string]*Plugin{}
+	for _, misbehave := range []string{"panic", "recurse"} {
+		plugins[misbehave] = mustLoad(t, r, PluginSpec{Name: "Hostile", Component: hostile,
+			Config: []byte(fmt.Sprintf(`{"args": {"point": "filter", "misbehave": %q}}`, misbehave))})
+		defer plugins[misbehave].Close()
+	}
+	const workers, rounds = 8, 25
+	var wg sync.WaitGroup
+	var traps, answers, recovered atomic.Int64
+	errs := make(chan error, 2*workers)
+	for w := 0; w < workers; w++ {
+		misbehave := []string{"panic", "recurse"}[w%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := plugins[misbehave]
+			for i := 0; i < rounds; i++ {
+				var bad, good Response
+				if err := p.Call(v, Request{Point: "filter", Pod: "team/bad-0"}, &bad); err != nil {
+					errs <- err
+					return
+				}
+				if bad.Status.Code != Error || bad.Failure == nil || bad.Failure.Plugin != "Hostile" {
+					errs <- fmt.Errorf("%s: %+v", misbehave, bad)
+					return
+				}
+				traps.Add(1)
+				if err := p.Call(v, Request{Point: "filter", Pod: "team/good-0"}, &good); err != nil {
+					errs <- err
+					return
+				}
+				if good.Status.Code != Success {
+					errs <- fmt.Errorf("%s, good pod: %+v", misbehave, good)
+					return
+				}
+				answers.Add(1)
+			}
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < rounds*4; i++ {
+				func() {
+					defer func() {
+						if recover() != nil {
+							recovered.Add(1)
+						}
+					}()
+					var p *struct{ x int }
+					p.x++ // SIGSEGV, turned by Go into a panic
+				}()
+				if i%10 == 0 {
+					_ = make([]byte, 1<<20)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if traps.Load() != workers*rounds || answers.Load() != workers*rounds {
+		t.Errorf("traps reported %d, good answers %d, want %d each", traps.Load(), answers.Load(), workers*rounds)
+	}
+	if recovered.Load() != workers*rounds*4 {
+		t.Errorf("Go panics recovered: %d, want %d", recovered.Load(), workers*rounds*4)
+	}
+}
