@@ -1,0 +1,196 @@
+package wasmplugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"sigs.k8s.io/yaml"
+
+	"example.invalid/wasched/kube/controlplane"
+	"example.invalid/wasched/kube/engine"
+	"example.invalid/wasched/kube/objects"
+)
+
+// config runs the bundled gang component in place of the in-tree
+// GangScheduling at PreEnqueue and Permit (the in-tree plugin stays for
+// PlacementFeasible, which kube-scheduler consults for it alone), and GPU
+// bin-packing as filter and score plugin.
+const config = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 100
+clientConnection: {qps: 5000, burst: 5000}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    preEnqueue: {enabled: [{name: WaschedGangScheduling}], disabled: [{name: GangScheduling}]}
+    permit: {enabled: [{name: WaschedGangScheduling}], disabled: [{name: GangScheduling}]}
+    preFilter: {enabled: [{name: WaschedGpuBinPacking}]}
+    filter: {enabled: [{name: WaschedGpuBinPacking}]}
+    preScore: {enabled: [{name: WaschedGpuBinPacking}]}
+    score: {enabled: [{name: WaschedGpuBinPacking, weight: 5}]}
+  pluginConfig:
+  - name: WaschedGpuBinPacking
+    args: {args: {reserveForRequesters: true}}
+`
+
+func registry() frameworkruntime.Registry {
+	r := frameworkruntime.Registry{}
+	for _, name := range Bundled {
+		r[name] = Factory(name)
+	}
+	return r
+}
+
+func object(t *testing.T, text string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(text), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func node(t *testing.T, name string, gpus int) *unstructured.Unstructured {
+	return object(t, fmt.Sprintf(`apiVersion: v1
+kind: Node
+metadata: {name: %s, labels: {kubernetes.io/hostname: %s}}
+status:
+  capacity: {cpu: "8", memory: 64Gi, pods: "110", nvidia.com/gpu: "%d"}
+  allocatable: {cpu: "8", memory: 64Gi, pods: "110", nvidia.com/gpu: "%d"}
+  conditions: [{type: Ready, status: "True"}]
+`, name, name, gpus, gpus))
+}
+
+func podGroup(t *testing.T, name string, min int) *unstructured.Unstructured {
+	return object(t, fmt.Sprintf(`apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: %s, namespace: default}
+spec: {schedulingPolicy: {gang: {minCount: %d}}}
+`, name, min))
+}
+
+func pod(t *testing.T, name, group string, gpus int) *unstructured.Unstructured {
+	member := ""
+	if group != "" {
+		member = fmt.Sprintf("  schedulingGroup: {podGroupName: %s}\n", group)
+	}
+	return object(t, fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: default}
+spec:
+%s  containers: [{name: main, image: busybox, resources: {requests: {cpu: "1", nvidia.com/gpu: "%d"}, limits: {nvidia.com/gpu: "%d"}}}]
+`, name, member, gpus, gpus))
+}
+
+// TestComponentsScheduleInsideKubeScheduler runs the real kube-scheduler
+// v1.37.2 on the real control plane with the bundled components in place
+// of GangScheduling: a complete gang is admitted whole, a gang short of
+// minCount is held back at PreEnqueue, bin-packing puts GPU pods on the
+// GPU node already in use and keeps CPU pods off GPU nodes, and a gang
+// that cannot fit whole binds nothing (and does not hold up the queue).
+func TestComponentsScheduleInsideKubeScheduler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	loader, err := objects.NewLoader(cp.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := []*unstructured.Unstructured{
+		node(t, "cpu-1", 0), node(t, "gpu-1", 4), node(t, "gpu-2", 4),
+		podGroup(t, "trainer", 3), podGroup(t, "short", 3), podGroup(t, "wide", 3),
+	}
+	if _, err := loader.Load(ctx, setup); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := engine.LoadConfig([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := engine.New(ctx, cp.RestConfig(), engine.Options{Config: cfg, Plugins: registry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Stop()
+	pending := []*unstructured.Unstructured{
+		pod(t, "trainer-0", "trainer", 1), pod(t, "trainer-1", "trainer", 1), pod(t, "trainer-2", "trainer", 1),
+		pod(t, "short-0", "short", 0), pod(t, "short-1", "short", 0),
+		pod(t, "wide-0", "wide", 3), pod(t, "wide-1", "wide", 3), pod(t, "wide-2", "wide", 3),
+		pod(t, "web", "", 0),
+	}
+	queued, err := loader.LoadInOrder(ctx, pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sched.Queued(ctx, queued.Objects); err != nil {
+		t.Fatal(err)
+	}
+	sched.Run()
+	if err := sched.WaitQuiet(ctx, 2*time.Minute, 500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	result, err := sched.Result(ctx, cp.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]string{}
+	for _, p := range result.Pods {
+		nodes[p.Name] = p.Node
+	}
+	// Bin-packing: the gang's GPU pods share one GPU node (weight 5 beats
+	// the in-tree spreading scores); the CPU-only pod is kept off GPU nodes.
+	first := nodes["trainer-0"]
+	if !strings.HasPrefix(first, "gpu-") || nodes["trainer-1"] != first || nodes["trainer-2"] != first {
+		t.Errorf("the gang's GPU pods: %v, want all on one GPU node", nodes)
+	}
+	if nodes["web"] != "cpu-1" {
+		t.Errorf("web on %q, want cpu-1 (GPU nodes reserved for GPU pods)", nodes["web"])
+	}
+	if nodes["short-0"] != "" || nodes["short-1"] != "" {
+		t.Errorf("a gang short of minCount was bound: %v", nodes)
+	}
+	if nodes["wide-0"] != "" || nodes["wide-1"] != "" || nodes["wide-2"] != "" {
+		t.Errorf("a gang that does not fit whole was bound in part: %v", nodes)
+	}
+}
+
+func TestArgsSplitComponentFromConfig(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      runtime.Object
+		component string
+		config    string
+		err       string
+	}{
+		{"no pluginConfig", nil, "", "", ""},
+		{"bounds and args", &runtime.Unknown{Raw: []byte(`{"component": "/x.wasm", "fuel": 5, "args": {"a": 1}}`)}, "/x.wasm", `{"args":{"a":1},"fuel":5}`, ""},
+		{"not an object", &runtime.Unknown{Raw: []byte(`[1]`)}, "", "", "pluginConfig P: args:"},
+		{"component not a string", &runtime.Unknown{Raw: []byte(`{"component": 1}`)}, "", "", "args.component"},
+	}
+	for _, tc := range tests {
+		s, err := spec("P", tc.args)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: err %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || s.Component != tc.component || string(s.Config) != tc.config {
+			t.Errorf("%s: %+v %s, %v", tc.name, s, s.Config, err)
+		}
+	}
+}
