@@ -28,14 +28,17 @@
 //   - PreEnqueue → pre-enqueue, asked about the pod's PodGroup (the
 //     contract asks about units); a pod of no PodGroup passes, as upstream
 //     GangScheduling lets it.
+//
 //   - PreFilter → filter over every node at once (one component call per
 //     pod, not per node); Filter reads the verdict, and asks again for a
 //     node whose fingerprint changed since (preemption trials remove
 //     victims from a copy). A filter rejection is Unschedulable: the
 //     contract's per-reason groups carry no code through the C ABI yet.
+//
 //   - PreScore → score over the feasible nodes at once; Score reads it.
 //     No NormalizeScore: a component's scores are already 0–100 (checked
 //     by the host), kube-scheduler's scale.
+//
 //   - Permit → permit (contract 0.3.0's decision for the gang verdict,
 //     since PlacementFeasible is internal and consulted only for the
 //     in-tree GangScheduling): progress is the PodGroup's scheduled pods
@@ -46,12 +49,18 @@
 //     fits (PlacementFeasible runs after every pod); through Permit the
 //     verdict is asked once per pod when the group is submitted.
 //
+//   - PlacementGenerate → placement-generate within the parent placement;
+//     the placements come back by node name and go to kube-scheduler as the
+//     parent's own NodeInfos (it requires the snapshot's pointers); Skip
+//     keeps the parent. kube-scheduler runs one generator per profile, so
+//     TopologyPlacementGenerator is disabled where a component generates.
+//
 // A component's failure (trap, fuel, deadline, memory, invalid answer) is
 // contained by the library and arrives as an Error status naming the
 // plugin (failurePolicy Fail), or as Skip (Ignore), which lets the pod
 // pass that point.
 //
-// Not mapped yet: PlacementGenerate, PlacementScore and PodGroupPostFilter
+// Not mapped yet: PlacementScore and PodGroupPostFilter
 // (contract 0.3.0 decided that preemption trials run through the
 // PodGroupSchedulingFunc kube-scheduler hands PodGroupPostFilter).
 package wasmplugin

@@ -3,6 +3,8 @@ package wasmplugin
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,28 +19,29 @@ import (
 	"example.invalid/wasched/kube/objects"
 )
 
-// config runs the bundled gang component in place of the in-tree
-// GangScheduling at PreEnqueue and Permit (the in-tree plugin stays for
-// PlacementFeasible, which kube-scheduler consults for it alone), and GPU
-// bin-packing as filter and score plugin.
-const config = `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-percentageOfNodesToScore: 100
-clientConnection: {qps: 5000, burst: 5000}
-leaderElection: {leaderElect: false}
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    preEnqueue: {enabled: [{name: WaschedGangScheduling}], disabled: [{name: GangScheduling}]}
-    permit: {enabled: [{name: WaschedGangScheduling}], disabled: [{name: GangScheduling}]}
-    preFilter: {enabled: [{name: WaschedGpuBinPacking}]}
-    filter: {enabled: [{name: WaschedGpuBinPacking}]}
-    preScore: {enabled: [{name: WaschedGpuBinPacking}]}
-    score: {enabled: [{name: WaschedGpuBinPacking, weight: 5}]}
-  pluginConfig:
-  - name: WaschedGpuBinPacking
-    args: {args: {reserveForRequesters: true}}
-`
+// sample is the configuration deploy/kube-scheduler.yaml ships (its
+// ConfigMap), and the scheduler name it configures.
+func sample(t *testing.T) (string, string) {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kube-scheduler.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range strings.Split(string(text), "\n---\n") {
+		var cm struct {
+			Kind string            `json:"kind"`
+			Data map[string]string `json:"data"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &cm); err != nil {
+			t.Fatal(err)
+		}
+		if cm.Kind == "ConfigMap" {
+			return cm.Data["config.yaml"], "wasched-kube-scheduler"
+		}
+	}
+	t.Fatal("deploy/kube-scheduler.yaml has no ConfigMap")
+	return "", ""
+}
 
 func registry() frameworkruntime.Registry {
 	r := frameworkruntime.Registry{}
@@ -57,26 +60,30 @@ func object(t *testing.T, text string) *unstructured.Unstructured {
 	return u
 }
 
-func node(t *testing.T, name string, gpus int) *unstructured.Unstructured {
+func node(t *testing.T, name, rack string, gpus int) *unstructured.Unstructured {
 	return object(t, fmt.Sprintf(`apiVersion: v1
 kind: Node
-metadata: {name: %s, labels: {kubernetes.io/hostname: %s}}
+metadata: {name: %s, labels: {kubernetes.io/hostname: %s, rack: %s}}
 status:
   capacity: {cpu: "8", memory: 64Gi, pods: "110", nvidia.com/gpu: "%d"}
   allocatable: {cpu: "8", memory: 64Gi, pods: "110", nvidia.com/gpu: "%d"}
   conditions: [{type: Ready, status: "True"}]
-`, name, name, gpus, gpus))
+`, name, name, rack, gpus, gpus))
 }
 
-func podGroup(t *testing.T, name string, min int) *unstructured.Unstructured {
+func podGroup(t *testing.T, name string, min int, topology string) *unstructured.Unstructured {
+	constraints := ""
+	if topology != "" {
+		constraints = fmt.Sprintf(", schedulingConstraints: {topology: [{key: %s}]}", topology)
+	}
 	return object(t, fmt.Sprintf(`apiVersion: scheduling.k8s.io/v1beta1
 kind: PodGroup
 metadata: {name: %s, namespace: default}
-spec: {schedulingPolicy: {gang: {minCount: %d}}}
-`, name, min))
+spec: {schedulingPolicy: {gang: {minCount: %d}}%s}
+`, name, min, constraints))
 }
 
-func pod(t *testing.T, name, group string, gpus int) *unstructured.Unstructured {
+func pod(t *testing.T, name, group, cpu string, gpus int) *unstructured.Unstructured {
 	member := ""
 	if group != "" {
 		member = fmt.Sprintf("  schedulingGroup: {podGroupName: %s}\n", group)
@@ -85,16 +92,19 @@ func pod(t *testing.T, name, group string, gpus int) *unstructured.Unstructured 
 kind: Pod
 metadata: {name: %s, namespace: default}
 spec:
-%s  containers: [{name: main, image: busybox, resources: {requests: {cpu: "1", nvidia.com/gpu: "%d"}, limits: {nvidia.com/gpu: "%d"}}}]
-`, name, member, gpus, gpus))
+  schedulerName: wasched-kube-scheduler
+%s  containers: [{name: main, image: busybox, resources: {requests: {cpu: "%s", nvidia.com/gpu: "%d"}, limits: {nvidia.com/gpu: "%d"}}}]
+`, name, member, cpu, gpus, gpus))
 }
 
 // TestComponentsScheduleInsideKubeScheduler runs the real kube-scheduler
-// v1.37.2 on the real control plane with the bundled components in place
-// of GangScheduling: a complete gang is admitted whole, a gang short of
-// minCount is held back at PreEnqueue, bin-packing puts GPU pods on the
-// GPU node already in use and keeps CPU pods off GPU nodes, and a gang
-// that cannot fit whole binds nothing (and does not hold up the queue).
+// v1.37.2 on the real control plane with the sample configuration of
+// deploy/kube-scheduler.yaml: a complete gang is admitted whole, a gang
+// short of minCount is held back at PreEnqueue, a gang that cannot fit
+// whole binds nothing (and does not hold up the queue), bin-packing puts
+// GPU pods on the GPU node already in use and keeps CPU pods off GPU
+// nodes, and the topology component keeps a gang in one rack where the
+// in-tree scores alone would spread it over both.
 func TestComponentsScheduleInsideKubeScheduler(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
@@ -111,12 +121,15 @@ func TestComponentsScheduleInsideKubeScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	setup := []*unstructured.Unstructured{
-		node(t, "cpu-1", 0), node(t, "gpu-1", 4), node(t, "gpu-2", 4),
-		podGroup(t, "trainer", 3), podGroup(t, "short", 3), podGroup(t, "wide", 3),
+		node(t, "cpu-1", "r1", 0), node(t, "cpu-2", "r2", 0), node(t, "cpu-3", "r2", 0),
+		node(t, "gpu-1", "r1", 4), node(t, "gpu-2", "r2", 4),
+		podGroup(t, "trainer", 3, ""), podGroup(t, "short", 3, ""), podGroup(t, "wide", 3, ""),
+		podGroup(t, "ring", 3, "rack"),
 	}
 	if _, err := loader.Load(ctx, setup); err != nil {
 		t.Fatal(err)
 	}
+	config, name := sample(t)
 	cfg, err := engine.LoadConfig([]byte(config))
 	if err != nil {
 		t.Fatal(err)
@@ -126,11 +139,15 @@ func TestComponentsScheduleInsideKubeScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sched.Stop()
+	if cfg.Profiles[0].SchedulerName != name {
+		t.Fatalf("the sample's profile: %s", cfg.Profiles[0].SchedulerName)
+	}
 	pending := []*unstructured.Unstructured{
-		pod(t, "trainer-0", "trainer", 1), pod(t, "trainer-1", "trainer", 1), pod(t, "trainer-2", "trainer", 1),
-		pod(t, "short-0", "short", 0), pod(t, "short-1", "short", 0),
-		pod(t, "wide-0", "wide", 3), pod(t, "wide-1", "wide", 3), pod(t, "wide-2", "wide", 3),
-		pod(t, "web", "", 0),
+		pod(t, "trainer-0", "trainer", "1", 1), pod(t, "trainer-1", "trainer", "1", 1), pod(t, "trainer-2", "trainer", "1", 1),
+		pod(t, "short-0", "short", "1", 0), pod(t, "short-1", "short", "1", 0),
+		pod(t, "wide-0", "wide", "1", 3), pod(t, "wide-1", "wide", "1", 3), pod(t, "wide-2", "wide", "1", 3),
+		pod(t, "ring-0", "ring", "3", 0), pod(t, "ring-1", "ring", "3", 0), pod(t, "ring-2", "ring", "3", 0),
+		pod(t, "web", "", "1", 0),
 	}
 	queued, err := loader.LoadInOrder(ctx, pending)
 	if err != nil {
@@ -157,8 +174,15 @@ func TestComponentsScheduleInsideKubeScheduler(t *testing.T) {
 	if !strings.HasPrefix(first, "gpu-") || nodes["trainer-1"] != first || nodes["trainer-2"] != first {
 		t.Errorf("the gang's GPU pods: %v, want all on one GPU node", nodes)
 	}
-	if nodes["web"] != "cpu-1" {
-		t.Errorf("web on %q, want cpu-1 (GPU nodes reserved for GPU pods)", nodes["web"])
+	if !strings.HasPrefix(nodes["web"], "cpu-") {
+		t.Errorf("web on %q, want a CPU node (GPU nodes reserved for GPU pods)", nodes["web"])
+	}
+	// Rack r1 has one CPU node (room for two of ring's three pods), r2 two.
+	for _, p := range []string{"ring-0", "ring-1", "ring-2"} {
+		if nodes[p] != "cpu-2" && nodes[p] != "cpu-3" {
+			t.Errorf("ring's pods: %v, want all in rack r2 (cpu-2, cpu-3)", nodes)
+			break
+		}
 	}
 	if nodes["short-0"] != "" || nodes["short-1"] != "" {
 		t.Errorf("a gang short of minCount was bound: %v", nodes)
