@@ -159,26 +159,27 @@ pub fn call(
     if !plugin.implements(point) {
         bail!("plugin {} does not implement {point}", plugin.name());
     }
-    let snapshot = view.lend();
-    let resolved = Resolved::new(snapshot, request)?;
-    plugin.with_instance(runtime, |set| {
-        set.start_run();
-        let mut response = {
-            let Some(mut checked) = set.at(point).next() else {
-                return Err(anyhow!("plugin {} does not serve {point}", plugin.name()));
+    view.with_snapshot(|snapshot| {
+        let resolved = Resolved::new(snapshot, request)?;
+        plugin.with_instance(runtime, |set| {
+            set.start_run();
+            let mut response = {
+                let Some(mut checked) = set.at(point).next() else {
+                    return Err(anyhow!("plugin {} does not serve {point}", plugin.name()));
+                };
+                resolved.answer(&mut checked, snapshot, plugin.policy())
             };
-            resolved.answer(&mut checked, snapshot, plugin.policy())
-        };
-        let logs: Vec<Value> = set
-            .drain_logs()
-            .into_iter()
-            .map(|(_, line)| json!({"level": level(line.level), "message": line.message}))
-            .collect();
-        if !logs.is_empty() {
-            response["logs"] = Value::Array(logs);
-        }
-        Ok(response)
-    })?
+            let logs: Vec<Value> = set
+                .drain_logs()
+                .into_iter()
+                .map(|(_, line)| json!({"level": level(line.level), "message": line.message}))
+                .collect();
+            if !logs.is_empty() {
+                response["logs"] = Value::Array(logs);
+            }
+            Ok(response)
+        })?
+    })
 }
 
 /// A request with its names resolved to the view's ids.

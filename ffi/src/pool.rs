@@ -25,7 +25,9 @@ pub const MAX_INSTANCES: usize = 16;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Spec {
     /// The name kube-scheduler's configuration gives the plugin; the
-    /// component must call itself this.
+    /// component must call itself this. Empty: whatever it calls itself
+    /// (to learn a component file's name; a bundled one needs its name).
+    #[serde(default)]
     pub name: String,
     /// A component file; absent: the bundled component of that name.
     #[serde(default)]
@@ -57,10 +59,18 @@ impl Plugin {
     /// Loads the component `spec` names with its configuration; the first
     /// instance is made now, so a bad file or bad args fail here.
     pub fn load(runtime: &Runtime, spec: Spec) -> Result<Plugin> {
+        if spec.name.is_empty() && !spec.config.is_null() {
+            bail!("a plugin spec with a configuration must name the plugin");
+        }
+        let label = if spec.name.is_empty() {
+            spec.component.clone().unwrap_or_default()
+        } else {
+            spec.name.clone()
+        };
         let config = PluginConfig::from_plugin_args(
             &spec.name,
             spec.config,
-            &format!("pluginConfig[{}]", spec.name),
+            &format!("pluginConfig[{label}]"),
         )?;
         let (source, bytes) = match &spec.component {
             Some(path) => (
@@ -71,7 +81,7 @@ impl Plugin {
         };
         let first = runtime.load(&source, &bytes, &config)?;
         use wasched::framework::Plugin as _;
-        if first.name() != spec.name {
+        if !spec.name.is_empty() && first.name() != spec.name {
             bail!(
                 "{source}: the component calls itself {}, but the configuration loads it as {}",
                 first.name(),

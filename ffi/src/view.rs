@@ -2,18 +2,28 @@
 //!
 //! Two sources feed it, as kube-scheduler is fed:
 //!
-//! - the informers: Nodes, PodGroups, Workloads, CompositePodGroups,
-//!   PriorityClasses, PodDisruptionBudgets and *pending* Pods, upserted and
-//!   deleted one by one ([`View::upsert`], [`View::delete`]);
+//! - the informers: Nodes, Pods, PodGroups, Workloads,
+//!   CompositePodGroups, PriorityClasses, PodDisruptionBudgets, upserted
+//!   and deleted one by one ([`View::upsert`], [`View::delete`]);
 //! - the scheduler's own snapshot: the pods on a node as its `NodeInfo`
-//!   holds them, assumed pods included, sent again whenever the node's
-//!   generation moved ([`View::set_node`]).
+//!   holds them, assumed pods included, sent again whenever the node
+//!   changed ([`View::set_node`]).
 //!
-//! A pod's place comes from the second source only: a pod on a node's list
-//! is placed there (kube-scheduler's assumed copy wins over the informer's
-//! pending one); once no node lists it, the informer's pending version is
-//! what the view holds again, and a pod the informer has bound but no node
-//! lists yet is not in the view (kube-scheduler does not see it either).
+//! Once a node's pods have been set, they come from the second source
+//! only: a pod on a node's list is placed there (kube-scheduler's assumed
+//! copy wins over the informer's pending one), and a pod the informer has
+//! bound there but the list lacks is not in the view (kube-scheduler does
+//! not see it either). Until then (a gang's PreEnqueue runs before any
+//! cycle lists its members' nodes) the informer's bound pods stand for
+//! the node's. A pod no list holds is what the informer says: pending, or
+//! bound to a node not set yet.
+//!
+//! A pod a node lists while the informer still has it pending is one
+//! kube-scheduler *assumed* there (in this cycle, or on its way to being
+//! bound): the view holds it pending and assumes it on that node for the
+//! duration of each call ([`View::with_snapshot`]), as wasched's own cycle
+//! assumes the pods it places, so that a plugin tells a group's assumed
+//! members from its running ones.
 //! Underneath is wasched's incremental [`Model`]: each change touches only
 //! what depends on it, and a plugin call borrows the model's own snapshot.
 
@@ -40,12 +50,15 @@ struct NodePods {
 #[derive(Debug)]
 pub struct View {
     model: Model,
-    /// Pending pods as the informer has them, by key.
-    pending: HashMap<String, SharedObject>,
+    /// Pods as the informer has them (pending, or bound: then with their
+    /// node), by key.
+    informed: HashMap<String, (Option<String>, SharedObject)>,
     /// The pods each node lists, by node name.
     nodes: HashMap<String, NodePods>,
     /// Pod key → the node listing it.
     placed: HashMap<String, String>,
+    /// Pods held pending and assumed on a node for each call: key → node.
+    assumed: HashMap<String, String>,
     /// Objects read so far (each JSON document parsed counts once).
     reads: u64,
 }
@@ -71,31 +84,30 @@ impl View {
         };
         Ok(View {
             model: Model::new(&Default::default(), &options)?,
-            pending: HashMap::new(),
+            informed: HashMap::new(),
             nodes: HashMap::new(),
             placed: HashMap::new(),
+            assumed: HashMap::new(),
             reads: 0,
         })
     }
 
-    /// Adds or replaces one object of `kind` from its JSON. A pod with
-    /// `spec.nodeName` set is left to [`View::set_node`]. An object the
-    /// model refuses is held as refused (left out), and the error says why.
+    /// Adds or replaces one object of `kind` from its JSON (a pod as the
+    /// informer has it; see the module documentation for where a pod's
+    /// place comes from). An object the model refuses is held as refused
+    /// (left out), and the error says why.
     pub fn upsert(&mut self, kind: &str, json: &[u8]) -> Result<()> {
         let (origin, object) = objects::read(kind, json)?;
         self.reads += 1;
         if let Object::Pod(pod) = &object {
             let key = origin.name.clone();
-            let bound = pod
+            let node = pod
                 .spec
                 .as_ref()
-                .and_then(|s| s.node_name.as_deref())
-                .is_some_and(|n| !n.is_empty());
-            if bound {
-                self.pending.remove(&key);
-            } else {
-                self.pending.insert(key.clone(), Arc::new((origin, object)));
-            }
+                .and_then(|s| s.node_name.clone())
+                .filter(|n| !n.is_empty());
+            self.informed
+                .insert(key.clone(), (node, Arc::new((origin, object))));
             return self.refresh(&key);
         }
         self.model.upsert(Arc::new((origin, object)))
@@ -111,7 +123,7 @@ impl View {
         }
         match kind {
             "Pod" => {
-                self.pending.remove(key);
+                self.informed.remove(key);
                 // Whoever listed it keeps it until its node says otherwise.
                 self.refresh(key)?;
             }
@@ -145,6 +157,7 @@ impl View {
                 refused.push(format!("{e:#}"));
             }
         }
+        let first = !self.nodes.contains_key(name);
         let mut before = self.nodes.remove(name).unwrap_or_default();
         let mut now = NodePods::default();
         for json in state.pods {
@@ -164,8 +177,17 @@ impl View {
             };
             now.pods.insert(key, (json, object));
         }
-        let changed: BTreeSet<String> =
+        let mut changed: BTreeSet<String> =
             before.pods.keys().chain(now.pods.keys()).cloned().collect();
+        if first {
+            // The informer's pods bound here no longer stand for the node's.
+            changed.extend(
+                self.informed
+                    .iter()
+                    .filter(|(_, (node, _))| node.as_deref() == Some(name))
+                    .map(|(key, _)| key.clone()),
+            );
+        }
         for key in before.pods.keys() {
             if self.placed.get(key).is_some_and(|n| n == name) {
                 self.placed.remove(key);
@@ -200,13 +222,26 @@ impl View {
 
     /// Puts pod `key` in the model as the sources say now.
     fn refresh(&mut self, key: &str) -> Result<()> {
-        let placed = self
+        let listed = self
             .placed
             .get(key)
-            .and_then(|node| self.nodes.get(node))
-            .and_then(|node| node.pods.get(key))
-            .map(|(_, object)| object.clone());
-        let wanted = placed.or_else(|| self.pending.get(key).cloned());
+            .and_then(|node| Some((node, self.nodes.get(node)?.pods.get(key)?)))
+            .map(|(node, (_, object))| (node.clone(), object.clone()));
+        let informed = self.informed.get(key);
+        self.assumed.remove(key);
+        let wanted = match (listed, informed) {
+            // Listed on a node, pending for the informer: assumed there.
+            (Some((node, _)), Some((None, pending))) => {
+                self.assumed.insert(key.to_string(), node);
+                Some(pending.clone())
+            }
+            (Some((_, object)), _) => Some(object),
+            (None, Some((node, object))) => {
+                let listed_elsewhere = node.as_ref().is_some_and(|n| self.nodes.contains_key(n));
+                (!listed_elsewhere).then(|| object.clone())
+            }
+            (None, None) => None,
+        };
         match wanted {
             Some(object) => {
                 let held = self.model.object("Pod", key);
@@ -222,9 +257,24 @@ impl View {
         }
     }
 
-    /// The view as a snapshot, lent for one call that hands it back unchanged.
-    pub fn lend(&mut self) -> &mut Snapshot {
-        self.model.lend()
+    /// Runs `call` on the view as a snapshot, with the pods kube-scheduler
+    /// assumed on nodes assumed there; the snapshot is rolled back after,
+    /// so the view is as before (no copy).
+    pub fn with_snapshot<T>(&mut self, call: impl FnOnce(&mut Snapshot) -> T) -> T {
+        let snapshot = self.model.lend();
+        let checkpoint = snapshot.checkpoint();
+        let mut assumed: Vec<(&String, &String)> = self.assumed.iter().collect();
+        assumed.sort();
+        for (pod, node) in assumed {
+            if let (Some(pod), Some(node)) = (snapshot.pod_named(pod), snapshot.node_named(node)) {
+                if snapshot.pods[pod as usize].node.is_none() {
+                    snapshot.assume(pod, node);
+                }
+            }
+        }
+        let answer = call(snapshot);
+        snapshot.rollback(checkpoint);
+        answer
     }
 
     /// How many JSON objects were parsed since the view was made.

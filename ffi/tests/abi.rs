@@ -495,3 +495,41 @@ fn the_bundled_names_are_what_the_components_call_themselves() {
         "every bundled component has a name here"
     );
 }
+
+#[test]
+fn the_informers_bound_pods_stand_for_a_node_until_its_node_info_is_set() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut h = Handles::new();
+    let gang_plugin = h.load(json!({"name": "WaschedGangScheduling"})).unwrap();
+    for n in ["n1", "n2"] {
+        h.upsert("Node", node(n, "8", 0)).unwrap();
+    }
+    // A gang of 3 with two members already running (the informer says so)
+    // and one pending: PreEnqueue, before any cycle set a node, counts all.
+    h.upsert("PodGroup", gang("resumed", 3, None)).unwrap();
+    for i in 0..2 {
+        let mut running = pod(&format!("resumed-{i}"), Some("resumed"), "1", 0);
+        running["spec"]["nodeName"] = json!("n1");
+        h.upsert("Pod", running).unwrap();
+    }
+    h.upsert("Pod", pod("resumed-2", Some("resumed"), "1", 0))
+        .unwrap();
+    let unit = json!({"podGroup": "team/resumed"});
+    let ask = |h: &Handles| {
+        let r = h
+            .call(gang_plugin, json!({"point": "pre-enqueue", "unit": unit}))
+            .unwrap();
+        code(&r).to_string()
+    };
+    assert_eq!(ask(&h), "Success");
+    // n1's NodeInfo is set and lists only one of them: the view follows it.
+    let mut listed = pod("resumed-0", Some("resumed"), "1", 0);
+    listed["spec"]["nodeName"] = json!("n1");
+    h.set_node("n1", json!({"pods": [listed]})).unwrap();
+    assert_eq!(ask(&h), "UnschedulableAndUnresolvable");
+    // Listed again in full: admitted again.
+    let mut other = pod("resumed-1", Some("resumed"), "1", 0);
+    other["spec"]["nodeName"] = json!("n1");
+    h.set_node("n1", json!({"pods": [listed, other]})).unwrap();
+    assert_eq!(ask(&h), "Success");
+}

@@ -11,8 +11,9 @@ use crate::report::{ClusterView, DecisionView, Differences, Fate, PodState, RunV
 use crate::{PluginConfig, ReadOptions, Runtime, Simulation};
 
 /// What one side of a comparison loads: `bundled`, a plugin directory, a
-/// configuration file for the bundled plugins, or `kube-scheduler` (the
-/// real one, v1.37.2, on a real control plane).
+/// configuration file for the bundled plugins, `kube-scheduler` (the real
+/// one, v1.37.2, on a real control plane), or `kube-scheduler-wasm` (that
+/// kube-scheduler running the bundled components).
 #[derive(Debug, Clone)]
 pub struct PluginChoice {
     /// As the user wrote it.
@@ -23,19 +24,23 @@ pub struct PluginChoice {
     pub config: PluginConfig,
     /// This side is the real kube-scheduler, not wasched's engine.
     pub kube_scheduler: bool,
+    /// The kube-scheduler side runs wasched's components.
+    pub wasm: Option<crate::cluster::WasmComponents>,
 }
 
 impl PluginChoice {
-    /// Reads `text`: `bundled`, `kube-scheduler`, a directory (its `*.wasm`
-    /// components) or a file (a configuration of the bundled plugins).
+    /// Reads `text`: `bundled`, `kube-scheduler`, `kube-scheduler-wasm`, a
+    /// directory (its `*.wasm` components) or a file (a configuration of
+    /// the bundled plugins).
     pub fn parse(text: &str) -> Result<Self> {
         let path = Path::new(text);
-        if text == "kube-scheduler" {
+        if text == "kube-scheduler" || text == "kube-scheduler-wasm" {
             return Ok(Self {
                 label: text.to_string(),
                 plugins: None,
                 config: PluginConfig::default(),
                 kube_scheduler: true,
+                wasm: (text == "kube-scheduler-wasm").then(crate::cluster::WasmComponents::default),
             });
         }
         let (plugins, config) = if text == "bundled" {
@@ -50,7 +55,7 @@ impl PluginChoice {
             (None, config)
         } else {
             bail!(
-                "{text}: expected `bundled`, `kube-scheduler`, a plugin directory or a configuration file; no such file or directory"
+                "{text}: expected `bundled`, `kube-scheduler`, `kube-scheduler-wasm`, a plugin directory or a configuration file; no such file or directory"
             )
         };
         Ok(Self {
@@ -58,6 +63,7 @@ impl PluginChoice {
             plugins,
             config,
             kube_scheduler: false,
+            wasm: None,
         })
     }
 }
@@ -112,6 +118,7 @@ pub fn run(
             .map(|other| crate::cluster::agreement::preferences(&snapshot, &other.outcome));
         let options = crate::cluster::ScheduleOptions {
             prefer,
+            wasm: side.wasm.clone(),
             ..Default::default()
         };
         let run = crate::kube_scheduler(&manifests, &snapshot, &options)

@@ -106,7 +106,8 @@ pub enum Engine {
     #[default]
     Wasched,
     /// The real kube-scheduler v1.37.2 on a real control plane (the Go
-    /// harness; its configuration, timeout and score classes in the options).
+    /// harness; its configuration, timeout and score classes in the
+    /// options; with `options.wasm`, running wasched's components).
     KubeScheduler(cluster::ScheduleOptions),
 }
 
@@ -291,8 +292,15 @@ pub fn kube_scheduler(
     options: &cluster::ScheduleOptions,
 ) -> Result<Simulated> {
     let harness = cluster::Harness::locate()?;
+    let (name, contract) = match &options.wasm {
+        None => ("kube-scheduler", "kube-scheduler v1.37.2 (default profile)"),
+        Some(_) => (
+            "kube-scheduler-wasm",
+            "kube-scheduler v1.37.2 with wasched's components",
+        ),
+    };
     let run = cluster::schedule(&harness, manifests, snapshot, options)
-        .context("engine kube-scheduler")?;
+        .with_context(|| format!("engine {name}"))?;
     let stats = Stats {
         schedule: std::time::Duration::from_secs_f64(run.result.stats.decided_seconds),
         pods: run.outcome.placements.len() + run.outcome.unschedulable.len(),
@@ -303,9 +311,9 @@ pub fn kube_scheduler(
         logs: Vec::new(),
         stats,
         plugins: vec![report::PluginInfo {
-            name: "kube-scheduler".into(),
+            name: name.into(),
             source: harness.path().display().to_string(),
-            contract: "kube-scheduler v1.37.2 (default profile)".into(),
+            contract: contract.into(),
         }],
         cluster: None,
     })

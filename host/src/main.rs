@@ -58,17 +58,20 @@ enum Command {
         #[arg(long, short, value_enum, default_value_t = Format::Table)]
         output: Format,
         /// Which scheduler decides: wasched's cycle with the plugin
-        /// components, or the real kube-scheduler v1.37.2 on a real control
-        /// plane (built from Go modules on first use).
+        /// components, the real kube-scheduler v1.37.2 on a real control
+        /// plane (built from Go modules on first use), or that
+        /// kube-scheduler running the components (`kube-scheduler-wasm`:
+        /// the bundled ones, or those of `--plugins`).
         #[arg(long, value_enum, default_value_t = EngineArg::Wasched)]
         engine: EngineArg,
         /// Plugin configuration (YAML or JSON): per-plugin failure policy,
         /// CPU and memory bounds, and args (see the README). With
-        /// `--engine kube-scheduler`: a KubeSchedulerConfiguration.
+        /// `--engine kube-scheduler` or `kube-scheduler-wasm`: a
+        /// KubeSchedulerConfiguration.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
-        /// `--engine kube-scheduler`: give up when it has not settled within
-        /// this many seconds.
+        /// `--engine kube-scheduler` (or `kube-scheduler-wasm`): give up
+        /// when it has not settled within this many seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 300)]
         timeout: u64,
         /// Also write the run's metrics (Prometheus text format) to FILE.
@@ -157,8 +160,9 @@ enum Command {
         /// Manifest files (as for `simulate`); none: the bundled default.
         files: Vec<PathBuf>,
         /// Side A: `bundled`, a plugin directory, a configuration file for
-        /// the bundled plugins, or `kube-scheduler` (the real one, v1.37.2,
-        /// on a real control plane).
+        /// the bundled plugins, `kube-scheduler` (the real one, v1.37.2, on
+        /// a real control plane), or `kube-scheduler-wasm` (that
+        /// kube-scheduler running the bundled components).
         #[arg(long, value_name = "PLUGINS_OR_CONFIG")]
         a: String,
         /// Side B, as `--a`.
@@ -245,6 +249,9 @@ enum EngineArg {
     Wasched,
     /// The real kube-scheduler v1.37.2.
     KubeScheduler,
+    /// The real kube-scheduler v1.37.2 running wasched's components (the
+    /// bundled ones, or `--plugins DIR`) in place of its workload plugins.
+    KubeSchedulerWasm,
 }
 
 /// Options shared by the commands that schedule.
@@ -405,7 +412,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Simulate {
             files,
-            plugins,
+            mut plugins,
             output,
             engine,
             config,
@@ -429,6 +436,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     Some(config) => format!("kube-scheduler, {}", config.display()),
                     None => "kube-scheduler".to_string(),
                 },
+                _ if engine == EngineArg::KubeSchedulerWasm => {
+                    let mut label = "kube-scheduler-wasm".to_string();
+                    for path in plugins.iter().chain(&config) {
+                        label.push_str(&format!(", {}", path.display()));
+                    }
+                    label
+                }
                 (Some(dir), Some(config)) => format!("{}, {}", dir.display(), config.display()),
                 (Some(dir), None) => dir.display().to_string(),
                 (None, Some(config)) => format!("bundled, {}", config.display()),
@@ -445,6 +459,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     let options = wasched::cluster::ScheduleOptions {
                         config,
                         timeout: std::time::Duration::from_secs(timeout),
+                        ..Default::default()
+                    };
+                    (
+                        wasched::Engine::KubeScheduler(options),
+                        wasched::PluginConfig::default(),
+                    )
+                }
+                EngineArg::KubeSchedulerWasm => {
+                    let options = wasched::cluster::ScheduleOptions {
+                        config,
+                        timeout: std::time::Duration::from_secs(timeout),
+                        wasm: Some(wasched::cluster::WasmComponents {
+                            plugins: plugins.take(),
+                        }),
                         ..Default::default()
                     };
                     (

@@ -41,6 +41,16 @@ import (
 	"unsafe"
 )
 
+// libraryStamp identifies the static library linked (its modification
+// time and size). kube/Makefile sets it with -ldflags -X: Go's build cache
+// does not track C libraries, so without it a changed library could be
+// left out of a cached link.
+var libraryStamp string
+
+// LibraryStamp is the stamp of the library this binary linked ("" when
+// built without the Makefile).
+func LibraryStamp() string { return libraryStamp }
+
 // ErrClosed is returned by calls on a handle after its Close.
 var ErrClosed = errors.New("wasm: handle is closed")
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -16,9 +17,11 @@ import (
 )
 
 // feed keeps one profile's wasm.View current, by change: the informers'
-// PodGroups, Workloads, CompositePodGroups, PriorityClasses,
-// PodDisruptionBudgets and pending pods as they change, and each node as
-// the scheduler's snapshot holds it, sent again when its fingerprint moved.
+// Nodes, Pods, PodGroups, Workloads, CompositePodGroups, PriorityClasses
+// and PodDisruptionBudgets as they change, and each node with its pods as
+// the scheduler's snapshot holds it, sent again when its fingerprint moved
+// (from then on the snapshot, not the informer, says which pods a node
+// holds).
 //
 // The fingerprint is the NodeInfo's generation plus its pods (count and
 // UIDs): kube-scheduler keeps a node's generation when it assumes or
@@ -30,6 +33,9 @@ type feed struct {
 
 	mu    sync.Mutex
 	nodes map[string]uint64 // node name → fingerprint last sent
+
+	pendingMu sync.Mutex
+	pending   map[types.UID]string // pod → resourceVersion last sent
 }
 
 // Gates says which workload kinds the API server serves (kube-scheduler
@@ -65,40 +71,38 @@ func feedFor(h fwk.Handle, gates Gates) (*feed, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &feed{view: view, nodes: map[string]uint64{}}
+	f := &feed{view: view, nodes: map[string]uint64{}, pending: map[types.UID]string{}}
 	informers := h.SharedInformerFactory()
-	watch := func(kind string, informer cache.SharedIndexInformer, keep func(any) bool) error {
+	watch := func(kind string, informer cache.SharedIndexInformer) error {
 		_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { f.upsert(kind, obj, keep) },
-			UpdateFunc: func(_, obj any) { f.upsert(kind, obj, keep) },
+			AddFunc:    func(obj any) { f.upsert(kind, obj) },
+			UpdateFunc: func(_, obj any) { f.upsert(kind, obj) },
 			DeleteFunc: func(obj any) { f.delete(kind, obj) },
 		})
 		return err
 	}
-	pending := func(obj any) bool {
-		pod, ok := obj.(*v1.Pod)
-		return ok && pod.Spec.NodeName == ""
-	}
-	all := func(any) bool { return true }
-	if err := watch("Pod", informers.Core().V1().Pods().Informer(), pending); err != nil {
+	if err := watch("Node", informers.Core().V1().Nodes().Informer()); err != nil {
 		return nil, err
 	}
-	if err := watch("PriorityClass", informers.Scheduling().V1().PriorityClasses().Informer(), all); err != nil {
+	if err := watch("Pod", informers.Core().V1().Pods().Informer()); err != nil {
 		return nil, err
 	}
-	if err := watch("PodDisruptionBudget", informers.Policy().V1().PodDisruptionBudgets().Informer(), all); err != nil {
+	if err := watch("PriorityClass", informers.Scheduling().V1().PriorityClasses().Informer()); err != nil {
+		return nil, err
+	}
+	if err := watch("PodDisruptionBudget", informers.Policy().V1().PodDisruptionBudgets().Informer()); err != nil {
 		return nil, err
 	}
 	if gates.GenericWorkload {
-		if err := watch("PodGroup", informers.Scheduling().V1beta1().PodGroups().Informer(), all); err != nil {
+		if err := watch("PodGroup", informers.Scheduling().V1beta1().PodGroups().Informer()); err != nil {
 			return nil, err
 		}
-		if err := watch("Workload", informers.Scheduling().V1beta1().Workloads().Informer(), all); err != nil {
+		if err := watch("Workload", informers.Scheduling().V1beta1().Workloads().Informer()); err != nil {
 			return nil, err
 		}
 	}
 	if gates.CompositePodGroup {
-		if err := watch("CompositePodGroup", informers.Scheduling().V1alpha3().CompositePodGroups().Informer(), all); err != nil {
+		if err := watch("CompositePodGroup", informers.Scheduling().V1alpha3().CompositePodGroups().Informer()); err != nil {
 			return nil, err
 		}
 	}
@@ -106,13 +110,10 @@ func feedFor(h fwk.Handle, gates Gates) (*feed, error) {
 	return f, nil
 }
 
-// upsert sends an informer's object; a pod bound since is dropped from
-// the pending pods (its node's NodeInfo brings it back).
-func (f *feed) upsert(kind string, obj any, keep func(any) bool) {
-	if !keep(obj) {
-		if pod, ok := obj.(*v1.Pod); ok {
-			f.deleteKey("Pod", pod.Namespace+"/"+pod.Name)
-		}
+// upsert sends an informer's object.
+func (f *feed) upsert(kind string, obj any) {
+	if pod, ok := obj.(*v1.Pod); ok {
+		f.ensurePod(pod)
 		return
 	}
 	if err := f.view.Upsert(kind, obj); err != nil {
@@ -124,6 +125,9 @@ func (f *feed) upsert(kind string, obj any, keep func(any) bool) {
 func (f *feed) delete(kind string, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
+	}
+	if pod, ok := obj.(*v1.Pod); ok {
+		f.forget(pod)
 	}
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
@@ -138,12 +142,44 @@ func (f *feed) deleteKey(kind, key string) {
 	}
 }
 
-// ensurePod puts the pod being scheduled in the view as the framework
-// hands it (the informer may not have delivered it yet).
+// ensurePod puts a pod in the view as kube-scheduler holds it (the feed's
+// own informer handler may not have delivered it yet); a pod already sent
+// at its resourceVersion is not sent again.
 func (f *feed) ensurePod(pod *v1.Pod) {
-	if pod.Spec.NodeName == "" {
-		if err := f.view.Upsert("Pod", pod); err != nil {
-			klog.ErrorS(err, "wasched view refused the pod being scheduled", "pod", klog.KObj(pod))
+	f.pendingMu.Lock()
+	defer f.pendingMu.Unlock()
+	if rv, ok := f.pending[pod.UID]; ok && rv == pod.ResourceVersion && rv != "" {
+		return
+	}
+	if err := f.view.Upsert("Pod", pod); err != nil {
+		klog.ErrorS(err, "wasched view refused a pod", "pod", klog.KObj(pod))
+	}
+	f.pending[pod.UID] = pod.ResourceVersion
+}
+
+// forget drops a pod from the pods sent.
+func (f *feed) forget(pod *v1.Pod) {
+	f.pendingMu.Lock()
+	delete(f.pending, pod.UID)
+	f.pendingMu.Unlock()
+}
+
+// ensureGroup puts a PodGroup and its pending members in the view as
+// kube-scheduler's PodGroupManager holds them, so that a verdict about the
+// group does not depend on which informer handler ran first.
+func (f *feed) ensureGroup(h fwk.Handle, namespace, name string) {
+	manager := h.PodGroupManager()
+	if manager == nil {
+		return
+	}
+	if group, err := manager.PodGroups().Get(namespace, name); err == nil && group != nil {
+		if err := f.view.Upsert("PodGroup", group); err != nil {
+			klog.ErrorS(err, "wasched view refused a PodGroup", "podGroup", klog.KRef(namespace, name))
+		}
+	}
+	if state, err := manager.PodGroupStates().Get(namespace, name); err == nil && state != nil {
+		for _, pod := range state.UnscheduledPods() {
+			f.ensurePod(pod)
 		}
 	}
 }

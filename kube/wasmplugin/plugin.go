@@ -58,10 +58,19 @@ var (
 
 // Factory makes the factory kube-scheduler calls for the plugin named name.
 func Factory(name string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
+	return FactoryWithComponent(name, "")
+}
+
+// FactoryWithComponent is Factory for a component file, used unless the
+// plugin's pluginConfig args name another.
+func FactoryWithComponent(name, component string) func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
 	return func(_ context.Context, args runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 		s, err := spec(name, args)
 		if err != nil {
 			return nil, err
+		}
+		if s.Component == "" {
+			s.Component = component
 		}
 		rt, err := sharedRuntime()
 		if err != nil {
@@ -166,6 +175,7 @@ func (p *Plugin) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
 		return nil
 	}
 	p.feed.ensurePod(pod)
+	p.feed.ensureGroup(p.handle, pod.Namespace, *pod.Spec.SchedulingGroup.PodGroupName)
 	resp, st := p.ask(wasm.Request{Point: "pre-enqueue", Unit: &wasm.Unit{PodGroup: group}})
 	if st != nil {
 		return st
@@ -331,6 +341,7 @@ func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ stri
 	}
 	scheduled := states.ScheduledPodsCount()
 	unscheduled := states.UnscheduledPods()
+	p.feed.ensureGroup(p.handle, pod.Namespace, *pod.Spec.SchedulingGroup.PodGroupName)
 	resp, st := p.ask(wasm.Request{Point: "permit", Unit: &wasm.Unit{PodGroup: group},
 		Progress: &wasm.Progress{Scheduled: uint32(scheduled), Remaining: uint32(len(unscheduled))}})
 	if st != nil {
@@ -415,5 +426,6 @@ func (p *Plugin) GeneratePlacements(_ context.Context, _ fwk.PodGroupCycleState,
 		}
 		result.Placements = append(result.Placements, &fwk.Placement{Name: placement.Name, Nodes: nodes})
 	}
+	klog.V(4).InfoS("wasched placements", "plugin", p.name, "unit", pg.GetKey(), "parent", names, "placements", resp.Placements)
 	return result, nil
 }

@@ -118,6 +118,12 @@ impl Harness {
         if options.ties {
             command.arg("--ties");
         }
+        if let Some(wasm) = &options.wasm {
+            command.arg("--wasm");
+            if let Some(dir) = &wasm.plugins {
+                command.arg("--wasm-plugins").arg(dir);
+            }
+        }
         if let Some(prefer) = &options.prefer {
             let file = dir.path.join("prefer.json");
             std::fs::write(&file, serde_json::to_vec(prefer)?)
@@ -219,6 +225,18 @@ pub struct ScheduleOptions {
     /// Keep the control plane's and scheduler's logs here (default:
     /// `WASCHED_KUBE_LOG`, at verbosity `WASCHED_KUBE_V`; else discarded).
     pub log: Option<PathBuf>,
+    /// Run wasched's components inside kube-scheduler
+    /// (`--engine kube-scheduler-wasm`).
+    pub wasm: Option<WasmComponents>,
+}
+
+/// Which components kube-scheduler runs (`wasched-kube --wasm`): enabled
+/// at the points they export, in place of the in-tree workload plugins,
+/// unless the configuration arranges them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WasmComponents {
+    /// A directory of `*.wasm` components; `None`: the bundled ones.
+    pub plugins: Option<PathBuf>,
 }
 
 impl Default for ScheduleOptions {
@@ -229,6 +247,7 @@ impl Default for ScheduleOptions {
             prefer: None,
             timeout: Duration::from_secs(300),
             log: std::env::var_os("WASCHED_KUBE_LOG").map(PathBuf::from),
+            wasm: None,
         }
     }
 }

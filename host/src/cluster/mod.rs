@@ -17,7 +17,7 @@ pub mod readback;
 
 use anyhow::Result;
 
-pub use harness::{Harness, Preferences, ScheduleOptions, UpOptions};
+pub use harness::{Harness, Preferences, ScheduleOptions, UpOptions, WasmComponents};
 pub use objects::{ClusterObjects, translate};
 pub use readback::KubeResult;
 
@@ -44,7 +44,11 @@ pub fn schedule(
 ) -> Result<KubeRun> {
     let objects = translate(manifests, snapshot)?;
     let result = harness.schedule(&objects, options)?;
-    let mut outcome = readback::outcome(snapshot, &result);
+    let engine = match options.wasm {
+        Some(_) => "kube-scheduler-wasm",
+        None => "kube-scheduler",
+    };
+    let mut outcome = readback::outcome(snapshot, &result, engine);
     outcome.notes.extend(objects.notes);
     outcome.warnings.extend(objects.warnings);
     Ok(KubeRun { outcome, result })

@@ -202,8 +202,9 @@ fn domains_of(snapshot: &Snapshot, group: GroupId, nodes: &[&str]) -> Vec<Domain
 /// the snapshot has pending and what became of them, the running pods it
 /// evicted, and a decision per PodGroup with pending members (then per
 /// running PodGroup it disrupted). Fields kube-scheduler does not report
-/// are marked `unknown` in their text.
-pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
+/// are marked `unknown` in their text; `engine` names the run in its
+/// warning (`kube-scheduler`, `kube-scheduler-wasm`).
+pub fn outcome(snapshot: &Snapshot, result: &KubeResult, engine: &str) -> Outcome {
     let pods = result.pods_by_key();
     let conditions: HashMap<String, &KubeGroup> = result
         .pod_groups
@@ -386,9 +387,9 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult) -> Outcome {
         }
         outcome.pod_groups.push(decision);
     }
-    outcome.warnings.push(
-        "engine kube-scheduler: the real kube-scheduler v1.37.2 decided (wasched-kube); where it breaks ties between equal scores its choice may differ from run to run".into(),
-    );
+    outcome.warnings.push(format!(
+        "engine {engine}: the real kube-scheduler v1.37.2 decided (wasched-kube); where it breaks ties between equal scores its choice may differ from run to run"
+    ));
     outcome
 }
 

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "kube-scheduler")
-	build := exec.Command("go", "build", "-ldflags=-s -w", "-o", binary, ".")
+	build := exec.Command("go", "build", "-o", binary, ".")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "building kube-scheduler: %v\n", err)

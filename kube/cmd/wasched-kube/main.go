@@ -4,8 +4,8 @@
 // exit. wasched's `cluster up` and `simulate --engine kube-scheduler` drive
 // it; it can be run by hand as well.
 //
-//	wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--port N]
-//	wasched-kube schedule --objects FILE [--config FILE] [--timeout D] [--ties]
+//	wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N]
+//	wasched-kube schedule --objects FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--timeout D] [--ties]
 //
 // `up` starts the control plane, creates the objects (a JSON List in
 // creation order, statuses included), writes a kubeconfig, prints one line
@@ -13,7 +13,9 @@
 // (a pod marked for deletion is deleted at once, as if its containers had
 // stopped). `schedule` creates the
 // objects, only then starts kube-scheduler, waits until it is quiet and
-// prints its decisions as JSON on stdout.
+// prints its decisions as JSON on stdout. With --wasm, kube-scheduler runs
+// wasched's components (package wasmplugin) in place of the in-tree
+// workload plugins.
 package main
 
 import (
@@ -33,16 +35,18 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"example.invalid/wasched/kube/controlplane"
 	"example.invalid/wasched/kube/engine"
 	"example.invalid/wasched/kube/kubelet"
 	"example.invalid/wasched/kube/objects"
+	"example.invalid/wasched/kube/wasmplugin"
 )
 
 const usage = `usage:
-  wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--port N] [--log FILE]
-  wasched-kube schedule --objects FILE [--config FILE] [--timeout DURATION] [--settle DURATION] [--ties] [--prefer FILE] [--log FILE]
+  wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N] [--log FILE]
+  wasched-kube schedule --objects FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--timeout DURATION] [--settle DURATION] [--ties] [--prefer FILE] [--log FILE]
 `
 
 func main() {
@@ -81,6 +85,10 @@ type common struct {
 	log           string
 	verbosity     int
 	featureGates  string
+	wasm          bool
+	wasmPlugins   string
+	// plugins are the components of --wasm, registered (nil without).
+	plugins frameworkruntime.Registry
 }
 
 func (c *common) register(flags *flag.FlagSet) {
@@ -90,6 +98,8 @@ func (c *common) register(flags *flag.FlagSet) {
 	flags.StringVar(&c.log, "log", "", "write the control plane's and scheduler's logs to FILE (default: discarded)")
 	flags.IntVar(&c.verbosity, "v", 0, "log verbosity (klog -v) of --log")
 	flags.StringVar(&c.featureGates, "feature-gates", "", "change the control plane's feature gates (Name=true,Other=false; default: the workload gates on)")
+	flags.BoolVar(&c.wasm, "wasm", false, "run wasched's components inside kube-scheduler (the bundled ones, enabled at the points they export in place of the in-tree workload plugins, unless --config says otherwise)")
+	flags.StringVar(&c.wasmPlugins, "wasm-plugins", "", "with --wasm: the *.wasm components of DIR instead of the bundled ones")
 }
 
 // prepare reads what the command needs before anything starts, so that
@@ -120,6 +130,19 @@ func (c *common) prepare() ([]*unstructured.Unstructured, *schedconfig.KubeSched
 		var err error
 		if data, err = os.ReadFile(c.config); err != nil {
 			return nil, nil, err
+		}
+	}
+	if c.wasmPlugins != "" && !c.wasm {
+		return nil, nil, errors.New("--wasm-plugins needs --wasm")
+	}
+	if c.wasm {
+		components, err := wasmplugin.Load(c.wasmPlugins)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.plugins = components.Registry
+		if c.config == "" {
+			data = []byte(engine.DefaultConfig + components.Plugins())
 		}
 	}
 	config, err := engine.LoadConfig(data)
@@ -240,7 +263,7 @@ func up(ctx context.Context, args []string) error {
 	what := "no kube-scheduler"
 	if *withScheduler {
 		// A cluster people use: kube-scheduler's own backoff.
-		scheduler = &engine.Options{Config: config, UpstreamBackoff: true}
+		scheduler = &engine.Options{Config: config, Plugins: c.plugins, UpstreamBackoff: true}
 		what = "kube-scheduler v1.37.2 running (" + controlplane.GatesFlag() + ")"
 	}
 	running, err := startCluster(ctx, *port, items, scheduler)
@@ -291,7 +314,7 @@ func schedule(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	running, err := startCluster(ctx, 0, items, &engine.Options{Config: config, Ties: *ties, Prefer: prefer, UpstreamBackoff: *upstreamBackoff})
+	running, err := startCluster(ctx, 0, items, &engine.Options{Config: config, Plugins: c.plugins, Ties: *ties, Prefer: prefer, UpstreamBackoff: *upstreamBackoff})
 	if err != nil {
 		return err
 	}
