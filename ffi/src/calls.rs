@@ -159,7 +159,8 @@ pub fn call(
     if !plugin.implements(point) {
         bail!("plugin {} does not implement {point}", plugin.name());
     }
-    view.with_snapshot(|snapshot| {
+    let in_cycle = point != ExtensionPoint::PreEnqueue;
+    view.with_snapshot(in_cycle, |snapshot| {
         let resolved = Resolved::new(snapshot, request)?;
         plugin.with_instance(runtime, |set| {
             set.start_run();

@@ -257,13 +257,18 @@ impl View {
         }
     }
 
-    /// Runs `call` on the view as a snapshot, with the pods kube-scheduler
-    /// assumed on nodes assumed there; the snapshot is rolled back after,
-    /// so the view is as before (no copy).
-    pub fn with_snapshot<T>(&mut self, call: impl FnOnce(&mut Snapshot) -> T) -> T {
+    /// Runs `call` on the view as a snapshot; with `assumed`, the pods
+    /// kube-scheduler assumed on nodes are assumed there (a point inside a
+    /// scheduling cycle; pre-enqueue, asked at queue time, sees none, as in
+    /// wasched's own cycle). The snapshot is rolled back after, so the view
+    /// is as before (no copy).
+    pub fn with_snapshot<T>(&mut self, assumed: bool, call: impl FnOnce(&mut Snapshot) -> T) -> T {
         let snapshot = self.model.lend();
         let checkpoint = snapshot.checkpoint();
-        let mut assumed: Vec<(&String, &String)> = self.assumed.iter().collect();
+        let mut assumed: Vec<(&String, &String)> = match assumed {
+            true => self.assumed.iter().collect(),
+            false => Vec::new(),
+        };
         assumed.sort();
         for (pod, node) in assumed {
             if let (Some(pod), Some(node)) = (snapshot.pod_named(pod), snapshot.node_named(node)) {

@@ -533,3 +533,26 @@ fn the_informers_bound_pods_stand_for_a_node_until_its_node_info_is_set() {
     h.set_node("n1", json!({"pods": [listed, other]})).unwrap();
     assert_eq!(ask(&h), "Success");
 }
+
+#[test]
+fn nominated_and_assumed_members_of_a_gang_count_as_pending_at_pre_enqueue() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut h = Handles::new();
+    let gang_plugin = h.load(json!({"name": "WaschedGangScheduling"})).unwrap();
+    for n in ["n1", "n2"] {
+        h.upsert("Node", node(n, "8", 0)).unwrap();
+    }
+    h.upsert("PodGroup", gang("pre", 2, None)).unwrap();
+    for i in 0..2 {
+        let mut nominated = pod(&format!("pre-{i}"), Some("pre"), "1", 0);
+        nominated["status"]["nominatedNodeName"] = json!("n1");
+        h.upsert("Pod", nominated).unwrap();
+    }
+    let r = h
+        .call(
+            gang_plugin,
+            json!({"point": "pre-enqueue", "unit": {"podGroup": "team/pre"}}),
+        )
+        .unwrap();
+    assert_eq!(code(&r), "Success", "{r}");
+}

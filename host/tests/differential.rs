@@ -1,15 +1,19 @@
 //! Differential tests: every scenario in `testdata/scenarios`, the default
 //! snapshot and generated clusters, scheduled by wasched's engine with the
 //! bundled components and by the real kube-scheduler v1.37.2 on a real
-//! control plane (the Go harness in `kube/`), compared pod by pod.
+//! control plane (the Go harness in `kube/`), compared pod by pod; and the
+//! same with that kube-scheduler running the bundled components
+//! (`--engine kube-scheduler-wasm`), to show where the same components
+//! decide differently inside kube-scheduler than in wasched's own cycle.
 //!
 //! Where kube-scheduler breaks a tie between equally scored nodes or
 //! placements, the harness breaks it toward wasched's choice when that is
 //! among the tied best (so one tie does not cascade), and any node of
 //! kube-scheduler's top-score class (from its own scores) is accepted.
-//! Every remaining difference must be a row of the README's table of
-//! deliberate differences, and every row must still be a difference: the
-//! table is held exact.
+//! Every remaining difference must be a row of the README's table for
+//! that engine (deliberate differences; differences of the two
+//! frameworks), and every row must still be a difference: the tables are
+//! held exact.
 //!
 //! These tests need the harness: `WASCHED_KUBE` names it, or it is found
 //! in `kube/bin/`, or built there on first use (`make -C kube`). They never
@@ -24,7 +28,7 @@ use std::sync::Mutex;
 
 use wasched::ReadOptions;
 use wasched::cluster::agreement::{self, Disagreement};
-use wasched::cluster::{self, Harness, KubeRun, ScheduleOptions};
+use wasched::cluster::{self, Harness, KubeRun, ScheduleOptions, WasmComponents};
 use wasched::framework::{ExtensionPoint, Plugin};
 use wasched::model::{NodeId, PodId, Snapshot};
 
@@ -106,9 +110,9 @@ fn wasched_run(snapshot: &Snapshot, extra: Option<Box<dyn Plugin>>) -> wasched::
 /// every such rerun is printed, with the first run's differences and the
 /// path of its control plane's log. A difference that repeats in every run
 /// stands.
-fn compare_all(cases: Vec<Case>) -> Vec<Compared> {
+fn compare_all(cases: Vec<Case>, engine: &Engine) -> Vec<Compared> {
     let harness = harness();
-    let expected = expected_differences();
+    let expected = expected_differences(engine.table);
     let logs = common::tempdir("differential-logs");
     let prepared: Vec<_> = cases
         .into_iter()
@@ -143,6 +147,7 @@ fn compare_all(cases: Vec<Case>) -> Vec<Compared> {
                             ties: true,
                             prefer: Some(agreement::preferences(&snapshot, &outcome)),
                             log: Some(log.clone()),
+                            wasm: engine.wasm.clone(),
                             ..ScheduleOptions::default()
                         };
                         let result = cluster::schedule(&harness, &manifests, &snapshot, &options)
@@ -186,16 +191,46 @@ fn compare_all(cases: Vec<Case>) -> Vec<Compared> {
 /// difference stands.
 const RUNS: usize = 3;
 
-/// The README's table of deliberate differences: (snapshot, pod, field,
-/// wasched, kube-scheduler).
-fn expected_differences() -> BTreeSet<(String, Disagreement)> {
+/// Which kube-scheduler wasched is compared with, and the README's table
+/// of its differences.
+struct Engine {
+    /// Its name in messages.
+    name: &'static str,
+    /// kube-scheduler runs wasched's components.
+    wasm: Option<WasmComponents>,
+    /// The table's marker in the README (`<!-- TABLE:start -->`).
+    table: &'static str,
+}
+
+/// The stock kube-scheduler, and the deliberate differences.
+fn stock() -> Engine {
+    Engine {
+        name: "kube-scheduler",
+        wasm: None,
+        table: "differences",
+    }
+}
+
+/// kube-scheduler running the bundled components, and the differences of
+/// the two frameworks.
+fn with_components() -> Engine {
+    Engine {
+        name: "kube-scheduler-wasm",
+        wasm: Some(WasmComponents::default()),
+        table: "wasm-differences",
+    }
+}
+
+/// A README table of differences: (snapshot, pod, field, wasched,
+/// kube-scheduler).
+fn expected_differences(table: &str) -> BTreeSet<(String, Disagreement)> {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
             .unwrap();
     let start = readme
-        .find("<!-- differences:start -->")
-        .expect("the README has a table of differences");
-    let end = readme.find("<!-- differences:end -->").unwrap();
+        .find(&format!("<!-- {table}:start -->"))
+        .unwrap_or_else(|| panic!("the README has a table {table}"));
+    let end = readme.find(&format!("<!-- {table}:end -->")).unwrap();
     let mut rows = BTreeSet::new();
     for line in readme[start..end].lines().filter(|l| l.starts_with("| ")) {
         let cells: Vec<String> = line
@@ -222,7 +257,28 @@ fn expected_differences() -> BTreeSet<(String, Disagreement)> {
 
 #[test]
 fn wasched_decides_what_kube_scheduler_decides() {
-    let compared = compare_all(cases());
+    let compared = check(&stock());
+    // The comparison bites: one perturbed score (every node but the first
+    // gets nothing, the first 100 extra) makes wasched disagree.
+    let perturbed = wasched_run(&compared[0].snapshot, Some(Box::new(FirstNodeFirst)));
+    let differs = agreement::disagreements(&compared[0].snapshot, &perturbed, &compared[0].kube);
+    assert!(
+        differs
+            .iter()
+            .any(|d| d.field == "node" || d.field == "fate"),
+        "a perturbed score must show as a difference"
+    );
+}
+
+#[test]
+fn the_components_decide_inside_kube_scheduler_as_in_wasched() {
+    check(&with_components());
+}
+
+/// Every case through wasched and `engine`; the differences must be
+/// exactly the engine's table.
+fn check(engine: &Engine) -> Vec<Compared> {
+    let compared = compare_all(cases(), engine);
     let mut found = BTreeSet::new();
     let mut pods = 0;
     for case in &compared {
@@ -233,7 +289,7 @@ fn wasched_decides_what_kube_scheduler_decides() {
     }
     // Rows of snapshots this run compared (more generated seeds run with
     // WASCHED_DIFF_SEEDS than by default).
-    let expected: BTreeSet<_> = expected_differences()
+    let expected: BTreeSet<_> = expected_differences(engine.table)
         .into_iter()
         .filter(|(case, _)| compared.iter().any(|c| &c.name == case))
         .collect();
@@ -252,27 +308,21 @@ fn wasched_decides_what_kube_scheduler_decides() {
         .collect();
     assert!(
         new.is_empty() && gone.is_empty(),
-        "{} snapshots, {pods} pending pods compared.\nDifferences not in the README's table:\n{}\nRows of the table that are no longer differences:\n{}",
+        "{} snapshots, {pods} pending pods compared with {}.\nDifferences not in the README's table {}:\n{}\nRows of the table that are no longer differences:\n{}",
         compared.len(),
+        engine.name,
+        engine.table,
         new.join("\n"),
         gone.join("\n")
     );
     eprintln!(
-        "{} snapshots, {pods} pending pods: wasched and kube-scheduler agree but for the {} deliberate differences",
+        "{} snapshots, {pods} pending pods: wasched and {} agree but for the {} differences of the README's table {}",
         compared.len(),
-        expected.len()
+        engine.name,
+        expected.len(),
+        engine.table
     );
-
-    // The comparison bites: one perturbed score (every node but the first
-    // gets nothing, the first 100 extra) makes wasched disagree.
-    let perturbed = wasched_run(&compared[0].snapshot, Some(Box::new(FirstNodeFirst)));
-    let differs = agreement::disagreements(&compared[0].snapshot, &perturbed, &compared[0].kube);
-    assert!(
-        differs
-            .iter()
-            .any(|d| d.field == "node" || d.field == "fate"),
-        "a perturbed score must show as a difference"
-    );
+    compared
 }
 
 /// A score plugin that perturbs wasched's scores: 100 for the node whose
