@@ -300,38 +300,40 @@ func (v *View) Upsert(kind string, object any) error {
 
 // UpsertJSON is Upsert with the object as JSON text.
 func (v *View) UpsertJSON(kind string, object []byte) error {
-	if err := v.enter(); err != nil {
-		return err
-	}
-	defer v.leave()
 	k := []byte(kind)
-	kp, kn := bytesIn(k)
-	op, on := bytesIn(object)
-	var errBuf C.WaschedBuffer
-	rc := C.wasched_view_upsert(v.ptr, kp, kn, op, on, &errBuf)
-	runtime.KeepAlive(k)
-	runtime.KeepAlive(object)
-	if rc != 0 {
-		return failed(errBuf, "wasm: upsert failed")
-	}
-	return nil
+	return v.change("upsert", func(errBuf *C.WaschedBuffer) C.int32_t {
+		kp, kn := bytesIn(k)
+		op, on := bytesIn(object)
+		rc := C.wasched_view_upsert(v.ptr, kp, kn, op, on, errBuf)
+		runtime.KeepAlive(k)
+		runtime.KeepAlive(object)
+		return rc
+	})
 }
 
 // Delete removes the object kind key (namespace/name, or name).
 func (v *View) Delete(kind, key string) error {
+	k, name := []byte(kind), []byte(key)
+	return v.change("delete", func(errBuf *C.WaschedBuffer) C.int32_t {
+		kp, kn := bytesIn(k)
+		np, nn := bytesIn(name)
+		rc := C.wasched_view_delete(v.ptr, kp, kn, np, nn, errBuf)
+		runtime.KeepAlive(k)
+		runtime.KeepAlive(name)
+		return rc
+	})
+}
+
+// change runs one change of the view (op makes the C call) while the view
+// is open.
+func (v *View) change(what string, op func(errBuf *C.WaschedBuffer) C.int32_t) error {
 	if err := v.enter(); err != nil {
 		return err
 	}
 	defer v.leave()
-	k, name := []byte(kind), []byte(key)
-	kp, kn := bytesIn(k)
-	np, nn := bytesIn(name)
 	var errBuf C.WaschedBuffer
-	rc := C.wasched_view_delete(v.ptr, kp, kn, np, nn, &errBuf)
-	runtime.KeepAlive(k)
-	runtime.KeepAlive(name)
-	if rc != 0 {
-		return failed(errBuf, "wasm: delete failed")
+	if op(&errBuf) != 0 {
+		return failed(errBuf, "wasm: "+what+" failed")
 	}
 	return nil
 }
@@ -354,19 +356,13 @@ func (v *View) SetNode(name string, state NodeState) error {
 	if err != nil {
 		return err
 	}
-	if err := v.enter(); err != nil {
-		return err
-	}
-	defer v.leave()
 	nb := []byte(name)
-	np, nn := bytesIn(nb)
-	sp, sn := bytesIn(text)
-	var errBuf C.WaschedBuffer
-	rc := C.wasched_view_set_node(v.ptr, np, nn, sp, sn, &errBuf)
-	runtime.KeepAlive(nb)
-	runtime.KeepAlive(text)
-	if rc != 0 {
-		return failed(errBuf, "wasm: set node failed")
-	}
-	return nil
+	return v.change("set node", func(errBuf *C.WaschedBuffer) C.int32_t {
+		np, nn := bytesIn(nb)
+		sp, sn := bytesIn(text)
+		rc := C.wasched_view_set_node(v.ptr, np, nn, sp, sn, errBuf)
+		runtime.KeepAlive(nb)
+		runtime.KeepAlive(text)
+		return rc
+	})
 }

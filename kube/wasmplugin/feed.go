@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/tools/cache"
@@ -34,8 +35,8 @@ type feed struct {
 	mu    sync.Mutex
 	nodes map[string]uint64 // node name → fingerprint last sent
 
-	pendingMu sync.Mutex
-	pending   map[types.UID]string // pod → resourceVersion last sent
+	sentMu sync.Mutex
+	sent   map[types.UID]string // object → resourceVersion last sent
 }
 
 // Gates says which workload kinds the API server serves (kube-scheduler
@@ -71,7 +72,7 @@ func feedFor(h fwk.Handle, gates Gates) (*feed, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &feed{view: view, nodes: map[string]uint64{}, pending: map[types.UID]string{}}
+	f := &feed{view: view, nodes: map[string]uint64{}, sent: map[types.UID]string{}}
 	informers := h.SharedInformerFactory()
 	watch := func(kind string, informer cache.SharedIndexInformer) error {
 		_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -112,13 +113,8 @@ func feedFor(h fwk.Handle, gates Gates) (*feed, error) {
 
 // upsert sends an informer's object.
 func (f *feed) upsert(kind string, obj any) {
-	if pod, ok := obj.(*v1.Pod); ok {
-		f.ensurePod(pod)
-		return
-	}
-	if err := f.view.Upsert(kind, obj); err != nil {
-		// The object is left out (as if absent) and said once per change.
-		klog.ErrorS(err, "wasched view refused an object", "kind", kind)
+	if o, ok := obj.(metav1.Object); ok {
+		f.ensure(kind, o)
 	}
 }
 
@@ -126,8 +122,8 @@ func (f *feed) delete(kind string, obj any) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
-	if pod, ok := obj.(*v1.Pod); ok {
-		f.forget(pod)
+	if o, ok := obj.(metav1.Object); ok {
+		f.forget(o)
 	}
 	key, err := cache.MetaNamespaceKeyFunc(obj)
 	if err != nil {
@@ -142,26 +138,30 @@ func (f *feed) deleteKey(kind, key string) {
 	}
 }
 
-// ensurePod puts a pod in the view as kube-scheduler holds it (the feed's
-// own informer handler may not have delivered it yet); a pod already sent
-// at its resourceVersion is not sent again.
-func (f *feed) ensurePod(pod *v1.Pod) {
-	f.pendingMu.Lock()
-	defer f.pendingMu.Unlock()
-	if rv, ok := f.pending[pod.UID]; ok && rv == pod.ResourceVersion && rv != "" {
+// ensure puts an object in the view as kube-scheduler holds it (the
+// feed's own informer handler may not have delivered it yet); an object
+// already sent at its resourceVersion is not sent again.
+func (f *feed) ensure(kind string, o metav1.Object) {
+	f.sentMu.Lock()
+	defer f.sentMu.Unlock()
+	if rv, ok := f.sent[o.GetUID()]; ok && rv == o.GetResourceVersion() && rv != "" {
 		return
 	}
-	if err := f.view.Upsert("Pod", pod); err != nil {
-		klog.ErrorS(err, "wasched view refused a pod", "pod", klog.KObj(pod))
+	if err := f.view.Upsert(kind, o); err != nil {
+		// The object is left out (as if absent) and said once per change.
+		klog.ErrorS(err, "wasched view refused an object", "kind", kind, "object", klog.KObj(o))
 	}
-	f.pending[pod.UID] = pod.ResourceVersion
+	f.sent[o.GetUID()] = o.GetResourceVersion()
 }
 
-// forget drops a pod from the pods sent.
-func (f *feed) forget(pod *v1.Pod) {
-	f.pendingMu.Lock()
-	delete(f.pending, pod.UID)
-	f.pendingMu.Unlock()
+// ensurePod is ensure for a pod.
+func (f *feed) ensurePod(pod *v1.Pod) { f.ensure("Pod", pod) }
+
+// forget drops an object from the objects sent.
+func (f *feed) forget(o metav1.Object) {
+	f.sentMu.Lock()
+	delete(f.sent, o.GetUID())
+	f.sentMu.Unlock()
 }
 
 // ensureGroup puts a PodGroup and its pending members in the view as
@@ -173,9 +173,7 @@ func (f *feed) ensureGroup(h fwk.Handle, namespace, name string) {
 		return
 	}
 	if group, err := manager.PodGroups().Get(namespace, name); err == nil && group != nil {
-		if err := f.view.Upsert("PodGroup", group); err != nil {
-			klog.ErrorS(err, "wasched view refused a PodGroup", "podGroup", klog.KRef(namespace, name))
-		}
+		f.ensure("PodGroup", group)
 	}
 	if state, err := manager.PodGroupStates().Get(namespace, name); err == nil && state != nil {
 		for _, pod := range state.UnscheduledPods() {
