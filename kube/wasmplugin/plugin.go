@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -156,14 +157,53 @@ func groupOf(pod *v1.Pod) string {
 	return pod.Namespace + "/" + *pod.Spec.SchedulingGroup.PodGroupName
 }
 
-// EventsToRegister: any change of the objects the view holds may change a
-// component's verdict (the contract gives components the whole view).
+// EventsToRegister says which cluster events may change a component's
+// verdict. A component with node-level points (filter, score, placement
+// generation) sees the whole view: any pod, node or PodGroup event may
+// help. One that only gates groups (pre-enqueue, permit) decides on its
+// group's own members and PodGroup, so only those events requeue its
+// rejected pods, as upstream GangScheduling's hints do (without them every
+// pod added would run PreEnqueue again for every pod held, O(n²) on the
+// queue's path).
 func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
+	for _, point := range []string{"filter", "score", "placement-generate", "placement-score"} {
+		if p.comp.Info.Implements(point) {
+			return []fwk.ClusterEventWithHint{
+				{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.All}},
+				{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.All}},
+				{Event: fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.All}},
+			}, nil
+		}
+	}
 	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.All}},
-		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.All}},
-		{Event: fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.All}},
+		{Event: fwk.ClusterEvent{Resource: fwk.UnscheduledPod, ActionType: fwk.Add}, QueueingHintFn: sameGroupPod},
+		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Add}, QueueingHintFn: sameGroupPod},
+		{Event: fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.Add | fwk.Update}, QueueingHintFn: ownPodGroup},
 	}, nil
+}
+
+// sameGroupPod queues a held pod when a pod of its own PodGroup came.
+func sameGroupPod(_ klog.Logger, pod *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
+	added, ok := newObj.(*v1.Pod)
+	if !ok {
+		return fwk.Queue, nil
+	}
+	if group := groupOf(pod); group != "" && group == groupOf(added) {
+		return fwk.Queue, nil
+	}
+	return fwk.QueueSkip, nil
+}
+
+// ownPodGroup queues a held pod when its own PodGroup came or changed.
+func ownPodGroup(_ klog.Logger, pod *v1.Pod, _, newObj any) (fwk.QueueingHint, error) {
+	group, ok := newObj.(metav1.Object)
+	if !ok {
+		return fwk.Queue, nil
+	}
+	if groupOf(pod) == group.GetNamespace()+"/"+group.GetName() {
+		return fwk.Queue, nil
+	}
+	return fwk.QueueSkip, nil
 }
 
 // PreEnqueue asks pre-enqueue about the pod's PodGroup (the contract asks

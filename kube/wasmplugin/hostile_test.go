@@ -1,0 +1,167 @@
+package wasmplugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"example.invalid/wasched/kube/controlplane"
+	"example.invalid/wasched/kube/engine"
+	"example.invalid/wasched/kube/objects"
+)
+
+// hostileComponent is the Hostile fixture (testdata/plugins/hostile,
+// built by the host's build script into the Cargo target directory).
+func hostileComponent(t *testing.T) string {
+	t.Helper()
+	target := os.Getenv("CARGO_TARGET_DIR")
+	if target == "" {
+		target = filepath.Join("..", "..", "target")
+	}
+	path, err := filepath.Abs(filepath.Join(target, "wasm-plugins", "wasm32-wasip2", "plugin", "hostile.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the hostile fixture is built by `cargo build -p wasched`: %v", err)
+	}
+	return path
+}
+
+// MinGoodRate is the least rate, in pods per second, at which kube-scheduler
+// must keep binding other pods while a component misbehaves beside them.
+const MinGoodRate = 2.0
+
+// TestAHostileComponentIsContainedAtEveryPoint loads the Hostile fixture
+// into kube-scheduler at each extension point this plugin maps, spinning
+// (cpu) at that point for PodGroup "bad": the bad group stays pending with
+// the plugin's failure as its reason, and kube-scheduler keeps binding the
+// other pods at MinGoodRate or better (PreEnqueue runs on the queue's
+// path: a component stuck there must not stall the queue).
+func TestAHostileComponentIsContainedAtEveryPoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts control planes")
+	}
+	component := hostileComponent(t)
+	points := map[string]string{
+		"pre-enqueue":        "preEnqueue: {enabled: [{name: Hostile}], disabled: [{name: GangScheduling}]}",
+		"filter":             "preFilter: {enabled: [{name: Hostile}]}\n    filter: {enabled: [{name: Hostile}]}",
+		"score":              "preScore: {enabled: [{name: Hostile}]}\n    score: {enabled: [{name: Hostile}]}",
+		"permit":             "permit: {enabled: [{name: Hostile}], disabled: [{name: GangScheduling}]}",
+		"placement-generate": "placementGenerate: {enabled: [{name: Hostile}], disabled: [{name: TopologyPlacementGenerator}]}",
+	}
+	for _, point := range []string{"pre-enqueue", "filter", "score", "permit", "placement-generate"} {
+		t.Run(point, func(t *testing.T) {
+			config := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 100
+clientConnection: {qps: 5000, burst: 5000}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: wasched-kube-scheduler
+  plugins:
+    %s
+  pluginConfig:
+  - name: Hostile
+    args: {component: %s, fuel: 20000000, timeout: 1s, args: {point: %s, misbehave: loop}}
+`, points[point], component, point)
+			const good = 20
+			rate, bad := runHostile(t, config, good)
+			if rate < MinGoodRate {
+				t.Errorf("%s: %.1f good pods bound per second, want at least %.1f", point, rate, MinGoodRate)
+			}
+			if bad.Node != "" {
+				t.Errorf("%s: the bad group's pod was bound on %s", point, bad.Node)
+			}
+			// A pod held at PreEnqueue gets no condition; elsewhere the
+			// failure is the bad pod's reason, naming the plugin.
+			if point != "pre-enqueue" {
+				reason := ""
+				if bad.Scheduled != nil {
+					reason = bad.Scheduled.Message
+				}
+				if !strings.Contains(reason, "Hostile") {
+					t.Errorf("%s: the bad pod's reason %q does not name the plugin", point, reason)
+				}
+			}
+		})
+	}
+}
+
+// runHostile schedules a bad PodGroup and good lone pods under config;
+// it returns the rate the good pods were bound at and the bad pod.
+func runHostile(t *testing.T, config string, good int) (float64, engine.Pod) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := controlplane.Start(ctx, controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop()
+	loader, err := objects.NewLoader(cp.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loader.Load(ctx, []*unstructured.Unstructured{
+		node(t, "n1", "r1", 0), node(t, "n2", "r2", 0), podGroup(t, "bad", 1, ""),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := engine.LoadConfig([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry := frameworkruntime.Registry{"Hostile": FactoryWithComponent("Hostile", "")}
+	sched, err := engine.New(ctx, cp.RestConfig(), engine.Options{Config: cfg, Plugins: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Stop()
+	pending := []*unstructured.Unstructured{pod(t, "bad-0", "bad", "1", 0)}
+	for i := 0; i < good; i++ {
+		pending = append(pending, pod(t, fmt.Sprintf("good-%d", i), "", "100m", 0))
+	}
+	queued, err := loader.LoadInOrder(ctx, pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sched.Queued(ctx, queued.Objects); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	sched.Run()
+	if err := sched.WaitQuiet(ctx, 2*time.Minute, 500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	result, err := sched.Result(ctx, cp.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := 0
+	var bad engine.Pod
+	for _, p := range result.Pods {
+		if p.Name == "bad-0" {
+			bad = p
+			continue
+		}
+		if p.Node != "" {
+			bound++
+		}
+	}
+	if bound != good {
+		t.Fatalf("%d of %d good pods bound", bound, good)
+	}
+	last := time.Duration(result.Stats.DecidedSeconds * float64(time.Second))
+	if last <= 0 {
+		last = time.Since(start)
+	}
+	return float64(good) / last.Seconds(), bad
+}
