@@ -45,7 +45,10 @@
 //     (assumed plus assigned, from the PodGroupManager) and its pods not
 //     yet scheduled; Wait holds the pod for PermitTimeout and activates the
 //     rest of its group, Success allows every waiting member, a rejection
-//     rejects the pod. Upstream deems a placement feasible once one pod
+//     (or a failure) holds the pod PermitRejectDelay, then rejects it with
+//     the component's reason: kube-scheduler v1.37.2 requeues a group
+//     rejected at Permit at once and ahead of every other pod, so an
+//     immediate rejection would retry it in a loop and starve the queue. Upstream deems a placement feasible once one pod
 //     fits (PlacementFeasible runs after every pod); through Permit the
 //     verdict is asked once per pod when the group is submitted.
 //

@@ -20,6 +20,14 @@ import (
 // its group (upstream GangScheduling's permitTimeoutDuration).
 const PermitTimeout = 5 * time.Minute
 
+// PermitRejectDelay is how long a pod the component rejects (or fails on)
+// at Permit is held before it is rejected. kube-scheduler v1.37.2 requeues
+// a PodGroup whose cycle succeeded but whose pods were rejected at Permit
+// at once, without backoff and ahead of everything else, so rejecting
+// immediately would retry the group in a loop and starve every other pod
+// (seen with a component failing at Permit); the hold is that backoff.
+const PermitRejectDelay = time.Second
+
 var (
 	runtimeOnce sync.Once
 	sharedRT    *wasm.Runtime
@@ -399,7 +407,15 @@ func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ stri
 		}
 		return nil, 0
 	default:
-		return p.status(resp.Status), 0
+		// A rejection or a failure: held, then rejected with its reason.
+		reason := p.status(resp.Status).Message()
+		uid := pod.UID
+		time.AfterFunc(PermitRejectDelay, func() {
+			if waiting := p.handle.GetWaitingPod(uid); waiting != nil {
+				waiting.Reject(p.name, reason)
+			}
+		})
+		return fwk.NewStatus(fwk.Wait, reason).WithPlugin(p.name), PermitTimeout
 	}
 }
 
