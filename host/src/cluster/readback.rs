@@ -432,7 +432,7 @@ mod tests {
             first.unwrap_or("null")
         );
         let result: KubeResult = serde_json::from_str(&json).unwrap();
-        let outcome = outcome(&snapshot, &result);
+        let outcome = outcome(&snapshot, &result, "kube-scheduler");
         outcome
             .pod_groups
             .into_iter()
