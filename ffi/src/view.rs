@@ -271,10 +271,10 @@ impl View {
         };
         assumed.sort();
         for (pod, node) in assumed {
-            if let (Some(pod), Some(node)) = (snapshot.pod_named(pod), snapshot.node_named(node)) {
-                if snapshot.pods[pod as usize].node.is_none() {
-                    snapshot.assume(pod, node);
-                }
+            if let (Some(pod), Some(node)) = (snapshot.pod_named(pod), snapshot.node_named(node))
+                && snapshot.pods[pod as usize].node.is_none()
+            {
+                snapshot.assume(pod, node);
             }
         }
         let answer = call(snapshot);
