@@ -14,10 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-
-	"example.invalid/wasched/kube/controlplane"
-	"example.invalid/wasched/kube/engine"
-	"example.invalid/wasched/kube/objects"
 )
 
 // hostileComponent is the Hostile fixture (testdata/plugins/hostile,
@@ -100,41 +96,13 @@ func runHostile(t *testing.T, config string, good int) (float64, string, string)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cp.Stop()
-	loader, err := objects.NewLoader(cp.RestConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := loader.Load(ctx, []*unstructured.Unstructured{
-		node(t, "n1", "r1", 0), node(t, "n2", "r2", 0), podGroup(t, "bad", 1, ""),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := engine.LoadConfig([]byte(config))
-	if err != nil {
-		t.Fatal(err)
-	}
-	registry := frameworkruntime.Registry{"Hostile": FactoryWithComponent("Hostile", "")}
-	sched, err := engine.New(ctx, cp.RestConfig(), engine.Options{Config: cfg, Plugins: registry})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sched.Stop()
+	setup := []*unstructured.Unstructured{node(t, "n1", "r1", 0), node(t, "n2", "r2", 0), podGroup(t, "bad", 1, "")}
 	pending := []*unstructured.Unstructured{pod(t, "bad-0", "bad", "1", 0)}
 	for i := 0; i < good; i++ {
 		pending = append(pending, pod(t, fmt.Sprintf("good-%d", i), "", "100m", 0))
 	}
-	queued, err := loader.LoadInOrder(ctx, pending)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sched.Queued(ctx, queued.Objects); err != nil {
-		t.Fatal(err)
-	}
+	registry := frameworkruntime.Registry{"Hostile": FactoryWithComponent("Hostile", "")}
+	cp, sched, _ := startScheduler(ctx, t, setup, pending, config, registry)
 	client, err := kubernetes.NewForConfig(cp.RestConfig())
 	if err != nil {
 		t.Fatal(err)

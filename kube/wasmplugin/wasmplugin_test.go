@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -111,36 +112,11 @@ func TestComponentsScheduleInsideKubeScheduler(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cp.Stop()
-	loader, err := objects.NewLoader(cp.RestConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
 	setup := []*unstructured.Unstructured{
 		node(t, "cpu-1", "r1", 0), node(t, "cpu-2", "r2", 0), node(t, "cpu-3", "r2", 0),
 		node(t, "gpu-1", "r1", 4), node(t, "gpu-2", "r2", 4),
 		podGroup(t, "trainer", 3, ""), podGroup(t, "short", 3, ""), podGroup(t, "wide", 3, ""),
 		podGroup(t, "ring", 3, "rack"),
-	}
-	if _, err := loader.Load(ctx, setup); err != nil {
-		t.Fatal(err)
-	}
-	config, name := sample(t)
-	cfg, err := engine.LoadConfig([]byte(config))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched, err := engine.New(ctx, cp.RestConfig(), engine.Options{Config: cfg, Plugins: registry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sched.Stop()
-	if cfg.Profiles[0].SchedulerName != name {
-		t.Fatalf("the sample's profile: %s", cfg.Profiles[0].SchedulerName)
 	}
 	pending := []*unstructured.Unstructured{
 		pod(t, "trainer-0", "trainer", "1", 1), pod(t, "trainer-1", "trainer", "1", 1), pod(t, "trainer-2", "trainer", "1", 1),
@@ -149,12 +125,10 @@ func TestComponentsScheduleInsideKubeScheduler(t *testing.T) {
 		pod(t, "ring-0", "ring", "3", 0), pod(t, "ring-1", "ring", "3", 0), pod(t, "ring-2", "ring", "3", 0),
 		pod(t, "web", "", "1", 0),
 	}
-	queued, err := loader.LoadInOrder(ctx, pending)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sched.Queued(ctx, queued.Objects); err != nil {
-		t.Fatal(err)
+	config, name := sample(t)
+	cp, sched, cfg := startScheduler(ctx, t, setup, pending, config, registry())
+	if cfg.Profiles[0].SchedulerName != name {
+		t.Fatalf("the sample's profile: %s", cfg.Profiles[0].SchedulerName)
 	}
 	sched.Run()
 	if err := sched.WaitQuiet(ctx, 2*time.Minute, 500*time.Millisecond); err != nil {
@@ -217,4 +191,41 @@ func TestArgsSplitComponentFromConfig(t *testing.T) {
 			t.Errorf("%s: %+v %s, %v", tc.name, s, s.Config, err)
 		}
 	}
+}
+
+// startScheduler starts a control plane with the setup objects, then
+// kube-scheduler under config with the registry's plugins, then creates
+// the pending pods in order and waits for its queue to hold them; it has
+// not started scheduling (sched.Run). Both stop when the test ends.
+func startScheduler(ctx context.Context, t *testing.T, setup, pending []*unstructured.Unstructured, config string, registry frameworkruntime.Registry) (*controlplane.ControlPlane, *engine.Scheduler, *schedconfig.KubeSchedulerConfiguration) {
+	t.Helper()
+	cp, err := controlplane.Start(ctx, controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cp.Stop)
+	loader, err := objects.NewLoader(cp.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loader.Load(ctx, setup); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := engine.LoadConfig([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := engine.New(ctx, cp.RestConfig(), engine.Options{Config: cfg, Plugins: registry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sched.Stop)
+	queued, err := loader.LoadInOrder(ctx, pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sched.Queued(ctx, queued.Objects); err != nil {
+		t.Fatal(err)
+	}
+	return cp, sched, cfg
 }
