@@ -179,11 +179,6 @@ impl Plugin {
             pool = self.freed.wait(pool).unwrap_or_else(|e| e.into_inner());
         }
     }
-
-    /// Instances made so far and alive.
-    pub fn instances(&self) -> usize {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner()).alive
-    }
 }
 
 /// The bundled component that calls itself `name`.

@@ -59,8 +59,6 @@ pub struct View {
     placed: HashMap<String, String>,
     /// Pods held pending and assumed on a node for each call: key → node.
     assumed: HashMap<String, String>,
-    /// Objects read so far (each JSON document parsed counts once).
-    reads: u64,
 }
 
 /// What [`View::set_node`] takes: the node's object when it changed, and
@@ -88,7 +86,6 @@ impl View {
             nodes: HashMap::new(),
             placed: HashMap::new(),
             assumed: HashMap::new(),
-            reads: 0,
         })
     }
 
@@ -98,7 +95,6 @@ impl View {
     /// (left out), and the error says why.
     pub fn upsert(&mut self, kind: &str, json: &[u8]) -> Result<()> {
         let (origin, object) = objects::read(kind, json)?;
-        self.reads += 1;
         if let Object::Pod(pod) = &object {
             let key = origin.name.clone();
             let node = pod
@@ -152,7 +148,6 @@ impl View {
         if let Some(node) = state.node {
             let read = objects::read_value("Node", node)
                 .and_then(|(origin, object)| self.model.upsert(Arc::new((origin, object))));
-            self.reads += 1;
             if let Err(e) = read {
                 refused.push(format!("{e:#}"));
             }
@@ -213,7 +208,6 @@ impl View {
     /// `spec.nodeName` says (an assumed pod's copy names the node).
     fn read_placed(&mut self, name: &str, json: Value) -> Result<SharedObject> {
         let (origin, mut object) = objects::read_value("Pod", json)?;
-        self.reads += 1;
         if let Object::Pod(pod) = &mut object {
             pod.spec.get_or_insert_with(Default::default).node_name = Some(name.to_string());
         }
@@ -280,10 +274,5 @@ impl View {
         let answer = call(snapshot);
         snapshot.rollback(checkpoint);
         answer
-    }
-
-    /// How many JSON objects were parsed since the view was made.
-    pub fn reads(&self) -> u64 {
-        self.reads
     }
 }

@@ -47,10 +47,6 @@ import (
 // left out of a cached link.
 var libraryStamp string
 
-// LibraryStamp is the stamp of the library this binary linked ("" when
-// built without the Makefile).
-func LibraryStamp() string { return libraryStamp }
-
 // ErrClosed is returned by calls on a handle after its Close.
 var ErrClosed = errors.New("wasm: handle is closed")
 
