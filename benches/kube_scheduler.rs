@@ -12,7 +12,10 @@
 //!   differential tests use (upstream's default profile, every node scored);
 //! - `kube-scheduler-adaptive`: the same with upstream's default
 //!   `percentageOfNodesToScore` (scores a sample of the nodes above 100),
-//!   what an unconfigured cluster runs.
+//!   what an unconfigured cluster runs;
+//! - `kube-scheduler-wasm`: the same kube-scheduler with wasched's bundled
+//!   components in place of its in-tree workload plugins
+//!   (`--engine kube-scheduler-wasm`), the same measure.
 //!
 //! One kube-scheduler iteration starts a control plane and loads the
 //! snapshot (not timed), so a run of this benchmark takes tens of minutes.
@@ -22,7 +25,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use wasched::cluster::{self, Harness, ScheduleOptions};
+use wasched::cluster::{self, Harness, ScheduleOptions, WasmComponents};
 use wasched::generate::{Options, Shape};
 use wasched::{ReadOptions, Snapshot};
 use wasched_benches::bundled_plugins;
@@ -69,12 +72,14 @@ fn against_kube_scheduler(c: &mut Criterion) {
                 BatchSize::LargeInput,
             )
         });
-        for (name, config) in [
-            ("kube-scheduler", None),
-            ("kube-scheduler-adaptive", Some(adaptive.clone())),
+        for (name, config, wasm) in [
+            ("kube-scheduler", None, None),
+            ("kube-scheduler-adaptive", Some(adaptive.clone()), None),
+            ("kube-scheduler-wasm", None, Some(WasmComponents::default())),
         ] {
             let options = ScheduleOptions {
                 config,
+                wasm,
                 timeout: Duration::from_secs(1800),
                 ..ScheduleOptions::default()
             };

@@ -308,16 +308,26 @@ impl Resolved {
                     }
                     Err(st) => status(&st),
                 }),
-            Self::PlacementScore(unit, placement, assignments) => plugin
-                .score_placement(s, *unit, placement, assignments)
-                .map(|score| match score {
-                    Ok(score) => {
-                        let mut v = status(&Status::success());
-                        v["score"] = json!(score);
-                        v
+            Self::PlacementScore(unit, placement, assignments) => {
+                // The contract scores a placement with its pods assumed;
+                // kube-scheduler has reverted them by the time it scores,
+                // so they are assumed here (rolled back with the call).
+                for &(pod, node) in assignments {
+                    if s.pods[pod as usize].node.is_none() {
+                        s.assume(pod, node);
                     }
-                    Err(st) => status(&st),
-                }),
+                }
+                plugin
+                    .score_placement(s, *unit, placement, assignments)
+                    .map(|score| match score {
+                        Ok(score) => {
+                            let mut v = status(&Status::success());
+                            v["score"] = json!(score);
+                            v
+                        }
+                        Err(st) => status(&st),
+                    })
+            }
             Self::OrderVictims(preemptor, units) => {
                 plugin
                     .order_victims(s, *preemptor, units)

@@ -419,6 +419,103 @@ fn a_hostile_component_is_contained_and_named_and_the_next_call_works() {
 }
 
 #[test]
+fn a_placement_is_scored_with_its_assignments_assumed_and_preemption_asks_by_name() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = (wasched_live_objects(), wasched_live_bytes());
+    {
+        let mut h = Handles::new();
+        let hostile = format!("{}/hostile.wasm", wasched::runtime::FIXTURE_DIR);
+        for n in ["n1", "n2"] {
+            h.upsert("Node", node(n, "8", 0)).unwrap();
+        }
+        h.upsert("PodGroup", gang("ring", 2, None)).unwrap();
+        for i in 0..2 {
+            h.upsert("Pod", pod(&format!("ring-{i}"), Some("ring"), "1", 0))
+                .unwrap();
+        }
+        let mut running = pod("old", None, "1", 0);
+        running["spec"]["nodeName"] = json!("n2");
+        running["status"]["phase"] = json!("Running");
+        h.upsert("Pod", running).unwrap();
+        let counter = h
+            .load(json!({"name": "Hostile", "component": hostile,
+                         "config": {"args": {"point": "placement-score", "misbehave": "count"}}}))
+            .unwrap();
+        let score = |assignments: Value| {
+            let r = h
+                .call(
+                    counter,
+                    json!({"point": "placement-score", "unit": {"podGroup": "team/ring"},
+                           "placement": {"name": "all"}, "assignments": assignments}),
+                )
+                .unwrap();
+            assert_eq!(code(&r), "Success", "{r}");
+            r["score"].as_i64().unwrap()
+        };
+        // The running pod, then it and the two assigned ones; the
+        // assumption does not outlive the call.
+        assert_eq!(score(json!([])), 1);
+        assert_eq!(
+            score(json!([["team/ring-0", "n1"], ["team/ring-1", "n2"]])),
+            3
+        );
+        assert_eq!(score(json!([])), 1);
+
+        let neutral = h
+            .load(json!({"name": "Hostile", "component": hostile}))
+            .unwrap();
+        let victim = json!({"pods": ["team/old"], "priority": 0, "startTime": 0});
+        let r = h
+            .call(
+                neutral,
+                json!({"point": "order-victims", "preemptor": {"podGroup": "team/ring"},
+                       "units": [victim, {"pods": ["team/old"], "priority": 1}]}),
+            )
+            .unwrap();
+        assert_eq!(r["order"], json!([0, 1]), "{r}");
+        let r = h
+            .call(
+                neutral,
+                json!({"point": "select-candidate", "preemptor": {"podGroup": "team/ring"},
+                       "candidates": [{"domain": "cluster", "victims": [victim],
+                                       "assignments": [["team/ring-0", "n2"]]}]}),
+            )
+            .unwrap();
+        assert_eq!(r["candidate"], json!(0), "{r}");
+        let r = h
+            .call(
+                neutral,
+                json!({"point": "select-candidate", "preemptor": {"podGroup": "team/ring"},
+                       "candidates": [{"domain": "cluster", "victims": [{"pods": ["team/gone"], "priority": 0}]}]}),
+            )
+            .unwrap_err();
+        assert!(r.contains("team/gone"), "{r}");
+    }
+    assert_eq!((wasched_live_objects(), wasched_live_bytes()), before);
+}
+
+#[test]
+fn members_that_come_before_their_pod_group_count_once_it_comes() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut h = Handles::new();
+    let plugin = h.load(json!({"name": "WaschedGangScheduling"})).unwrap();
+    h.upsert("Node", node("n1", "8", 0)).unwrap();
+    // Informers deliver in no particular order across kinds.
+    for i in 0..2 {
+        h.upsert("Pod", pod(&format!("late-{i}"), Some("late"), "1", 0))
+            .unwrap();
+    }
+    h.upsert("PodGroup", gang("late", 2, None)).unwrap();
+    let r = h
+        .call(
+            plugin,
+            json!({"point": "pre-enqueue", "unit": {"podGroup": "team/late"}}),
+        )
+        .unwrap();
+    assert_eq!(code(&r), "Success", "{r}");
+}
+
+#[test]
 fn bad_input_is_refused_with_a_message_naming_it() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = (wasched_live_objects(), wasched_live_bytes());

@@ -58,12 +58,39 @@
 //     keeps the parent. kube-scheduler runs one generator per profile, so
 //     TopologyPlacementGenerator is disabled where a component generates.
 //
+//   - PlacementScore → placement-score for each feasible placement, with
+//     the pods kube-scheduler assigned in it; the library assumes them for
+//     the call, because kube-scheduler has reverted them by the time it
+//     scores and the contract scores with them in place. No
+//     NormalizePlacementScore (0–100 already); kube-scheduler weighs and
+//     adds the plugins' scores, and breaks ties at random where wasched's
+//     host takes the placement generated first.
+//
+//   - PodGroupPostFilter → workload-aware preemption with the trials in
+//     kube-scheduler (contract 0.3.0's decision): the candidate victims are
+//     formed as kube-scheduler forms them (strictly lower priority; the
+//     pods under the root-most group with disruption mode All together,
+//     every other pod alone; PodDisruptionBudget violations marked in
+//     kube-scheduler's importance order), order-victims orders them,
+//     they are removed through the mutable snapshot lister, the
+//     PodGroupSchedulingFunc kube-scheduler passed tries the group once
+//     with every plugin of the profile, and the victims are put back in the
+//     component's order while every assigned pod still passes
+//     RunFilterPluginsWithNominatedPods; select-candidate then accepts or
+//     declines the one candidate and the plugin evicts what is left
+//     (DisruptionTarget condition, delete; a pod waiting at Permit is
+//     preempted in memory), returning the nominations. kube-scheduler
+//     gives one domain, the whole cluster: its PodGroupSchedulingFunc runs
+//     the group's whole placement search at once, so wasched's per-placement
+//     domains (and a choice among them) cannot be offered to
+//     select-candidate here. A member nominated where a lower-priority pod
+//     is already terminating by preemption keeps its nomination and nothing
+//     more is evicted. Lone pods keep DefaultPreemption's PostFilter: the
+//     contract's lone-pod preemption (a domain per node) is not mapped.
+//
 // A component's failure (trap, fuel, deadline, memory, invalid answer) is
 // contained by the library and arrives as an Error status naming the
 // plugin (failurePolicy Fail), or as Skip (Ignore), which lets the pod
-// pass that point.
-//
-// Not mapped yet: PlacementScore and PodGroupPostFilter
-// (contract 0.3.0 decided that preemption trials run through the
-// PodGroupSchedulingFunc kube-scheduler hands PodGroupPostFilter).
+// pass that point (at PodGroupPostFilter: declines, so the next plugin is
+// asked).
 package wasmplugin

@@ -94,12 +94,13 @@ func Load(dir string) (*Components, error) {
 // Plugins is the `plugins:` section of a profile that runs the enabled
 // components at every point they export that this plugin maps, in place
 // of the in-tree plugins there (GangScheduling stays for
-// PlacementFeasible, which kube-scheduler consults for it alone),
-// indented for a profile entry.
+// PlacementFeasible, which kube-scheduler consults for it alone;
+// DefaultPreemption stays for lone pods' PostFilter), indented for a
+// profile entry.
 func (c *Components) Plugins() string {
 	type set struct{ enabled, disabled []string }
 	points := map[string]*set{}
-	order := []string{"preEnqueue", "placementGenerate", "preFilter", "filter", "preScore", "score", "permit"}
+	order := []string{"preEnqueue", "placementGenerate", "placementScore", "podGroupPostFilter", "preFilter", "filter", "preScore", "score", "permit"}
 	for _, point := range order {
 		points[point] = &set{}
 	}
@@ -122,6 +123,11 @@ func (c *Components) Plugins() string {
 			case "placement-generate":
 				points["placementGenerate"].enabled = append(points["placementGenerate"].enabled, info.Name)
 				points["placementGenerate"].disabled = []string{"TopologyPlacementGenerator"}
+			case "placement-score":
+				points["placementScore"].enabled = append(points["placementScore"].enabled, info.Name)
+			case "pod-group-post-filter":
+				points["podGroupPostFilter"].enabled = append(points["podGroupPostFilter"].enabled, info.Name)
+				points["podGroupPostFilter"].disabled = []string{"DefaultPreemption"}
 			case "filter":
 				points["preFilter"].enabled = append(points["preFilter"].enabled, info.Name)
 				points["filter"].enabled = append(points["filter"].enabled, info.Name)

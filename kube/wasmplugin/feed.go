@@ -220,6 +220,22 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 	return nil
 }
 
+// holdsOnly says whether the view's nodes are exactly names (distinct
+// names of nodes synced), so that a request may say "every node" instead.
+func (f *feed) holdsOnly(names []string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(names) != len(f.nodes) {
+		return false
+	}
+	for _, name := range names {
+		if _, ok := f.nodes[name]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // fingerprint is a NodeInfo's generation and pods.
 func fingerprint(info fwk.NodeInfo) uint64 {
 	h := fnv.New64a()
@@ -243,4 +259,18 @@ func fingerprint(info fwk.NodeInfo) uint64 {
 	}
 	put(uids)
 	return h.Sum64()
+}
+
+// ensureUnit puts a pod group cycle's group (or composite) and its
+// pending members in the view as kube-scheduler holds them (the feed's
+// own informer handlers may not have delivered them yet).
+func (f *feed) ensureUnit(pg fwk.PodGroupInfo) {
+	if cpg := pg.GetCompositePodGroup(); cpg != nil {
+		f.ensure("CompositePodGroup", cpg)
+	} else if group := pg.GetPodGroup(); group != nil {
+		f.ensure("PodGroup", group)
+	}
+	for _, pod := range pg.GetUnscheduledPods() {
+		f.ensurePod(pod)
+	}
 }

@@ -55,8 +55,12 @@ func TestAHostileComponentIsContainedAtEveryPoint(t *testing.T) {
 		"score":              "preScore: {enabled: [{name: Hostile}]}\n    score: {enabled: [{name: Hostile}]}",
 		"permit":             "permit: {enabled: [{name: Hostile}], disabled: [{name: GangScheduling}]}",
 		"placement-generate": "placementGenerate: {enabled: [{name: Hostile}], disabled: [{name: TopologyPlacementGenerator}]}",
+		// Hostile's generator splits the cluster in two when it scores
+		// placements, so that there are placements to score.
+		"placement-score":       "placementGenerate: {enabled: [{name: Hostile}], disabled: [{name: TopologyPlacementGenerator}]}\n    placementScore: {enabled: [{name: Hostile}]}",
+		"pod-group-post-filter": "podGroupPostFilter: {enabled: [{name: Hostile}], disabled: [{name: DefaultPreemption}]}",
 	}
-	for _, point := range []string{"pre-enqueue", "filter", "score", "permit", "placement-generate"} {
+	for _, point := range []string{"pre-enqueue", "filter", "score", "permit", "placement-generate", "placement-score", "pod-group-post-filter"} {
 		t.Run(point, func(t *testing.T) {
 			config := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -72,7 +76,7 @@ profiles:
     args: {component: %s, fuel: 20000000, timeout: 1s, args: {point: %s, misbehave: loop}}
 `, points[point], component, point)
 			const good = 20
-			rate, node, reason := runHostile(t, config, good)
+			rate, node, reason := runHostile(t, config, good, point == "pod-group-post-filter")
 			t.Logf("%s: %.1f good pods bound per second beside the failing component", point, rate)
 			if rate < MinGoodRate {
 				t.Errorf("%s: %.1f good pods bound per second, want at least %.1f", point, rate, MinGoodRate)
@@ -91,13 +95,23 @@ profiles:
 
 // runHostile schedules a bad PodGroup and good lone pods under config;
 // it returns the rate the good pods were bound at, and the bad pod's node
-// and reason.
-func runHostile(t *testing.T, config string, good int) (float64, string, string) {
+// and reason. With preempting, the bad group outranks a running pod and
+// cannot fit, so that kube-scheduler asks its PodGroupPostFilter plugins.
+func runHostile(t *testing.T, config string, good int, preempting bool) (float64, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	setup := []*unstructured.Unstructured{node(t, "n1", "r1", 0), node(t, "n2", "r2", 0), podGroup(t, "bad", 1, "")}
 	pending := []*unstructured.Unstructured{pod(t, "bad-0", "bad", "1", 0)}
+	if preempting {
+		setup[2].Object["spec"].(map[string]any)["priorityClassName"] = "high"
+		setup = append([]*unstructured.Unstructured{priorityClass(t, "high", 1000)}, setup...)
+		pending[0] = pod(t, "bad-0", "bad", "100", 0)
+		pending[0].Object["spec"].(map[string]any)["priorityClassName"] = "high"
+		running := pod(t, "running", "", "1", 0)
+		running.Object["spec"].(map[string]any)["nodeName"] = "n1"
+		setup = append(setup, running)
+	}
 	for i := 0; i < good; i++ {
 		pending = append(pending, pod(t, fmt.Sprintf("good-%d", i), "", "100m", 0))
 	}

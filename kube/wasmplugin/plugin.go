@@ -62,7 +62,9 @@ var (
 	_ fwk.PermitPlugin      = (*Plugin)(nil)
 	_ fwk.EnqueueExtensions = (*Plugin)(nil)
 
-	_ fwk.PlacementGeneratePlugin = (*Plugin)(nil)
+	_ fwk.PlacementGeneratePlugin  = (*Plugin)(nil)
+	_ fwk.PlacementScorePlugin     = (*Plugin)(nil)
+	_ fwk.PodGroupPostFilterPlugin = (*Plugin)(nil)
 )
 
 // Factory makes the factory kube-scheduler calls for the plugin named name.
@@ -420,68 +422,3 @@ func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ stri
 }
 
 func podKey(pod *v1.Pod) string { return pod.Namespace + "/" + pod.Name }
-
-// unitOf names a pod group cycle's group as the contract's unit.
-func unitOf(pg fwk.PodGroupInfo) *wasm.Unit {
-	key := pg.GetNamespace() + "/" + pg.GetName()
-	if pg.GetCompositePodGroup() != nil {
-		return &wasm.Unit{CompositePodGroup: key}
-	}
-	return &wasm.Unit{PodGroup: key}
-}
-
-// GeneratePlacements asks placement-generate for candidate placements
-// within the parent placement. They come back by node name and are handed
-// to kube-scheduler as the parent's own NodeInfos (it requires the
-// snapshot's pointers); a Skip keeps the parent, as a profile without a
-// generator does.
-func (p *Plugin) GeneratePlacements(_ context.Context, _ fwk.PodGroupCycleState, pg fwk.PodGroupInfo, parent *fwk.Placement) (*fwk.GeneratePlacementsResult, *fwk.Status) {
-	keep := &fwk.GeneratePlacementsResult{Placements: []*fwk.Placement{parent}}
-	if !p.comp.Info.Implements("placement-generate") || len(parent.Nodes) == 0 {
-		return keep, nil
-	}
-	if err := p.feed.syncNodes(parent.Nodes, false); err != nil {
-		return nil, fwk.AsStatus(err).WithPlugin(p.name)
-	}
-	for _, pod := range pg.GetUnscheduledPods() {
-		p.feed.ensurePod(pod)
-	}
-	byName := make(map[string]fwk.NodeInfo, len(parent.Nodes))
-	names := make([]string, 0, len(parent.Nodes))
-	for _, info := range parent.Nodes {
-		if node := info.Node(); node != nil {
-			byName[node.Name] = info
-			names = append(names, node.Name)
-		}
-	}
-	name := parent.Name
-	if name == "" {
-		name = "cluster"
-	}
-	resp, st := p.ask(wasm.Request{Point: "placement-generate", Unit: unitOf(pg),
-		Parent: &wasm.Placement{Name: name, Nodes: names}})
-	if st != nil {
-		return nil, st
-	}
-	switch resp.Status.Code {
-	case wasm.Skip:
-		return keep, nil
-	case wasm.Success:
-	default:
-		return nil, p.status(resp.Status)
-	}
-	result := &fwk.GeneratePlacementsResult{}
-	for _, placement := range resp.Placements {
-		nodes := make([]fwk.NodeInfo, 0, len(placement.Nodes))
-		for _, n := range placement.Nodes {
-			info, ok := byName[n]
-			if !ok {
-				return nil, fwk.NewStatus(fwk.Error, fmt.Sprintf("%s: placement %s names node %s outside its parent", p.name, placement.Name, n)).WithPlugin(p.name)
-			}
-			nodes = append(nodes, info)
-		}
-		result.Placements = append(result.Placements, &fwk.Placement{Name: placement.Name, Nodes: nodes})
-	}
-	klog.V(4).InfoS("wasched placements", "plugin", p.name, "unit", pg.GetKey(), "parent", names, "placements", resp.Placements)
-	return result, nil
-}

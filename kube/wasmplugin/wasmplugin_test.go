@@ -84,6 +84,16 @@ spec: {schedulingPolicy: {gang: {minCount: %d}}%s}
 `, name, min, constraints))
 }
 
+// priorityClass is a PriorityClass; a PodGroup names it in
+// spec.priorityClassName (the API server computes its priority from it).
+func priorityClass(t *testing.T, name string, value int) *unstructured.Unstructured {
+	return object(t, fmt.Sprintf(`apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: %s}
+value: %d
+`, name, value))
+}
+
 func pod(t *testing.T, name, group, cpu string, gpus int) *unstructured.Unstructured {
 	member := ""
 	if group != "" {
@@ -228,4 +238,58 @@ func startScheduler(ctx context.Context, t *testing.T, setup, pending []*unstruc
 		t.Fatal(err)
 	}
 	return cp, sched, cfg
+}
+
+// TestComponentsPreemptInsideKubeScheduler runs workload-aware preemption
+// through the bundled preemption component (the sample configuration's
+// PodGroupPostFilter): a PodGroup of higher priority that fits nowhere
+// has kube-scheduler's trial remove the lower-priority pods, the
+// component order the reprieves, and only the pods it cannot do without
+// evicted, one per node (each node keeps one of its two), before the
+// group binds whole.
+func TestComponentsPreemptInsideKubeScheduler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	urgent := podGroup(t, "urgent", 2, "")
+	urgent.Object["spec"].(map[string]any)["priorityClassName"] = "high"
+	setup := []*unstructured.Unstructured{priorityClass(t, "high", 1000), node(t, "n1", "r1", 0), node(t, "n2", "r2", 0), urgent}
+	for i, host := range []string{"n1", "n1", "n2", "n2"} {
+		low := pod(t, fmt.Sprintf("low-%d", i), "", "3", 0)
+		low.Object["spec"].(map[string]any)["nodeName"] = host
+		setup = append(setup, low)
+	}
+	pending := []*unstructured.Unstructured{pod(t, "urgent-0", "urgent", "5", 0), pod(t, "urgent-1", "urgent", "5", 0)}
+	for _, p := range pending { // a group's pods have its priority
+		p.Object["spec"].(map[string]any)["priorityClassName"] = "high"
+	}
+	config, _ := sample(t)
+	cp, sched, _ := startScheduler(ctx, t, setup, pending, config, registry())
+	sched.Run()
+	if err := sched.WaitQuiet(ctx, 2*time.Minute, 500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	result, err := sched.Result(ctx, cp.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := map[string]int{}
+	nodes := map[string]string{}
+	for _, p := range result.Pods {
+		nodes[p.Name] = p.Node
+		if strings.HasPrefix(p.Name, "low-") && p.Deleted {
+			deleted[p.Node]++
+			if p.PreemptedBy != "PodGroup default/urgent" {
+				t.Errorf("%s preempted by %q", p.Name, p.PreemptedBy)
+			}
+		}
+	}
+	if deleted["n1"] != 1 || deleted["n2"] != 1 {
+		t.Errorf("victims per node %v, want one on each (%v)", deleted, nodes)
+	}
+	if nodes["urgent-0"] == "" || nodes["urgent-1"] == "" || nodes["urgent-0"] == nodes["urgent-1"] {
+		t.Errorf("urgent's pods: %v, want bound on the two nodes", nodes)
+	}
 }

@@ -134,6 +134,9 @@ pub struct Model {
     trees_stale: bool,
     /// Symbols at the last compaction.
     symbols_compacted: usize,
+    /// Objects were upserted or deleted since the snapshot's indexes were
+    /// last brought up to date ([`Model::settle`]).
+    unsettled: bool,
 }
 
 impl Model {
@@ -175,6 +178,7 @@ impl Model {
             tree_warnings: Vec::new(),
             trees_stale: true,
             symbols_compacted: 0,
+            unsettled: true,
         };
         let minimums: Vec<Amounts> = model.minimums.values().cloned().collect();
         let origin = ObjectRef {
@@ -230,6 +234,7 @@ impl Model {
     /// error names file, object and field), and then holds what it would
     /// hold without it.
     pub fn upsert(&mut self, object: SharedObject) -> Result<()> {
+        self.unsettled = true;
         let key = (object.0.kind.clone(), object.0.name.clone());
         self.objects
             .entry(key.0.clone())
@@ -245,6 +250,7 @@ impl Model {
     /// Removes the object `kind` `name` (`namespace/name`, or `name` for
     /// cluster-scoped kinds); nothing if the model does not hold it.
     pub fn delete(&mut self, kind: &str, name: &str) {
+        self.unsettled = true;
         self.refused.remove(&(kind.to_string(), name.to_string()));
         let Some(names) = self.objects.get_mut(kind) else {
             return;
@@ -1208,6 +1214,12 @@ impl Model {
     /// Links and validates the CompositePodGroup trees if groups changed,
     /// compacts the symbols if they doubled, and indexes handles.
     fn settle(&mut self) {
+        // Between changes the indexes stand: a lent snapshot comes back as
+        // it went (callers roll back what they assume).
+        if !self.unsettled {
+            return;
+        }
+        self.unsettled = false;
         if self.trees_stale {
             let composites: Vec<CompositeInfo> = self.composite_objects.values().cloned().collect();
             let keys: Vec<String> = composites.iter().map(|c| c.key.clone()).collect();

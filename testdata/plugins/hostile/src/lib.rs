@@ -26,7 +26,10 @@
 //! - `flood-logs`: log 16 MiB per call in 64 KiB lines (the host must cap
 //!   it), then answer neutrally;
 //! - `work:<MiB>`: allocate and touch that many MiB and spin 1M iterations,
-//!   then answer neutrally (bounds obeyed by a plugin within them).
+//!   then answer neutrally (bounds obeyed by a plugin within them);
+//! - `count` (placement-score only, for every unit, bad or not): score a
+//!   placement by the pods on its nodes (at most 100), so a test sees which
+//!   pods the host had assumed there.
 //!
 //! Neutral answers: success, no rejections, zero scores, `skip` for
 //! placements — except that with `point` = `placement-score` it splits the
@@ -260,9 +263,17 @@ impl wasched_sdk::Plugin for Hostile {
         &mut self,
         cluster: &impl Cluster,
         unit: Unit,
-        _placement: &Placement,
+        placement: &Placement,
         _assignments: &[Assignment],
     ) -> Result<i64, Status> {
+        if self.args.point == "placement-score" && self.args.misbehave == "count" {
+            let pods: usize = placement
+                .nodes
+                .iter()
+                .map(|&node| cluster.pods_on_node(node).len())
+                .sum();
+            return Ok(pods.min(100) as i64);
+        }
         match self.act("placement-score", unit_is_bad(cluster, unit)) {
             Answer::Neutral => Ok(0),
             Answer::Invalid => Ok(1000),
