@@ -77,9 +77,14 @@
 //     with every plugin of the profile, and the victims are put back in the
 //     component's order while every assigned pod still passes
 //     RunFilterPluginsWithNominatedPods; select-candidate then accepts or
-//     declines the one candidate and the plugin evicts what is left
-//     (DisruptionTarget condition, delete; a pod waiting at Permit is
-//     preempted in memory), returning the nominations. kube-scheduler
+//     declines the one candidate and the plugin evicts what is left, in
+//     parallel (DisruptionTarget condition, delete; a pod waiting at
+//     Permit is preempted in memory, one in PreBind has its binding
+//     cancelled), returning the nominations. The eviction runs within
+//     the cycle, as upstream's with SchedulerAsyncPreemption off: the
+//     asynchronous eviction upstream defaults to gates the group at
+//     DefaultPreemption's PreEnqueue through its executor, which an
+//     out-of-tree plugin cannot reach. kube-scheduler
 //     gives one domain, the whole cluster: its PodGroupSchedulingFunc runs
 //     the group's whole placement search at once, so wasched's per-placement
 //     domains (and a choice among them) cannot be offered to

@@ -3,7 +3,9 @@ package wasmplugin
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,10 +36,16 @@ type feed struct {
 
 	mu    sync.Mutex
 	nodes map[string]uint64 // node name → fingerprint last sent
+	known map[string]bool   // the nodes the view holds (from either source)
 
 	sentMu sync.Mutex
-	sent   map[types.UID]string // object → resourceVersion last sent
+	sent   map[types.UID]string    // object → resourceVersion last sent
+	gone   map[types.UID]time.Time // objects deleted, and when
 }
+
+// goneFor is how long a deleted object is remembered, so that a copy
+// kube-scheduler still holds does not bring it back into the view.
+const goneFor = 10 * time.Minute
 
 // Gates says which workload kinds the API server serves (kube-scheduler
 // registers their informers only under these gates; so does the feed).
@@ -72,7 +80,8 @@ func feedFor(h fwk.Handle, gates Gates) (*feed, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &feed{view: view, nodes: map[string]uint64{}, sent: map[types.UID]string{}}
+	f := &feed{view: view, nodes: map[string]uint64{}, known: map[string]bool{},
+		sent: map[types.UID]string{}, gone: map[types.UID]time.Time{}}
 	informers := h.SharedInformerFactory()
 	watch := func(kind string, informer cache.SharedIndexInformer) error {
 		_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -113,9 +122,16 @@ func feedFor(h fwk.Handle, gates Gates) (*feed, error) {
 
 // upsert sends an informer's object.
 func (f *feed) upsert(kind string, obj any) {
-	if o, ok := obj.(metav1.Object); ok {
-		f.ensure(kind, o)
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return
 	}
+	if kind == "Node" {
+		f.mu.Lock()
+		f.known[o.GetName()] = true
+		f.mu.Unlock()
+	}
+	f.ensure(kind, o)
 }
 
 func (f *feed) delete(kind string, obj any) {
@@ -129,6 +145,12 @@ func (f *feed) delete(kind string, obj any) {
 	if err != nil {
 		return
 	}
+	if kind == "Node" {
+		f.mu.Lock()
+		delete(f.known, key)
+		delete(f.nodes, key)
+		f.mu.Unlock()
+	}
 	f.deleteKey(kind, key)
 }
 
@@ -139,12 +161,16 @@ func (f *feed) deleteKey(kind, key string) {
 }
 
 // ensure puts an object in the view as kube-scheduler holds it (the
-// feed's own informer handler may not have delivered it yet); an object
-// already sent at its resourceVersion is not sent again.
+// feed's own informer handler may not have delivered it yet). The view
+// keeps the newest version either source gave: a copy no newer than the
+// one sent is not sent again, and a deleted object does not come back.
 func (f *feed) ensure(kind string, o metav1.Object) {
 	f.sentMu.Lock()
 	defer f.sentMu.Unlock()
-	if rv, ok := f.sent[o.GetUID()]; ok && rv == o.GetResourceVersion() && rv != "" {
+	if _, deleted := f.gone[o.GetUID()]; deleted {
+		return
+	}
+	if rv, ok := f.sent[o.GetUID()]; ok && !newer(o.GetResourceVersion(), rv) {
 		return
 	}
 	if err := f.view.Upsert(kind, o); err != nil {
@@ -154,14 +180,37 @@ func (f *feed) ensure(kind string, o metav1.Object) {
 	f.sent[o.GetUID()] = o.GetResourceVersion()
 }
 
+// newer says whether resourceVersion a is newer than b: as numbers when
+// both are (the API server's are etcd revisions), else whenever they
+// differ (an empty one always counts as new).
+func newer(a, b string) bool {
+	if a == "" || b == "" {
+		return true
+	}
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA != nil || errB != nil {
+		return a != b
+	}
+	return x > y
+}
+
 // ensurePod is ensure for a pod.
 func (f *feed) ensurePod(pod *v1.Pod) { f.ensure("Pod", pod) }
 
-// forget drops an object from the objects sent.
+// forget drops an object from the objects sent and remembers it gone
+// for goneFor.
 func (f *feed) forget(o metav1.Object) {
 	f.sentMu.Lock()
+	defer f.sentMu.Unlock()
 	delete(f.sent, o.GetUID())
-	f.sentMu.Unlock()
+	now := time.Now()
+	f.gone[o.GetUID()] = now
+	for uid, at := range f.gone {
+		if now.Sub(at) > goneFor {
+			delete(f.gone, uid)
+		}
+	}
 }
 
 // ensureGroup puts a PodGroup and its pending members in the view as
@@ -206,6 +255,7 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 			klog.ErrorS(err, "wasched view refused part of a node", "node", node.Name)
 		}
 		f.nodes[node.Name] = fp
+		f.known[node.Name] = true
 	}
 	if all {
 		for name := range f.nodes {
@@ -214,6 +264,7 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 					return fmt.Errorf("node %s: %w", name, err)
 				}
 				delete(f.nodes, name)
+				delete(f.known, name)
 			}
 		}
 	}
@@ -221,15 +272,16 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 }
 
 // holdsOnly says whether the view's nodes are exactly names (distinct
-// names of nodes synced), so that a request may say "every node" instead.
+// names), so that a request may say "every node" instead; a node the
+// informer brought in since the snapshot makes it false.
 func (f *feed) holdsOnly(names []string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(names) != len(f.nodes) {
+	if len(names) != len(f.known) {
 		return false
 	}
 	for _, name := range names {
-		if _, ok := f.nodes[name]; !ok {
+		if !f.known[name] {
 			return false
 		}
 	}

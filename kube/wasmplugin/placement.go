@@ -41,10 +41,7 @@ func (p *Plugin) GeneratePlacements(_ context.Context, _ fwk.PodGroupCycleState,
 			names = append(names, node.Name)
 		}
 	}
-	name := parent.Name
-	if name == "" {
-		name = "cluster"
-	}
+	name := placementName(parent)
 	request := &wasm.Placement{Name: name, Nodes: names}
 	if p.feed.holdsOnly(names) {
 		request.Nodes = nil // every node of the view: not resolved name by name
@@ -104,7 +101,7 @@ func (p *Plugin) ScorePlacement(_ context.Context, _ fwk.PlacementCycleState, pg
 		}
 	}
 	resp, st := p.ask(wasm.Request{Point: "placement-score", Unit: unitOf(pg),
-		Placement: &wasm.Placement{Name: placement.Name, Nodes: names}, Assignments: assignments})
+		Placement: &wasm.Placement{Name: placementName(placement.Placement), Nodes: names}, Assignments: assignments})
 	if st != nil {
 		return 0, st
 	}
@@ -123,3 +120,12 @@ func (p *Plugin) ScorePlacement(_ context.Context, _ fwk.PlacementCycleState, pg
 // PlacementScoreExtensions: none; a component's placement scores are on
 // kube-scheduler's 0–100 scale already.
 func (p *Plugin) PlacementScoreExtensions() fwk.PlacementScoreExtensions { return nil }
+
+// placementName is a placement's name for the component: kube-scheduler
+// leaves the whole cluster's unnamed.
+func placementName(p *fwk.Placement) string {
+	if p.Name == "" {
+		return "cluster"
+	}
+	return p.Name
+}

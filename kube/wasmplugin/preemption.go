@@ -19,6 +19,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	apipod "k8s.io/kubernetes/pkg/api/v1/pod"
 	"k8s.io/kubernetes/pkg/features"
+	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
 	schedutil "k8s.io/kubernetes/pkg/scheduler/util"
 
@@ -30,6 +31,10 @@ import (
 // "cluster" domain), since the PodGroupSchedulingFunc it passes runs the
 // group's whole placement search at once.
 const preemptionDomain = "cluster"
+
+// groupPreemption prefixes the plugin's own verdicts as DefaultPreemption
+// prefixes its group preemption's.
+const groupPreemption = "pod group preemption: "
 
 // victim is one unit a preemption may evict, as kube-scheduler's Victim
 // (for its importance order and PodDisruptionBudget accounting) and as the
@@ -56,7 +61,7 @@ func (p *Plugin) PodGroupPostFilter(ctx context.Context, _ fwk.PodGroupCycleStat
 	}
 	preemptor := newPreemptor(pg)
 	if preemptor.policy == schedulingv1beta1.PreemptNever {
-		return nil, fwk.NewStatus(fwk.Unschedulable, "not eligible due to preemptionPolicy=Never.").WithPlugin(p.name)
+		return nil, fwk.NewStatus(fwk.Unschedulable, groupPreemption+"not eligible due to preemptionPolicy=Never.").WithPlugin(p.name)
 	}
 	// The mutation session first: it may give the snapshot new NodeInfos,
 	// and the trial, the filters and the reprieves must share one set.
@@ -79,14 +84,14 @@ func (p *Plugin) PodGroupPostFilter(ctx context.Context, _ fwk.PodGroupCycleStat
 	}
 	groups, composites := p.groupListers()
 	if nominations, ok := ongoingPreemption(preemptor, nodes, groups, composites); ok {
-		return &fwk.PodGroupPostFilterResult{NominatingInfos: nominations}, fwk.NewStatus(fwk.Success, "ongoing preemption on nominated nodes")
+		return &fwk.PodGroupPostFilterResult{NominatingInfos: nominations}, fwk.NewStatus(fwk.Success, groupPreemption+"ongoing preemption on nominated nodes")
 	}
 	victims, err := p.victims(nodes, preemptor.priority, groups, composites)
 	if err != nil {
 		return nil, fwk.AsStatus(err).WithPlugin(p.name)
 	}
 	if len(victims) == 0 {
-		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "No preemption victims found for incoming preemptor").WithPlugin(p.name)
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, groupPreemption+"No preemption victims found for incoming preemptor").WithPlugin(p.name)
 	}
 
 	// The component orders the candidates on the cluster as it stands.
@@ -155,7 +160,7 @@ func (p *Plugin) PodGroupPostFilter(ctx context.Context, _ fwk.PodGroupCycleStat
 		n += len(v.Pods())
 	}
 	return &fwk.PodGroupPostFilterResult{NominatingInfos: nominations},
-		fwk.NewStatus(fwk.Success, fmt.Sprintf("found a placement for podgroup, preempting %d victims", n))
+		fwk.NewStatus(fwk.Success, fmt.Sprintf(groupPreemption+"found a placement for podgroup, preempting %d victims", n))
 }
 
 // postFilterStatus is a pod-group-post-filter answer as kube-scheduler's
@@ -475,42 +480,67 @@ func disruptionUnit(pod *v1.Pod, groups fwk.PodGroupLister, composites fwk.Compo
 	return found, ok
 }
 
-// evict carries the preemption out as kube-scheduler's executor does, one
-// victim pod at a time: a pod waiting at Permit is preempted in memory;
-// any other gets the DisruptionTarget condition and is deleted. A pod
-// already being deleted is left alone, so nothing is evicted twice.
+// evict carries the preemption out as kube-scheduler's executor does
+// (prepareCandidate), the victim pods in parallel: a pod waiting at
+// Permit is preempted in memory, a pod in PreBind has its binding
+// cancelled, any other gets the DisruptionTarget condition and is deleted.
+// A pod already being deleted, or gone, is left alone, so nothing is
+// evicted twice. The first error stops the rest.
 func (p *Plugin) evict(ctx context.Context, preemptor *groupPreemptor, victims []*victim) error {
-	cs := p.handle.ClientSet()
+	var pods []*v1.Pod
 	for _, v := range victims {
 		for _, pi := range v.Pods() {
-			pod := pi.GetPod()
-			if pod.DeletionTimestamp != nil {
-				continue
+			if pod := pi.GetPod(); pod.DeletionTimestamp == nil {
+				pods = append(pods, pod)
 			}
-			message := fmt.Sprintf("Preempted by %s %s (%s)", preemptor.kind, preemptor.key, p.name)
-			if waiting := p.handle.GetWaitingPod(pod.UID); waiting != nil && waiting.Preempt(p.name, "preempted") {
-				p.handle.EventRecorder().Eventf(pod, preemptor.obj, v1.EventTypeNormal, "Preempted", "Preempting", message+" (in kube-scheduler memory).")
-				continue
-			}
-			condition := &v1.PodCondition{
-				Type:               v1.DisruptionTarget,
-				ObservedGeneration: apipod.CalculatePodConditionObservedGeneration(&pod.Status, pod.Generation, v1.DisruptionTarget),
-				Status:             v1.ConditionTrue,
-				Reason:             v1.PodReasonPreemptionByScheduler,
-				Message:            fmt.Sprintf("%s: preempting to accommodate a higher priority %s", p.handle.ProfileName(), preemptor.kind),
-			}
-			status := pod.Status.DeepCopy()
-			if apipod.UpdatePodCondition(status, condition) {
-				if err := schedutil.PatchPodStatus(ctx, cs, pod.Name, pod.Namespace, &pod.Status, status); err != nil && !apierrors.IsNotFound(err) {
-					return fmt.Errorf("victim %s: %w", podKey(pod), err)
-				}
-			}
-			if err := schedutil.DeletePod(ctx, cs, pod); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("victim %s: %w", podKey(pod), err)
-			}
-			klog.FromContext(ctx).V(2).Info("wasched preemption evicted a pod", "plugin", p.name, "victim", klog.KObj(pod))
-			p.handle.EventRecorder().Eventf(pod, preemptor.obj, v1.EventTypeNormal, "Preempted", "Preempting", message)
 		}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := parallelize.NewResultChannel[error]()
+	p.handle.Parallelizer().Until(ctx, len(pods), func(i int) {
+		if err := p.evictPod(ctx, preemptor, pods[i]); err != nil {
+			errs.SendWithCancel(err, cancel)
+		}
+	}, p.name)
+	return errs.Receive()
+}
+
+// evictPod evicts one victim (upstream's Executor.PreemptPod).
+func (p *Plugin) evictPod(ctx context.Context, preemptor *groupPreemptor, pod *v1.Pod) error {
+	message := fmt.Sprintf("Preempted by %s %s (%s)", preemptor.kind, preemptor.key, p.name)
+	if waiting := p.handle.GetWaitingPod(pod.UID); waiting != nil && waiting.Preempt(p.name, "preempted") {
+		p.handle.EventRecorder().Eventf(pod, preemptor.obj, v1.EventTypeNormal, "Preempted", "Preempting", message+" (in kube-scheduler memory).")
+		return nil
+	}
+	if binding := p.handle.GetPodInPreBind(pod.UID); binding != nil && binding.CancelPod("preempted by "+p.name) {
+		p.handle.EventRecorder().Eventf(pod, preemptor.obj, v1.EventTypeNormal, "Preempted", "Preempting", message+" (in kube-scheduler memory).")
+		return nil
+	}
+	condition := &v1.PodCondition{
+		Type:               v1.DisruptionTarget,
+		ObservedGeneration: apipod.CalculatePodConditionObservedGeneration(&pod.Status, pod.Generation, v1.DisruptionTarget),
+		Status:             v1.ConditionTrue,
+		Reason:             v1.PodReasonPreemptionByScheduler,
+		Message:            fmt.Sprintf("%s: preempting to accommodate a higher priority %s", p.handle.ProfileName(), preemptor.kind),
+	}
+	cs := p.handle.ClientSet()
+	status := pod.Status.DeepCopy()
+	if apipod.UpdatePodCondition(status, condition) {
+		if err := schedutil.PatchPodStatus(ctx, cs, pod.Name, pod.Namespace, &pod.Status, status); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil // gone already
+			}
+			return fmt.Errorf("victim %s: %w", podKey(pod), err)
+		}
+	}
+	if err := schedutil.DeletePod(ctx, cs, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("victim %s: %w", podKey(pod), err)
+	}
+	klog.FromContext(ctx).V(2).Info("wasched preemption evicted a pod", "plugin", p.name, "victim", klog.KObj(pod))
+	p.handle.EventRecorder().Eventf(pod, preemptor.obj, v1.EventTypeNormal, "Preempted", "Preempting", message)
 	return nil
 }
