@@ -80,7 +80,8 @@
 //     declines the one candidate and the plugin evicts what is left, in
 //     parallel (DisruptionTarget condition, delete; a pod waiting at
 //     Permit is preempted in memory, one in PreBind has its binding
-//     cancelled), returning the nominations. The eviction runs within
+//     cancelled), returning the nominations and recording upstream's
+//     workload preemption metrics. The eviction runs within
 //     the cycle, as upstream's with SchedulerAsyncPreemption off: the
 //     asynchronous eviction upstream defaults to gates the group at
 //     DefaultPreemption's PreEnqueue through its executor, which an

@@ -21,6 +21,7 @@ import (
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/framework/parallelize"
 	"k8s.io/kubernetes/pkg/scheduler/framework/preemption"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 	schedutil "k8s.io/kubernetes/pkg/scheduler/util"
 
 	"example.invalid/wasched/kube/wasm"
@@ -42,6 +43,9 @@ const groupPreemption = "pod group preemption: "
 type victim struct {
 	preemption.Victim
 	unit wasm.Victim
+	// violations is how many of its pods' evictions would violate a
+	// PodDisruptionBudget.
+	violations int
 }
 
 // PodGroupPostFilter runs workload-aware preemption for a unit
@@ -55,10 +59,13 @@ type victim struct {
 // the one candidate, and the victims left are evicted. A component without
 // the point, or one that declines, answers Unschedulable so that the next
 // PodGroupPostFilter plugin is asked.
-func (p *Plugin) PodGroupPostFilter(ctx context.Context, _ fwk.PodGroupCycleState, pg fwk.PodGroupInfo, trial fwk.PodGroupSchedulingFunc) (*fwk.PodGroupPostFilterResult, *fwk.Status) {
+func (p *Plugin) PodGroupPostFilter(ctx context.Context, _ fwk.PodGroupCycleState, pg fwk.PodGroupInfo, trial fwk.PodGroupSchedulingFunc) (_ *fwk.PodGroupPostFilterResult, status *fwk.Status) {
 	if !p.comp.Info.Implements("pod-group-post-filter") {
 		return nil, fwk.NewStatus(fwk.Unschedulable).WithPlugin(p.name)
 	}
+	defer func() {
+		schedmetrics.WorkloadPreemptionAttempts.WithLabelValues(status.Code().String()).Inc()
+	}()
 	preemptor := newPreemptor(pg)
 	if preemptor.policy == schedulingv1beta1.PreemptNever {
 		return nil, fwk.NewStatus(fwk.Unschedulable, groupPreemption+"not eligible due to preemptionPolicy=Never.").WithPlugin(p.name)
@@ -152,6 +159,7 @@ func (p *Plugin) PodGroupPostFilter(ctx context.Context, _ fwk.PodGroupCycleStat
 	if resp.Candidate == nil || *resp.Candidate != 0 {
 		return nil, fwk.NewStatus(fwk.Error, fmt.Sprintf("%s: select-candidate chose no candidate of one", p.name)).WithPlugin(p.name)
 	}
+	observeVictims(preemptor, evict)
 	if err := p.evict(ctx, preemptor, evict); err != nil {
 		return nil, fwk.AsStatus(fmt.Errorf("%s: %w", p.name, err)).WithPlugin(p.name)
 	}
@@ -161,6 +169,27 @@ func (p *Plugin) PodGroupPostFilter(ctx context.Context, _ fwk.PodGroupCycleStat
 	}
 	return &fwk.PodGroupPostFilterResult{NominatingInfos: nominations},
 		fwk.NewStatus(fwk.Success, fmt.Sprintf(groupPreemption+"found a placement for podgroup, preempting %d victims", n))
+}
+
+// observeVictims records a preemption in kube-scheduler's metrics under
+// upstream's names, as its executor does: the victim pods, the groups
+// disrupted, the PodDisruptionBudget violations.
+func observeVictims(preemptor *groupPreemptor, evict []*victim) {
+	pods, groups, violations := 0, 0, 0
+	for _, v := range evict {
+		pods += len(v.Pods())
+		violations += v.violations
+		if v.IsGroup() {
+			groups++
+		}
+	}
+	schedmetrics.WorkloadPreemptionVictims.Observe(float64(pods))
+	if groups > 0 {
+		schedmetrics.PreemptionWorkloadDisruptions.WithLabelValues(preemptor.kind).Observe(float64(groups))
+	}
+	if violations > 0 {
+		schedmetrics.PreemptionPDBViolations.WithLabelValues(preemptor.kind).Add(float64(violations))
+	}
 }
 
 // postFilterStatus is a pod-group-post-filter answer as kube-scheduler's
@@ -449,6 +478,7 @@ func (p *Plugin) victims(nodes []fwk.NodeInfo, priority int32, groups fwk.PodGro
 	violating, _ := preemption.FilterVictimsWithPDBViolation(victims, pdbs)
 	for _, v := range violating {
 		v.Victim.unit.ViolatesBudget = true
+		v.Victim.violations = v.ViolateCount
 	}
 	return victims, nil
 }

@@ -11,8 +11,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/component-base/metrics/testutil"
 	schedconfig "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 	"sigs.k8s.io/yaml"
 
 	"example.invalid/wasched/kube/controlplane"
@@ -291,5 +294,14 @@ func TestComponentsPreemptInsideKubeScheduler(t *testing.T) {
 	}
 	if nodes["urgent-0"] == "" || nodes["urgent-1"] == "" || nodes["urgent-0"] == nodes["urgent-1"] {
 		t.Errorf("urgent's pods: %v, want bound on the two nodes", nodes)
+	}
+	// kube-scheduler's metrics, under upstream's names (this process's
+	// registry; no other test here preempts).
+	if n, err := testutil.GetCounterMetricValue(schedmetrics.WorkloadPreemptionAttempts.WithLabelValues("Success")); err != nil || n < 1 {
+		t.Errorf("scheduler_workload_preemption_attempts_total{result=Success} = %v (%v), want at least 1", n, err)
+	}
+	victims, err := testutil.GetHistogramVecFromGatherer(legacyregistry.DefaultGatherer, "scheduler_workload_preemption_victims", nil)
+	if err != nil || victims.GetAggregatedSampleSum() != 2 {
+		t.Errorf("scheduler_workload_preemption_victims: sum %v (%v), want 2", victims.GetAggregatedSampleSum(), err)
 	}
 }
