@@ -89,7 +89,12 @@
 //     gives one domain, the whole cluster: its PodGroupSchedulingFunc runs
 //     the group's whole placement search at once, so wasched's per-placement
 //     domains (and a choice among them) cannot be offered to
-//     select-candidate here. A member nominated where a lower-priority pod
+//     select-candidate here. order-victims is asked before the trial, on
+//     the cluster as it stands (wasched's host asks once the trial fits; the
+//     order does not depend on it, and the view shows the victims in place
+//     only before kube-scheduler's trial removes them), so a component
+//     failing there fails an attempt whose trial would have found no room
+//     anyway. A member nominated where a lower-priority pod
 //     is already terminating by preemption keeps its nomination and nothing
 //     more is evicted. Lone pods keep DefaultPreemption's PostFilter: the
 //     contract's lone-pod preemption (a domain per node) is not mapped.
