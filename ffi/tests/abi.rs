@@ -178,6 +178,23 @@ fn gang(name: &str, min: u32, topology: Option<&str>) -> Value {
     })
 }
 
+/// The Hostile fixture component's path.
+fn hostile_component() -> String {
+    format!("{}/hostile.wasm", wasched::runtime::FIXTURE_DIR)
+}
+
+/// Runs `test` on fresh handles, one test at a time, and checks that
+/// every object and byte the library handed out is freed afterwards.
+fn leak_checked(test: impl FnOnce(&mut Handles)) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = (wasched_live_objects(), wasched_live_bytes());
+    {
+        let mut h = Handles::new();
+        test(&mut h);
+    }
+    assert_eq!((wasched_live_objects(), wasched_live_bytes()), before);
+}
+
 fn code(response: &Value) -> &str {
     response["status"]["code"].as_str().unwrap()
 }
@@ -365,11 +382,8 @@ fn topology_placements_come_back_by_node_name() {
 
 #[test]
 fn a_hostile_component_is_contained_and_named_and_the_next_call_works() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let before = (wasched_live_objects(), wasched_live_bytes());
-    {
-        let mut h = Handles::new();
-        let hostile = format!("{}/hostile.wasm", wasched::runtime::FIXTURE_DIR);
+    leak_checked(|h| {
+        let hostile = hostile_component();
         for n in ["n1", "n2"] {
             h.upsert("Node", node(n, "8", 0)).unwrap();
         }
@@ -414,17 +428,13 @@ fn a_hostile_component_is_contained_and_named_and_the_next_call_works() {
                 assert_eq!(code(&ok), "Success", "{misbehave} then good: {ok}");
             }
         }
-    }
-    assert_eq!((wasched_live_objects(), wasched_live_bytes()), before);
+    });
 }
 
 #[test]
 fn a_placement_is_scored_with_its_assignments_assumed_and_preemption_asks_by_name() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let before = (wasched_live_objects(), wasched_live_bytes());
-    {
-        let mut h = Handles::new();
-        let hostile = format!("{}/hostile.wasm", wasched::runtime::FIXTURE_DIR);
+    leak_checked(|h| {
+        let hostile = hostile_component();
         for n in ["n1", "n2"] {
             h.upsert("Node", node(n, "8", 0)).unwrap();
         }
@@ -490,8 +500,7 @@ fn a_placement_is_scored_with_its_assignments_assumed_and_preemption_asks_by_nam
             )
             .unwrap_err();
         assert!(r.contains("team/gone"), "{r}");
-    }
-    assert_eq!((wasched_live_objects(), wasched_live_bytes()), before);
+    });
 }
 
 #[test]

@@ -143,14 +143,7 @@ func TestComponentsScheduleInsideKubeScheduler(t *testing.T) {
 	if cfg.Profiles[0].SchedulerName != name {
 		t.Fatalf("the sample's profile: %s", cfg.Profiles[0].SchedulerName)
 	}
-	sched.Run()
-	if err := sched.WaitQuiet(ctx, 2*time.Minute, 500*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	result, err := sched.Result(ctx, cp.RestConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	result := runUntilQuiet(ctx, t, cp, sched)
 	nodes := map[string]string{}
 	for _, p := range result.Pods {
 		nodes[p.Name] = p.Node
@@ -270,14 +263,7 @@ func TestComponentsPreemptInsideKubeScheduler(t *testing.T) {
 	}
 	config, _ := sample(t)
 	cp, sched, _ := startScheduler(ctx, t, setup, pending, config, registry())
-	sched.Run()
-	if err := sched.WaitQuiet(ctx, 2*time.Minute, 500*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	result, err := sched.Result(ctx, cp.RestConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	result := runUntilQuiet(ctx, t, cp, sched)
 	deleted := map[string]int{}
 	nodes := map[string]string{}
 	for _, p := range result.Pods {
@@ -304,4 +290,19 @@ func TestComponentsPreemptInsideKubeScheduler(t *testing.T) {
 	if err != nil || victims.GetAggregatedSampleSum() != 2 {
 		t.Errorf("scheduler_workload_preemption_victims: sum %v (%v), want 2", victims.GetAggregatedSampleSum(), err)
 	}
+}
+
+// runUntilQuiet starts scheduling, waits until kube-scheduler is quiet and
+// reads its decisions back.
+func runUntilQuiet(ctx context.Context, t *testing.T, cp *controlplane.ControlPlane, sched *engine.Scheduler) *engine.Result {
+	t.Helper()
+	sched.Run()
+	if err := sched.WaitQuiet(ctx, 2*time.Minute, 500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	result, err := sched.Result(ctx, cp.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result
 }
