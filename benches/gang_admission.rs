@@ -8,8 +8,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use wasched::framework::{ExtensionPoint, Progress, Unit};
 use wasched_benches::{
-    bench_components_and_native, bundled_plugins, bundled_plugins_with, default_snapshot,
-    first_gang, gang, has_permit, large_snapshot, racked_cluster,
+    bench_components_and_native, bench_components_and_native_at, bundled_plugins,
+    bundled_plugins_with, default_snapshot, first_gang, gang, has_permit, large_snapshot,
+    racked_cluster,
 };
 
 fn permit(c: &mut Criterion) {
@@ -59,10 +60,13 @@ fn simulate(c: &mut Criterion) {
 }
 
 /// The whole generated cluster (5,000 nodes, 10,000 pending pods, all three
-/// stages), through the components and natively.
+/// stages), through the components and natively: at upstream's adaptive
+/// `percentageOfNodesToScore` (10% at 5,000 nodes), and with every
+/// feasible node scored (the ablation of the sampling).
 fn simulate_large(c: &mut Criterion) {
     let snapshot = large_snapshot().unwrap();
     bench_components_and_native(c, "simulate_generated", &snapshot, 10);
+    bench_components_and_native_at(c, "simulate_generated_every_node", &snapshot, 10, 100);
 }
 
 /// The ablation of the host's reuse on the same cluster, natively (the

@@ -261,16 +261,31 @@ pub fn peak_rss_mib() -> f64 {
 /// Benchmarks a whole scheduling run of `snapshot` through the bundled
 /// components, through their 0.2.0 builds (the ablation of the 0.3.0
 /// contract changes) and through the same logic natively, in one group
-/// `name`.
+/// `name`, at upstream's default `percentageOfNodesToScore`.
 pub fn bench_components_and_native(
     c: &mut criterion::Criterion,
     name: &str,
     snapshot: &Snapshot,
     sample_size: usize,
 ) {
+    bench_components_and_native_at(c, name, snapshot, sample_size, 0);
+}
+
+/// [`bench_components_and_native`] with `percentageOfNodesToScore` set
+/// (100: every feasible node scored).
+pub fn bench_components_and_native_at(
+    c: &mut criterion::Criterion,
+    name: &str,
+    snapshot: &Snapshot,
+    sample_size: usize,
+    percentage_of_nodes_to_score: u32,
+) {
     let (_runtime, mut wasm) = bundled_plugins().expect("the bundled plugins load");
     let (_old_runtime, mut old) = v0_2_0_plugins().expect("the 0.2.0 fixtures load");
     let mut native = native_plugins();
+    for set in [&mut wasm, &mut old, &mut native] {
+        set.set_percentage_of_nodes_to_score(percentage_of_nodes_to_score);
+    }
     let mut group = c.benchmark_group(name);
     group.sample_size(sample_size);
     for (label, plugins) in [

@@ -101,10 +101,17 @@ pub fn run(
     let cluster = ClusterView::capture(&snapshot, group_by);
     let names = ["A", "B"];
     let mut simulated: [Option<crate::Simulated>; 2] = [None, None];
+    let against_kube_scheduler = sides.iter().any(|s| s.kube_scheduler);
     for (i, side) in sides.iter().enumerate().filter(|(_, s)| !s.kube_scheduler) {
+        let mut config = side.config.clone();
+        if against_kube_scheduler {
+            // The kube-scheduler engine scores every feasible node
+            // (its sampling is parallel and racy); so does this side.
+            config.set_percentage_of_nodes_to_score(100);
+        }
         let simulation = Simulation {
             plugins: side.plugins.clone(),
-            config: side.config.clone(),
+            config,
             ..Simulation::default()
         };
         let run = simulation

@@ -93,7 +93,11 @@ fn harness() -> Harness {
 /// wasched's decisions on `snapshot` with the bundled plugins and `extra`.
 fn wasched_run(snapshot: &Snapshot, extra: Option<Box<dyn Plugin>>) -> wasched::Outcome {
     let runtime = common::runtime();
-    let mut plugins = runtime.bundled(&wasched::PluginConfig::default()).unwrap();
+    // kube-scheduler runs with percentageOfNodesToScore 100 (the
+    // harness's configuration); so does wasched here.
+    let mut config = wasched::PluginConfig::default();
+    config.set_percentage_of_nodes_to_score(100);
+    let mut plugins = runtime.bundled(&config).unwrap();
     if let Some(plugin) = extra {
         plugins.add(plugin).unwrap();
     }

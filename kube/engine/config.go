@@ -14,10 +14,11 @@ import (
 // PodGroupPodsCount and the PodGroupPostFilter of DefaultPreemption), and
 // two settings that make its decisions comparable with a simulator's:
 //
-//   - percentageOfNodesToScore: 100 — every feasible node is scored, as
-//     wasched does (upstream's adaptive default samples a share of the
-//     nodes of clusters above 100 nodes, starting where the last pod's
-//     search stopped);
+//   - percentageOfNodesToScore: 100 — every feasible node is scored
+//     (upstream's adaptive default samples a share of the nodes of
+//     clusters of 100 nodes or more, starting where the last pod's search
+//     stopped, on parallel workers, so which nodes it finds is a race);
+//     wasched is compared with it at 100 too;
 //   - client QPS/burst 5000, as upstream's own scheduler_perf harness uses,
 //     so that the API client's rate limit does not dominate the run time.
 const DefaultConfig = `apiVersion: kubescheduler.config.k8s.io/v1

@@ -191,6 +191,9 @@ struct File {
     defaults: Overrides,
     #[serde(default)]
     plugins: Vec<Entry>,
+    /// As a `KubeSchedulerConfiguration`'s.
+    #[serde(rename = "percentageOfNodesToScore")]
+    percentage_of_nodes_to_score: Option<i64>,
 }
 
 /// The bundled plugins' names before contract 0.3.0, and their names now:
@@ -214,6 +217,9 @@ pub struct PluginConfig {
     warnings: Vec<String>,
     /// The `KubeSchedulerConfiguration` profile the file was, if it was one.
     profile: Option<profile::Profile>,
+    /// A `KubeSchedulerConfiguration`'s `percentageOfNodesToScore` (0:
+    /// upstream's adaptive default; wasched's own format has none).
+    percentage_of_nodes_to_score: u32,
 }
 
 impl PluginConfig {
@@ -243,19 +249,27 @@ impl PluginConfig {
             .enumerate()
             .map(|(i, e)| (e, format!("plugins[{i}]")))
             .collect();
-        Self::from_entries(&file.defaults, entries, None)
+        let mut config = Self::from_entries(&file.defaults, entries, None)?;
+        config.percentage_of_nodes_to_score = profile::percentage(
+            file.percentage_of_nodes_to_score,
+            "percentageOfNodesToScore",
+        )?
+        .unwrap_or(0);
+        Ok(config)
     }
 
     /// A `KubeSchedulerConfiguration`: its profile, and the wasched
     /// plugins' `pluginConfig` args as entries.
     fn from_profile(value: serde_json::Value) -> Result<Self> {
         let file: profile::File = deserialize(value, "")?;
-        let (profile, configs) = profile::Profile::read(file)?;
+        let read = profile::Profile::read(file)?;
         let mut entries = Vec::new();
-        for (name, args, path) in configs {
+        for (name, args, path) in read.args {
             entries.push((Entry::from_args(name, args, &path)?, format!("{path}.args")));
         }
-        Self::from_entries(&Overrides::default(), entries, profile)
+        let mut config = Self::from_entries(&Overrides::default(), entries, read.profile)?;
+        config.percentage_of_nodes_to_score = read.percentage_of_nodes_to_score;
+        Ok(config)
     }
 
     /// The configuration of one plugin from the `args` of its
@@ -320,6 +334,7 @@ impl PluginConfig {
             weights,
             warnings,
             profile,
+            percentage_of_nodes_to_score: 0,
         })
     }
 
@@ -350,6 +365,7 @@ impl PluginConfig {
         }
         let weight = |name: &str| lookup(&self.weights, name).copied().unwrap_or(1);
         let mut set = crate::PluginSet::new();
+        set.set_percentage_of_nodes_to_score(self.percentage_of_nodes_to_score);
         let Some(profile) = &self.profile else {
             for (plugin, on) in loaded {
                 if self.enabled(plugin.name(), on) {
@@ -381,6 +397,17 @@ impl PluginConfig {
         }
         set.arrange(plan)?;
         Ok((set, notes))
+    }
+
+    /// The configured `percentageOfNodesToScore` (0: upstream's adaptive
+    /// default, also when none is configured).
+    pub fn percentage_of_nodes_to_score(&self) -> u32 {
+        self.percentage_of_nodes_to_score
+    }
+
+    /// Sets `percentageOfNodesToScore` (0..=100; 0: adaptive).
+    pub fn set_percentage_of_nodes_to_score(&mut self, percentage: u32) {
+        self.percentage_of_nodes_to_score = percentage.min(100);
     }
 
     /// What the user should know about the file (deprecated names).
@@ -420,6 +447,7 @@ impl PluginConfig {
             weights: Vec::new(),
             warnings: Vec::new(),
             profile: None,
+            percentage_of_nodes_to_score: 0,
         }
     }
 }

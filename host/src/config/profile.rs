@@ -75,8 +75,7 @@ pub(super) struct File {
     _enable_profiling: Option<IgnoredAny>,
     #[serde(rename = "enableContentionProfiling")]
     _enable_contention_profiling: Option<IgnoredAny>,
-    #[serde(rename = "percentageOfNodesToScore")]
-    _percentage_of_nodes_to_score: Option<IgnoredAny>,
+    percentage_of_nodes_to_score: Option<i64>,
     #[serde(rename = "podInitialBackoffSeconds")]
     _pod_initial_backoff_seconds: Option<IgnoredAny>,
     #[serde(rename = "podMaxBackoffSeconds")]
@@ -93,8 +92,7 @@ pub(super) struct File {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ProfileFile {
     scheduler_name: Option<String>,
-    #[serde(rename = "percentageOfNodesToScore")]
-    _percentage_of_nodes_to_score: Option<IgnoredAny>,
+    percentage_of_nodes_to_score: Option<i64>,
     plugins: Option<Plugins>,
     #[serde(default)]
     plugin_config: Vec<PluginConfigEntry>,
@@ -196,6 +194,27 @@ pub struct Profile {
 /// The wasched plugins' `pluginConfig` entries: (name, args, field path).
 pub(super) type PluginArgs = Vec<(String, Value, String)>;
 
+/// What a `KubeSchedulerConfiguration` says to wasched.
+pub(super) struct Read {
+    /// The profile wasched reads, if the file has one.
+    pub profile: Option<Profile>,
+    /// The wasched plugins' `pluginConfig` entries.
+    pub args: PluginArgs,
+    /// Its `percentageOfNodesToScore` (the profile's, else the file's; 0:
+    /// upstream's adaptive default).
+    pub percentage_of_nodes_to_score: u32,
+}
+
+/// A `percentageOfNodesToScore` field, checked as kube-scheduler's
+/// validation checks it.
+pub(super) fn percentage(value: Option<i64>, field: &str) -> Result<Option<u32>> {
+    match value {
+        Some(p @ 0..=100) => Ok(Some(p as u32)),
+        Some(p) => bail!("field {field}: {p} is not in the valid range 0..100"),
+        None => Ok(None),
+    }
+}
+
 /// One loaded plugin as the plan sees it.
 pub struct Loaded<'a> {
     /// Its name.
@@ -212,7 +231,7 @@ pub struct Loaded<'a> {
 impl Profile {
     /// Reads the profile of a parsed `KubeSchedulerConfiguration`, and the
     /// `pluginConfig` entries of wasched plugins as (name, args, path).
-    pub(super) fn read(file: File) -> Result<(Option<Self>, PluginArgs)> {
+    pub(super) fn read(file: File) -> Result<Read> {
         if file.api_version != "kubescheduler.config.k8s.io/v1" {
             bail!(
                 "field apiVersion: {} is not supported; wasched reads kubescheduler.config.k8s.io/v1",
@@ -220,8 +239,18 @@ impl Profile {
             );
         }
         debug_assert_eq!(file.kind, "KubeSchedulerConfiguration");
+        let global = percentage(
+            file.percentage_of_nodes_to_score,
+            "percentageOfNodesToScore",
+        )?;
         let index = match file.profiles.len() {
-            0 => return Ok((None, Vec::new())),
+            0 => {
+                return Ok(Read {
+                    profile: None,
+                    args: Vec::new(),
+                    percentage_of_nodes_to_score: global.unwrap_or(0),
+                });
+            }
             1 => 0,
             _ => file
                 .profiles
@@ -236,6 +265,14 @@ impl Profile {
         };
         let profile = &file.profiles[index];
         let at = format!("profiles[{index}]");
+        // The profile's own value wins over the global one (upstream's
+        // `numFeasibleNodesToFind`).
+        let percentage_of_nodes_to_score = percentage(
+            profile.percentage_of_nodes_to_score,
+            &format!("{at}.percentageOfNodesToScore"),
+        )?
+        .or(global)
+        .unwrap_or(0);
         let plugins = profile.plugins.as_ref();
         let set = |f: fn(&Plugins) -> Option<&PluginSetFile>, field: &str| {
             PointSet::of(plugins.and_then(f), &format!("{at}.plugins.{field}"))
@@ -296,7 +333,11 @@ impl Profile {
             other,
             in_tree_config,
         };
-        Ok((Some(profile), wasched_config))
+        Ok(Read {
+            profile: Some(profile),
+            args: wasched_config,
+            percentage_of_nodes_to_score,
+        })
     }
 
     /// Resolves the profile against the `loaded` plugins: the plan, and

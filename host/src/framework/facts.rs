@@ -180,3 +180,81 @@ pub fn group_nodes_by_label(
     });
     Ok(domains)
 }
+
+/// The amounts of `resources` on `nodes` only, in one block (the WIT's
+/// `node-resources`): per resource, the allocatable amounts of `nodes`,
+/// then their requested amounts.
+pub fn node_resources(
+    snapshot: &Snapshot,
+    resources: &[u32],
+    nodes: &[NodeId],
+) -> Result<Vec<u64>, sdk::LookupError> {
+    let count = snapshot.resource_names.len();
+    if resources.len() > count || nodes.len() > snapshot.nodes.len() {
+        return Err(sdk::LookupError::Unknown);
+    }
+    if nodes.iter().any(|&n| n as usize >= snapshot.nodes.len()) {
+        return Err(sdk::LookupError::Unknown);
+    }
+    let mut amounts = Vec::with_capacity(2 * resources.len() * nodes.len());
+    for &resource in resources {
+        if resource as usize >= count {
+            return Err(sdk::LookupError::Unknown);
+        }
+        for column in [
+            snapshot.allocatable(resource as usize),
+            snapshot.requested(resource as usize),
+        ] {
+            amounts.extend(nodes.iter().map(|&n| column[n as usize]));
+        }
+    }
+    Ok(amounts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot() -> Snapshot {
+        let text = r#"
+apiVersion: v1
+kind: Node
+metadata: {name: a}
+status: {allocatable: {cpu: "4", memory: 8Gi, nvidia.com/gpu: "8"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: b}
+status: {allocatable: {cpu: "2", memory: 4Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: t}
+spec:
+  nodeName: a
+  containers: [{name: c, image: x, resources: {requests: {cpu: "1", nvidia.com/gpu: "2"}, limits: {nvidia.com/gpu: "2"}}}]
+"#;
+        let mut manifests = crate::manifest::Manifests::default();
+        crate::manifest::load_str(&mut manifests, "test.yaml", text).unwrap();
+        Snapshot::build(&manifests).unwrap()
+    }
+
+    #[test]
+    fn node_resources_hands_just_the_nodes_asked_and_refuses_unknown_ids() {
+        let snapshot = snapshot();
+        let gpu = snapshot.resource_index("nvidia.com/gpu").unwrap() as u32;
+        // cpu, then the GPUs, on b then a: allocatable, then requested.
+        assert_eq!(
+            node_resources(&snapshot, &[0, gpu], &[1, 0]),
+            Ok(vec![2_000, 4_000, 0, 1_000, 0, 8, 0, 2])
+        );
+        assert_eq!(node_resources(&snapshot, &[0], &[]), Ok(vec![]));
+        let unknown = Err(sdk::LookupError::Unknown);
+        assert_eq!(node_resources(&snapshot, &[0], &[2]), unknown);
+        assert_eq!(node_resources(&snapshot, &[gpu + 1], &[0]), unknown);
+        // No list longer than the snapshot holds, repeats or not.
+        assert_eq!(node_resources(&snapshot, &[0], &[0, 0, 0]), unknown);
+        let resources = vec![0; snapshot.resource_names.len() + 1];
+        assert_eq!(node_resources(&snapshot, &resources, &[0]), unknown);
+    }
+}

@@ -301,6 +301,15 @@ impl Cluster for SnapshotView<'_> {
         facts::group_nodes_by_label(self.0, key, nodes)
     }
 
+    fn node_resources(
+        &self,
+        resources: &[u32],
+        nodes: &[NodeId],
+    ) -> Result<wasched_sdk::NodeResources, sdk::LookupError> {
+        let amounts = facts::node_resources(self.0, resources, nodes)?;
+        Ok(wasched_sdk::NodeResources::new(amounts, nodes.len()))
+    }
+
     fn pod_disruption_budgets(&self, pod: PodId) -> Vec<u32> {
         self.0.pod_budgets(pod).to_vec()
     }

@@ -208,6 +208,9 @@ pub struct PluginSet {
     routes: BTreeMap<ExtensionPoint, Vec<(usize, i64)>>,
     /// What the user should know about how the set was assembled.
     notes: Vec<String>,
+    /// The profile's `percentageOfNodesToScore` (0: upstream's adaptive
+    /// default).
+    percentage_of_nodes_to_score: u32,
 }
 
 /// Per extension point, the plugins that serve it, in order, with their
@@ -353,6 +356,31 @@ impl PluginSet {
     /// How many plugins serve `point`.
     pub fn count_at(&self, point: ExtensionPoint) -> usize {
         self.routes.get(&point).map_or(0, Vec::len)
+    }
+
+    /// Sets the profile's `percentageOfNodesToScore` (0..=100; 0, the
+    /// default, is upstream's adaptive share: 50% less one point per 125
+    /// nodes, at least 5%).
+    pub fn set_percentage_of_nodes_to_score(&mut self, percentage: u32) {
+        self.percentage_of_nodes_to_score = percentage.min(100);
+    }
+
+    /// How many feasible nodes a pod's search over `all` nodes stops at
+    /// (kube-scheduler's `numFeasibleNodesToFind`): every node below 100
+    /// nodes; else the profile's percentage of them, never fewer than 100.
+    pub fn feasible_nodes_to_find(&self, all: usize) -> usize {
+        const MIN_FEASIBLE_NODES: usize = 100;
+        const MIN_FEASIBLE_NODES_PERCENTAGE: usize = 5;
+        if all < MIN_FEASIBLE_NODES {
+            return all;
+        }
+        let percentage = match self.percentage_of_nodes_to_score as usize {
+            0 => 50usize
+                .saturating_sub(all / 125)
+                .max(MIN_FEASIBLE_NODES_PERCENTAGE),
+            p => p,
+        };
+        (all * percentage / 100).max(MIN_FEASIBLE_NODES)
     }
 
     /// Whether calls are timed ([`PluginSet::time_calls`]).

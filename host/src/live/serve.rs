@@ -206,6 +206,7 @@ pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
         overlay: Overlay::default(),
         reported: BTreeMap::new(),
         excluded: BTreeSet::new(),
+        search_start: std::cell::Cell::new(0),
     };
     server.serve(&tokio, &mut plugins);
     if server.shared.lock().lost_lease {
@@ -354,6 +355,9 @@ struct Server {
     /// Objects left out of the model because they cannot be read, by
     /// origin, with the error (reported once).
     excluded: BTreeSet<String>,
+    /// Where the next run's search for feasible nodes starts
+    /// ([`RunOptions::search_start`]).
+    search_start: std::cell::Cell<usize>,
 }
 
 /// An entity's queue key: `PodGroup ns/name`, `CompositePodGroup ns/name`
@@ -478,6 +482,7 @@ impl Server {
                     live: true,
                     admit: Some(&admit),
                     may_preempt: Some(&may_preempt),
+                    search_start: Some(&self.search_start),
                     ..RunOptions::default()
                 },
             )

@@ -490,6 +490,16 @@ impl cluster::HostSnapshot for HostState {
             })
             .collect())
     }
+
+    fn node_resources(
+        &mut self,
+        _: Resource<SnapshotHandle>,
+        resources: Vec<u32>,
+        nodes: Vec<u32>,
+    ) -> Result<Vec<u64>, types::LookupError> {
+        crate::framework::facts::node_resources(self.snap(), &resources, &nodes)
+            .map_err(lookup_error)
+    }
 }
 
 /// The `log` import of a contract version: its `level` enum has the same

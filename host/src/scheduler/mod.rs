@@ -83,6 +83,9 @@ pub struct Cycle<'a> {
     post_filter: usize,
     /// Whether that plugin declined, so the next one is asked.
     post_filter_declined: bool,
+    /// Where the next pod's search for feasible nodes starts
+    /// (kube-scheduler's `nextStartNodeIndex`, [`Cycle::place_pod`]).
+    next_start_node: usize,
 }
 
 impl<'a> Cycle<'a> {
@@ -104,6 +107,7 @@ impl<'a> Cycle<'a> {
             post_filter: 0,
             post_filter_declined: false,
             nominated_first: false,
+            next_start_node: 0,
         }
     }
 
@@ -167,6 +171,11 @@ pub struct RunOptions<'a> {
     /// may not start another preemption (kube-scheduler's
     /// `PodEligibleToPreemptOthers`); it is still scheduled.
     pub may_preempt: Option<&'a dyn Fn(Entity) -> bool>,
+    /// Where the first pod's search for feasible nodes starts, and where
+    /// the run leaves it for the next (kube-scheduler's
+    /// `nextStartNodeIndex` lives as long as the scheduler: `serve` keeps
+    /// it across runs); `None`: a run starts at the first node.
+    pub search_start: Option<&'a std::cell::Cell<usize>>,
 }
 
 /// [`run`] with options (`wasched serve`'s runs).
@@ -232,6 +241,7 @@ fn run_with(
     let mut cycle = Cycle::new(snapshot, plugins);
     cycle.reuse = options.reuse;
     cycle.nominated_first = options.live;
+    cycle.next_start_node = options.search_start.map_or(0, std::cell::Cell::get);
     let mut run = Run {
         cycle,
         outcome,
@@ -266,6 +276,9 @@ fn run_with(
     run.record_disruptions();
     outcome = run.outcome;
     let cycle = run.cycle;
+    if let Some(start) = options.search_start {
+        start.set(cycle.next_start_node);
+    }
     outcome.warnings.extend(cycle.warnings);
     let (warnings, errors) = cycle.failures.report();
     outcome.warnings.extend(warnings);
@@ -915,5 +928,7 @@ impl Run<'_> {
 
 #[cfg(test)]
 mod composition_tests;
+#[cfg(test)]
+mod sampling_tests;
 #[cfg(test)]
 mod tests;

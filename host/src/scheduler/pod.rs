@@ -34,10 +34,20 @@ impl Cycle<'_> {
     /// Filters and scores `pod` over `nodes`: the best node, or the
     /// diagnosis of why none fits (or a failed plugin's error).
     ///
+    /// As kube-scheduler's `findNodesThatFitPod`, the search walks `nodes`
+    /// from where the last pod's search stopped and stops once it has
+    /// [`PluginSet::feasible_nodes_to_find`] feasible nodes (every node
+    /// below 100 nodes, or with `percentageOfNodesToScore: 100`); only
+    /// those are scored. kube-scheduler walks them on parallel workers and
+    /// keeps whichever it finds first; wasched walks them in order, as
+    /// kube-scheduler does with one worker.
+    ///
     /// Live ([`Cycle::nominated_first`]), a pod nominated to one of `nodes`
     /// (`status.nominatedNodeName`) goes there if it fits, unscored, as
     /// kube-scheduler's `evaluateNominatedNode` does; otherwise it is
     /// placed as any pod.
+    ///
+    /// [`PluginSet::feasible_nodes_to_find`]: crate::PluginSet::feasible_nodes_to_find
     pub fn place_pod(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<NodeId, String> {
         let nominated = self.snapshot.pods[pod as usize]
             .nominated_node
@@ -47,7 +57,20 @@ impl Cycle<'_> {
         {
             return Ok(node);
         }
-        let feasible = self.feasible_nodes(pod, nodes)?;
+        if nodes.is_empty() {
+            return Err(Diagnosis::over(0).render(self.snapshot));
+        }
+        let wanted = self.plugins.feasible_nodes_to_find(nodes.len());
+        let start = self.next_start_node % nodes.len();
+        let found = self.find_feasible(pod, nodes, start, wanted);
+        // kube-scheduler moves its start past every node it looked at,
+        // whether or not one fit.
+        let processed = found.as_ref().map_or(nodes.len(), |(_, walked)| *walked);
+        self.next_start_node = (start + processed) % nodes.len();
+        let (mut feasible, _) = found?;
+        // The choice does not depend on the order (ties go to the lowest
+        // node id); plugins see the nodes in id order, as with no sampling.
+        feasible.sort_unstable();
         self.best_node(pod, feasible)
     }
 
@@ -55,28 +78,97 @@ impl Cycle<'_> {
     /// filter plugins, or the diagnosis of why none does (or a failed
     /// plugin's error).
     pub fn feasible_nodes(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<Vec<NodeId>, String> {
+        self.find_feasible(pod, nodes, 0, nodes.len())
+            .map(|(feasible, _)| feasible)
+    }
+
+    /// The first `wanted` nodes that pass the host's node checks and the
+    /// filter plugins, walking `nodes` from index `start` round to where it
+    /// began, with how many nodes were walked up to the last one taken (all
+    /// of them if fewer pass); or the diagnosis of why none passes (or a
+    /// failed plugin's error).
+    ///
+    /// The host's checks run node by node until enough nodes passed them
+    /// to make up what is missing at the share the filter plugins have let
+    /// through so far; the plugins are then asked about those in one call;
+    /// and again while nodes are missing and left. Nodes walked beyond the
+    /// last one needed count as not walked, as kube-scheduler cancels its
+    /// search once it has enough. With `wanted` at least `nodes.len()`
+    /// the plugins are asked once.
+    fn find_feasible(
+        &mut self,
+        pod: PodId,
+        nodes: &[NodeId],
+        start: usize,
+        wanted: usize,
+    ) -> Result<(Vec<NodeId>, usize), String> {
         let mut diagnosis = Diagnosis::over(nodes.len());
-        let mut feasible = Vec::with_capacity(nodes.len());
-        let start = self.plugins.timing().then(std::time::Instant::now);
+        let mut feasible = Vec::with_capacity(wanted.min(nodes.len()));
         let state = filters::PreFilter::for_pod(self.snapshot, pod);
         let statics = self.static_verdicts(pod);
-        for &node in nodes {
-            let verdict = statics
-                .get(node)
-                .and_then(|()| filters::dynamic_check(self.snapshot, pod, node, &state));
-            match verdict {
-                Ok(()) => feasible.push(node),
-                Err(rejection) => diagnosis.reject(rejection),
+        let mut walked = 0;
+        // (node, where the walk met it) of the nodes passing the host's
+        // checks in this round, and how many of those the plugins passed
+        // over all rounds.
+        let mut candidates: Vec<(NodeId, usize)> = Vec::new();
+        let mut survivors = Vec::new();
+        let (mut asked, mut passed) = (0usize, 0usize);
+        while walked < nodes.len() && feasible.len() < wanted {
+            let missing = wanted - feasible.len();
+            let round = match passed {
+                0 if asked > 0 => missing.max(asked),
+                0 => missing,
+                _ => missing.saturating_mul(asked).div_ceil(passed),
+            };
+            candidates.clear();
+            let clock = self.plugins.timing().then(std::time::Instant::now);
+            while walked < nodes.len() && candidates.len() < round {
+                let node = nodes[(start + walked) % nodes.len()];
+                let verdict = statics
+                    .get(node)
+                    .and_then(|()| filters::dynamic_check(self.snapshot, pod, node, &state));
+                match verdict {
+                    Ok(()) => candidates.push((node, walked)),
+                    Err(rejection) => diagnosis.reject(rejection),
+                }
+                walked += 1;
             }
+            if let Some(clock) = clock {
+                self.node_check_time += clock.elapsed();
+            }
+            survivors.clear();
+            survivors.extend(candidates.iter().map(|&(node, _)| node));
+            self.filter_plugins(pod, &mut survivors, &mut diagnosis)?;
+            asked += candidates.len();
+            passed += survivors.len();
+            if survivors.len() >= missing {
+                // Enough: the walk ends at the last node needed.
+                let last = survivors[missing - 1];
+                let (_, at) = candidates.iter().find(|(n, _)| *n == last).unwrap();
+                walked = at + 1;
+                survivors.truncate(missing);
+            }
+            feasible.extend_from_slice(&survivors);
         }
-        if let Some(start) = start {
-            self.node_check_time += start.elapsed();
+        if feasible.is_empty() {
+            return Err(diagnosis.render(self.snapshot));
         }
+        Ok((feasible, walked))
+    }
+
+    /// Runs the filter plugins over `candidates`, keeping the nodes every
+    /// one lets through and counting the others' reasons in `diagnosis`.
+    fn filter_plugins(
+        &mut self,
+        pod: PodId,
+        candidates: &mut Vec<NodeId>,
+        diagnosis: &mut Diagnosis,
+    ) -> Result<(), String> {
         for mut plugin in self.plugins.at(ExtensionPoint::Filter) {
-            if feasible.is_empty() {
+            if candidates.is_empty() {
                 break;
             }
-            let answer = plugin.filter(self.snapshot, pod, &feasible);
+            let answer = plugin.filter(self.snapshot, pod, candidates);
             let Some(rejections) = self.failures.settle(answer)? else {
                 continue;
             };
@@ -86,12 +178,9 @@ impl Cycle<'_> {
                 rejected.extend(rejection.nodes);
             }
             rejected.sort_unstable();
-            feasible.retain(|n| rejected.binary_search(n).is_err());
+            candidates.retain(|n| rejected.binary_search(n).is_err());
         }
-        if feasible.is_empty() {
-            return Err(diagnosis.render(self.snapshot));
-        }
-        Ok(feasible)
+        Ok(())
     }
 
     /// Scores `pod` on `feasible` (not empty): the highest total.

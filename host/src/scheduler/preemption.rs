@@ -528,7 +528,7 @@ impl Cycle<'_> {
         assignments.iter().all(|&(pod, node)| {
             let checkpoint = self.snapshot.checkpoint();
             self.snapshot.remove(pod);
-            let fits = self.place_pod(pod, &[node]).is_ok();
+            let fits = self.feasible_nodes(pod, &[node]).is_ok();
             self.snapshot.rollback(checkpoint);
             fits
         })

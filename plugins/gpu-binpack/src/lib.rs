@@ -170,15 +170,6 @@ pub struct GpuBinPacking {
     args: Args,
 }
 
-/// A resource column fetched once per call: the pod's request, and the
-/// node-indexed requested and allocatable amounts.
-struct Fetched {
-    weight: u64,
-    request: u64,
-    requested: Vec<u64>,
-    allocatable: Vec<u64>,
-}
-
 impl GpuBinPacking {
     /// The configured resources in the snapshot, with the pod's requests.
     fn columns(&self, cluster: &impl Cluster, pod: PodId) -> (Vec<Column<'_>>, Vec<u64>) {
@@ -215,7 +206,11 @@ impl Plugin for GpuBinPacking {
         }
         // One group per reserved resource: a node goes to the first
         // resource it has.
-        let columns: Vec<Vec<u64>> = extended.iter().map(|c| cluster.allocatable(c.id)).collect();
+        let ids: Vec<ResourceId> = extended.iter().map(|c| c.id).collect();
+        let Ok(amounts) = cluster.node_resources(&ids, nodes) else {
+            // The host hands only nodes of the snapshot; nothing to judge.
+            return Vec::new();
+        };
         let mut groups: Vec<RejectionGroup> = extended
             .iter()
             .map(|c| RejectionGroup {
@@ -226,10 +221,9 @@ impl Plugin for GpuBinPacking {
                 nodes: Vec::new(),
             })
             .collect();
-        for &node in nodes {
-            let reserved = columns
-                .iter()
-                .position(|column| column.get(node as usize).copied().unwrap_or(0) > 0);
+        for (i, &node) in nodes.iter().enumerate() {
+            let reserved = (0..ids.len())
+                .position(|r| amounts.allocatable(r).get(i).copied().unwrap_or(0) > 0);
             if let Some(at) = reserved {
                 groups[at].nodes.push(node);
             }
@@ -245,34 +239,39 @@ impl Plugin for GpuBinPacking {
         nodes: &[NodeId],
     ) -> Result<Vec<i64>, Status> {
         let (columns, requests) = self.columns(cluster, pod);
-        let fetched: Vec<Fetched> = columns
+        // The resources that count: every configured one the pod requests,
+        // and the plain ones (cpu, memory) even when it does not.
+        let counted: Vec<(&Column, u64)> = columns
             .iter()
             .filter_map(|c| {
                 let request = requests.get(c.id as usize).copied().unwrap_or(0);
-                if c.extended && request == 0 {
-                    return None;
-                }
-                Some(Fetched {
-                    weight: c.weight,
-                    request,
-                    requested: cluster.requested(c.id),
-                    allocatable: cluster.allocatable(c.id),
-                })
+                (!c.extended || request > 0).then_some((c, request))
             })
             .collect();
-        if fetched.is_empty() {
+        if counted.is_empty() {
             return Ok(vec![0; nodes.len()]);
         }
-        let columns: Vec<ResourceColumns<'_>> = fetched
+        // Only these nodes' amounts, one block per call.
+        let ids: Vec<ResourceId> = counted.iter().map(|(c, _)| c.id).collect();
+        let amounts = cluster.node_resources(&ids, nodes).map_err(|e| {
+            Status::new(
+                Code::Error,
+                format!("node-resources refused the nodes asked: {e:?}"),
+            )
+        })?;
+        let columns: Vec<ResourceColumns<'_>> = counted
             .iter()
-            .map(|f| ResourceColumns {
-                request: f.request,
-                requested: &f.requested,
-                allocatable: &f.allocatable,
-                weight: f.weight,
+            .enumerate()
+            .map(|(i, &(c, request))| ResourceColumns {
+                request,
+                requested: amounts.requested(i),
+                allocatable: amounts.allocatable(i),
+                weight: c.weight,
             })
             .collect();
-        Ok(most_allocated_over(&columns, nodes)
+        // The amounts are indexed by position in `nodes`.
+        let positions: Vec<u32> = (0..nodes.len() as u32).collect();
+        Ok(most_allocated_over(&columns, &positions)
             .into_iter()
             .map(|score| i64::try_from(score).unwrap_or(0))
             .collect())

@@ -104,4 +104,68 @@ pub trait Cluster {
         key: Symbol,
         nodes: &[NodeId],
     ) -> Result<Vec<LabelDomain>, LookupError>;
+    /// The amounts of `resources` on `nodes` only ([`NodeResources`]);
+    /// `Unknown` if an id is outside the snapshot or a list is longer than
+    /// the snapshot's resources or nodes.
+    ///
+    /// The default reads whole columns; the wasm32 SDK and the host ask
+    /// for just these amounts.
+    fn node_resources(
+        &self,
+        resources: &[ResourceId],
+        nodes: &[NodeId],
+    ) -> Result<NodeResources, LookupError> {
+        let count = self.resource_names().len();
+        if resources.len() > count || nodes.len() > self.node_count() as usize {
+            return Err(LookupError::Unknown);
+        }
+        let mut amounts = Vec::with_capacity(2 * resources.len() * nodes.len());
+        for &resource in resources {
+            if resource as usize >= count {
+                return Err(LookupError::Unknown);
+            }
+            for column in [self.allocatable(resource), self.requested(resource)] {
+                for &node in nodes {
+                    let amount = column.get(node as usize).ok_or(LookupError::Unknown)?;
+                    amounts.push(*amount);
+                }
+            }
+        }
+        Ok(NodeResources::new(amounts, nodes.len()))
+    }
+}
+
+/// [`Cluster::node_resources`]'s answer: per resource asked, the
+/// allocatable and requested amounts on the nodes asked, in their order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeResources {
+    amounts: Vec<u64>,
+    nodes: usize,
+}
+
+impl NodeResources {
+    /// Wraps the host's block: per resource, `nodes` allocatable amounts
+    /// then `nodes` requested amounts.
+    pub fn new(amounts: Vec<u64>, nodes: usize) -> Self {
+        Self { amounts, nodes }
+    }
+
+    /// The allocatable amounts of the `i`-th resource asked, one per node
+    /// asked (empty past the end).
+    pub fn allocatable(&self, i: usize) -> &[u64] {
+        self.slice(2 * i)
+    }
+
+    /// The requested amounts of the `i`-th resource asked, one per node
+    /// asked (empty past the end).
+    pub fn requested(&self, i: usize) -> &[u64] {
+        self.slice(2 * i + 1)
+    }
+
+    fn slice(&self, block: usize) -> &[u64] {
+        let start = block.saturating_mul(self.nodes);
+        self.amounts
+            .get(start..start.saturating_add(self.nodes))
+            .unwrap_or(&[])
+    }
 }

@@ -274,6 +274,17 @@ impl Cluster for HostCluster<'_> {
             .map(map)
             .map_err(Into::into)
     }
+
+    fn node_resources(
+        &self,
+        resources: &[plain::ResourceId],
+        nodes: &[plain::NodeId],
+    ) -> Result<crate::cluster::NodeResources, plain::LookupError> {
+        self.0
+            .node_resources(resources, nodes)
+            .map(|amounts| crate::cluster::NodeResources::new(amounts, nodes.len()))
+            .map_err(Into::into)
+    }
 }
 
 // ---------------------------------------------------------------------------

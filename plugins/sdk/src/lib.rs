@@ -115,7 +115,7 @@ pub mod scoring;
 mod status;
 pub mod types;
 
-pub use cluster::Cluster;
+pub use cluster::{Cluster, NodeResources};
 pub use rejections::Rejections;
 pub use status::{Code, Status};
 pub use types::*;

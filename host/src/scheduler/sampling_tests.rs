@@ -1,0 +1,231 @@
+//! kube-scheduler's `percentageOfNodesToScore`: on 100 nodes or more a
+//! pod's search stops at a share of the nodes, starts where the last
+//! pod's stopped, and only the nodes found are scored.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::run;
+use crate::config::PluginConfig;
+use crate::framework::{Answer, ExtensionPoint, Plugin, PluginSet, Rejection};
+use crate::model::{NodeId, PodId, Snapshot};
+
+/// `nodes` idle nodes `n000, n001, …` (id = number) of 4 cpu, and `pods`
+/// pending lone pods `p0, p1, …` of 1 cpu, queued in that order.
+fn cluster(nodes: usize, pods: usize) -> Snapshot {
+    let mut text = String::new();
+    for n in 0..nodes {
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n{n:03}}}\nstatus: {{allocatable: {{cpu: \"4\", memory: 8Gi}}}}\n---\n"
+        ));
+    }
+    for p in 0..pods {
+        text.push_str(&format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p{p}, namespace: t, creationTimestamp: \"2026-01-01T00:00:{p:02}Z\"}}\nspec:\n  containers: [{{name: c, image: x, resources: {{requests: {{cpu: \"1\"}}}}}}]\n---\n"
+        ));
+    }
+    let mut manifests = crate::manifest::Manifests::default();
+    crate::manifest::load_str(&mut manifests, "test.yaml", &text).unwrap();
+    Snapshot::build(&manifests).unwrap()
+}
+
+/// The node lists the score plugin was asked about, one per call.
+type Scored = Rc<RefCell<Vec<Vec<NodeId>>>>;
+
+/// Filters out the odd node ids (if told) and scores the highest node id
+/// it is asked about 100 and the others 0, recording what it scores.
+struct Recorder {
+    odd_out: bool,
+    scored: Scored,
+}
+
+impl Plugin for Recorder {
+    fn name(&self) -> &str {
+        "Recorder"
+    }
+
+    fn points(&self) -> &[ExtensionPoint] {
+        &[ExtensionPoint::Filter, ExtensionPoint::Score]
+    }
+
+    fn filter(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _pod: PodId,
+        nodes: &[NodeId],
+    ) -> Answer<Vec<Rejection>> {
+        let odd: Vec<NodeId> = nodes.iter().copied().filter(|n| n % 2 == 1).collect();
+        Ok(match self.odd_out && !odd.is_empty() {
+            true => vec![Rejection {
+                reason: "odd node".into(),
+                nodes: odd,
+            }],
+            false => Vec::new(),
+        })
+    }
+
+    fn score(
+        &mut self,
+        _snapshot: &mut Snapshot,
+        _pod: PodId,
+        nodes: &[NodeId],
+    ) -> Answer<Result<Vec<i64>, crate::framework::Status>> {
+        self.scored.borrow_mut().push(nodes.to_vec());
+        let top = nodes.iter().max().copied();
+        Ok(Ok(nodes
+            .iter()
+            .map(|&n| if Some(n) == top { 100 } else { 0 })
+            .collect()))
+    }
+}
+
+/// Runs `snapshot` with a [`Recorder`] at `percentage`: the node lists
+/// scored and the nodes chosen, pod by pod.
+fn sampled(snapshot: &Snapshot, percentage: u32, odd_out: bool) -> (Vec<Vec<NodeId>>, Vec<String>) {
+    let scored = Scored::default();
+    let mut plugins = PluginSet::new();
+    plugins
+        .add(Box::new(Recorder {
+            odd_out,
+            scored: scored.clone(),
+        }))
+        .unwrap();
+    plugins.set_percentage_of_nodes_to_score(percentage);
+    let outcome = run(&mut snapshot.clone(), &mut plugins);
+    let chosen = outcome.placements.iter().map(|b| b.node.clone()).collect();
+    (scored.take(), chosen)
+}
+
+fn range(from: NodeId, to: NodeId) -> Vec<NodeId> {
+    (from..to).collect()
+}
+
+#[test]
+fn the_number_of_nodes_to_find_is_upstreams() {
+    let mut set = PluginSet::new();
+    // Adaptive: every node below 100; 50% less one point per 125 nodes,
+    // at least 5%, never fewer than 100 nodes.
+    for (all, wanted) in [
+        (0, 0),
+        (99, 99),
+        (100, 100),
+        (200, 100),
+        (300, 144),
+        (1_000, 420),
+        (5_000, 500),
+        (6_000, 300),
+        (20_000, 1_000),
+    ] {
+        assert_eq!(set.feasible_nodes_to_find(all), wanted, "{all} nodes");
+    }
+    set.set_percentage_of_nodes_to_score(30);
+    assert_eq!(set.feasible_nodes_to_find(1_000), 300);
+    assert_eq!(set.feasible_nodes_to_find(200), 100);
+    assert_eq!(set.feasible_nodes_to_find(50), 50);
+    set.set_percentage_of_nodes_to_score(100);
+    assert_eq!(set.feasible_nodes_to_find(5_000), 5_000);
+}
+
+#[test]
+fn each_pod_scores_the_next_share_of_a_large_cluster() {
+    let snapshot = cluster(300, 3);
+    // 300 nodes: 48% = 144 nodes per pod, each search starting where the
+    // last one stopped and wrapping round.
+    let (scored, chosen) = sampled(&snapshot, 0, false);
+    let third: Vec<NodeId> = range(0, 132).into_iter().chain(range(288, 300)).collect();
+    assert_eq!(scored, vec![range(0, 144), range(144, 288), third]);
+    // The best of the nodes found, not of the cluster.
+    assert_eq!(chosen, ["n143", "n287", "n299"]);
+
+    // Every node, every time, at 100%.
+    let (scored, chosen) = sampled(&snapshot, 100, false);
+    assert_eq!(scored, vec![range(0, 300); 3]);
+    assert_eq!(chosen, ["n299", "n299", "n299"]);
+}
+
+#[test]
+fn the_search_goes_on_until_enough_nodes_pass_the_filter_plugins() {
+    let snapshot = cluster(300, 2);
+    // Odd nodes are filtered out: the first pod needs 144 even nodes
+    // (n000..n286), the second starts at n287 and wraps round.
+    let (scored, _) = sampled(&snapshot, 0, true);
+    let evens = |ids: Vec<NodeId>| ids.into_iter().filter(|n| n % 2 == 0).collect::<Vec<_>>();
+    assert_eq!(scored[0], evens(range(0, 287)));
+    let mut second = evens(range(287, 300));
+    second.extend(evens(range(0, 275)));
+    second.sort_unstable();
+    assert_eq!(scored[1], second);
+    assert_eq!(scored[1].len(), 144);
+}
+
+#[test]
+fn small_clusters_are_searched_whole() {
+    let snapshot = cluster(99, 2);
+    let (scored, _) = sampled(&snapshot, 0, false);
+    assert_eq!(scored, vec![range(0, 99); 2]);
+}
+
+#[test]
+fn the_percentage_comes_from_the_configuration() {
+    let text = |global: &str, profile: &str| {
+        format!(
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n{global}profiles:\n- schedulerName: default-scheduler\n{profile}"
+        )
+    };
+    let read = |text: &str| PluginConfig::parse(text).map(|c| c.percentage_of_nodes_to_score());
+    assert_eq!(read(&text("", "")).unwrap(), 0);
+    assert_eq!(
+        read(&text("percentageOfNodesToScore: 40\n", "")).unwrap(),
+        40
+    );
+    // The profile's own value wins.
+    assert_eq!(
+        read(&text(
+            "percentageOfNodesToScore: 40\n",
+            "  percentageOfNodesToScore: 70\n"
+        ))
+        .unwrap(),
+        70
+    );
+    let error = read(&text("", "  percentageOfNodesToScore: 101\n")).unwrap_err();
+    assert_eq!(
+        format!("{error:#}"),
+        "field profiles[0].percentageOfNodesToScore: 101 is not in the valid range 0..100"
+    );
+    // wasched's own format takes it too.
+    assert_eq!(read("percentageOfNodesToScore: 100\n").unwrap(), 100);
+    assert!(read("percentageOfNodesToScore: -1\n").is_err());
+    // And the assembled set uses it.
+    let config = PluginConfig::parse(&text("percentageOfNodesToScore: 100\n", "")).unwrap();
+    let (set, _) = config.assemble(Vec::new()).unwrap();
+    assert_eq!(set.feasible_nodes_to_find(5_000), 5_000);
+}
+
+#[test]
+fn a_long_lived_scheduler_carries_the_start_across_runs() {
+    let snapshot = cluster(300, 1);
+    let scored = Scored::default();
+    let mut plugins = PluginSet::new();
+    plugins
+        .add(Box::new(Recorder {
+            odd_out: false,
+            scored: scored.clone(),
+        }))
+        .unwrap();
+    let start = std::cell::Cell::new(0);
+    let options = super::RunOptions {
+        search_start: Some(&start),
+        ..Default::default()
+    };
+    for _ in 0..2 {
+        super::run_with_options(&mut snapshot.clone(), &mut plugins, &options);
+    }
+    assert_eq!(scored.take(), vec![range(0, 144), range(144, 288)]);
+    assert_eq!(start.get(), 288);
+    // Without it, every run starts at the first node (and decides the
+    // same each time).
+    for _ in 0..2 {
+        run(&mut snapshot.clone(), &mut plugins);
+    }
+    assert_eq!(scored.take(), vec![range(0, 144); 2]);
+}
