@@ -123,7 +123,11 @@ impl Cycle<'_> {
             candidates.clear();
             let clock = self.plugins.timing().then(std::time::Instant::now);
             while walked < nodes.len() && candidates.len() < round {
-                let node = nodes[(start + walked) % nodes.len()];
+                // `start + walked` wraps round at most once (no division
+                // per node).
+                let at = start + walked;
+                let at = at.checked_sub(nodes.len()).unwrap_or(at);
+                let node = nodes[at];
                 let verdict = statics
                     .get(node)
                     .and_then(|()| filters::dynamic_check(self.snapshot, pod, node, &state));
