@@ -243,6 +243,12 @@ impl Profile {
             file.percentage_of_nodes_to_score,
             "percentageOfNodesToScore",
         )?;
+        // Every profile's is checked, as kube-scheduler checks them, not
+        // only the one wasched reads.
+        for (i, profile) in file.profiles.iter().enumerate() {
+            let field = format!("profiles[{i}].percentageOfNodesToScore");
+            percentage(profile.percentage_of_nodes_to_score, &field)?;
+        }
         let index = match file.profiles.len() {
             0 => {
                 return Ok(Read {

@@ -205,7 +205,10 @@ pub fn node_resources(
             snapshot.allocatable(resource as usize),
             snapshot.requested(resource as usize),
         ] {
-            amounts.extend(nodes.iter().map(|&n| column[n as usize]));
+            for &node in nodes {
+                let amount = column.get(node as usize).ok_or(sdk::LookupError::Unknown)?;
+                amounts.push(*amount);
+            }
         }
     }
     Ok(amounts)

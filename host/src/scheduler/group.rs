@@ -499,6 +499,8 @@ impl Cycle<'_> {
             .count() as u32;
         let need = info.min_count().unwrap_or(1).saturating_sub(running).max(1);
         let mut parts = Vec::new();
+        // Only a message: the search's start stays where scheduling left it.
+        let start = self.next_start_node;
         for placement in placements.iter().take(SHOWN) {
             let checkpoint = self.snapshot.checkpoint();
             let mut fits = 0;
@@ -515,6 +517,7 @@ impl Cycle<'_> {
                 .map_or(placement.name.as_str(), |(_, v)| v.as_str());
             parts.push(format!("{value} fits {fits}"));
         }
+        self.next_start_node = start;
         if placements.len() > SHOWN {
             parts.push(format!("and {} more", placements.len() - SHOWN));
         }

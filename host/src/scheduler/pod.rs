@@ -40,7 +40,7 @@ impl Cycle<'_> {
     /// below 100 nodes, or with `percentageOfNodesToScore: 100`); only
     /// those are scored. kube-scheduler walks them on parallel workers and
     /// keeps whichever it finds first; wasched walks them in order, as
-    /// kube-scheduler does with one worker.
+    /// kube-scheduler does with one worker ([`Cycle::find_feasible`]).
     ///
     /// Live ([`Cycle::nominated_first`]), a pod nominated to one of `nodes`
     /// (`status.nominatedNodeName`) goes there if it fits, unscored, as
@@ -84,17 +84,18 @@ impl Cycle<'_> {
 
     /// The first `wanted` nodes that pass the host's node checks and the
     /// filter plugins, walking `nodes` from index `start` round to where it
-    /// began, with how many nodes were walked up to the last one taken (all
-    /// of them if fewer pass); or the diagnosis of why none passes (or a
-    /// failed plugin's error).
+    /// began, with how many nodes the walk took in; or the diagnosis of why
+    /// none passes (or a failed plugin's error).
+    ///
+    /// As kube-scheduler with one worker, the walk takes in every node up
+    /// to the next one that passes after the `wanted` found (that one is
+    /// where it stops, not taken in), or every node if none does.
     ///
     /// The host's checks run node by node until enough nodes passed them
     /// to make up what is missing at the share the filter plugins have let
     /// through so far; the plugins are then asked about those in one call;
-    /// and again while nodes are missing and left. Nodes walked beyond the
-    /// last one needed count as not walked, as kube-scheduler cancels its
-    /// search once it has enough. With `wanted` at least `nodes.len()`
-    /// the plugins are asked once.
+    /// and again while nodes are missing and left. With `wanted` at least
+    /// `nodes.len()` the plugins are asked once.
     fn find_feasible(
         &mut self,
         pod: PodId,
@@ -103,7 +104,9 @@ impl Cycle<'_> {
         wanted: usize,
     ) -> Result<(Vec<NodeId>, usize), String> {
         let mut diagnosis = Diagnosis::over(nodes.len());
-        let mut feasible = Vec::with_capacity(wanted.min(nodes.len()));
+        // The nodes wanted and the one the walk stops at.
+        let goal = wanted.saturating_add(1);
+        let mut feasible = Vec::with_capacity(goal.min(nodes.len()));
         let state = filters::PreFilter::for_pod(self.snapshot, pod);
         let statics = self.static_verdicts(pod);
         let mut walked = 0;
@@ -113,8 +116,8 @@ impl Cycle<'_> {
         let mut candidates: Vec<(NodeId, usize)> = Vec::new();
         let mut survivors = Vec::new();
         let (mut asked, mut passed) = (0usize, 0usize);
-        while walked < nodes.len() && feasible.len() < wanted {
-            let missing = wanted - feasible.len();
+        while walked < nodes.len() && feasible.len() < goal {
+            let missing = goal - feasible.len();
             let round = match passed {
                 0 if asked > 0 => missing.max(asked),
                 0 => missing,
@@ -146,11 +149,12 @@ impl Cycle<'_> {
             asked += candidates.len();
             passed += survivors.len();
             if survivors.len() >= missing {
-                // Enough: the walk ends at the last node needed.
-                let last = survivors[missing - 1];
-                let (_, at) = candidates.iter().find(|(n, _)| *n == last).unwrap();
-                walked = at + 1;
-                survivors.truncate(missing);
+                // The walk stops at the node after the last one wanted.
+                let stop = survivors[missing - 1];
+                let (_, at) = candidates.iter().find(|(n, _)| *n == stop).unwrap();
+                walked = *at;
+                feasible.extend_from_slice(&survivors[..missing - 1]);
+                break;
             }
             feasible.extend_from_slice(&survivors);
         }

@@ -116,7 +116,11 @@ pub trait Cluster {
         nodes: &[NodeId],
     ) -> Result<NodeResources, LookupError> {
         let count = self.resource_names().len();
-        if resources.len() > count || nodes.len() > self.node_count() as usize {
+        let node_count = self.node_count() as usize;
+        if resources.len() > count || nodes.len() > node_count {
+            return Err(LookupError::Unknown);
+        }
+        if nodes.iter().any(|&n| n as usize >= node_count) {
             return Err(LookupError::Unknown);
         }
         let mut amounts = Vec::with_capacity(2 * resources.len() * nodes.len());
