@@ -217,8 +217,8 @@ pub struct PluginConfig {
     warnings: Vec<String>,
     /// The `KubeSchedulerConfiguration` profile the file was, if it was one.
     profile: Option<profile::Profile>,
-    /// A `KubeSchedulerConfiguration`'s `percentageOfNodesToScore` (0:
-    /// upstream's adaptive default; wasched's own format has none).
+    /// The file's `percentageOfNodesToScore` (either format; 0: upstream's
+    /// adaptive default).
     percentage_of_nodes_to_score: u32,
 }
 

@@ -221,9 +221,11 @@ impl Plugin for GpuBinPacking {
                 nodes: Vec::new(),
             })
             .collect();
+        let allocatable: Vec<&[u64]> = (0..ids.len()).map(|r| amounts.allocatable(r)).collect();
         for (i, &node) in nodes.iter().enumerate() {
-            let reserved = (0..ids.len())
-                .position(|r| amounts.allocatable(r).get(i).copied().unwrap_or(0) > 0);
+            let reserved = allocatable
+                .iter()
+                .position(|column| column.get(i).copied().unwrap_or(0) > 0);
             if let Some(at) = reserved {
                 groups[at].nodes.push(node);
             }
