@@ -190,24 +190,30 @@ pub fn node_resources(
     nodes: &[NodeId],
 ) -> Result<Vec<u64>, sdk::LookupError> {
     let count = snapshot.resource_names.len();
+    // One past the highest node asked: every column must reach it.
+    let reach = nodes.iter().max().map_or(0, |&n| n as usize + 1);
     if resources.len() > count || nodes.len() > snapshot.nodes.len() {
         return Err(sdk::LookupError::Unknown);
     }
-    if nodes.iter().any(|&n| n as usize >= snapshot.nodes.len()) {
+    if reach > snapshot.nodes.len() || resources.iter().any(|&r| r as usize >= count) {
         return Err(sdk::LookupError::Unknown);
     }
+    // Every node in order (a batched call over the whole cluster) copies
+    // whole columns.
+    let in_order = nodes.iter().enumerate().all(|(i, &n)| n as usize == i);
     let mut amounts = Vec::with_capacity(2 * resources.len() * nodes.len());
     for &resource in resources {
-        if resource as usize >= count {
-            return Err(sdk::LookupError::Unknown);
-        }
         for column in [
             snapshot.allocatable(resource as usize),
             snapshot.requested(resource as usize),
         ] {
-            for &node in nodes {
-                let amount = column.get(node as usize).ok_or(sdk::LookupError::Unknown)?;
-                amounts.push(*amount);
+            if column.len() < reach {
+                return Err(sdk::LookupError::Unknown);
+            }
+            if in_order {
+                amounts.extend_from_slice(&column[..nodes.len()]);
+            } else {
+                amounts.extend(nodes.iter().map(|&node| column[node as usize]));
             }
         }
     }
@@ -250,6 +256,15 @@ spec:
         assert_eq!(
             node_resources(&snapshot, &[0, gpu], &[1, 0]),
             Ok(vec![2_000, 4_000, 0, 1_000, 0, 8, 0, 2])
+        );
+        // In order, whole columns; a prefix of them for the first nodes.
+        assert_eq!(
+            node_resources(&snapshot, &[gpu, 0], &[0, 1]),
+            Ok(vec![8, 0, 2, 0, 4_000, 2_000, 1_000, 0])
+        );
+        assert_eq!(
+            node_resources(&snapshot, &[0], &[0]),
+            Ok(vec![4_000, 1_000])
         );
         assert_eq!(node_resources(&snapshot, &[0], &[]), Ok(vec![]));
         let unknown = Err(sdk::LookupError::Unknown);

@@ -221,13 +221,15 @@ impl Plugin for GpuBinPacking {
                 nodes: Vec::new(),
             })
             .collect();
-        let allocatable: Vec<&[u64]> = (0..ids.len()).map(|r| amounts.allocatable(r)).collect();
-        for (i, &node) in nodes.iter().enumerate() {
-            let reserved = allocatable
-                .iter()
-                .position(|column| column.get(i).copied().unwrap_or(0) > 0);
-            if let Some(at) = reserved {
-                groups[at].nodes.push(node);
+        // Resource by resource, the nodes that have it and no earlier one.
+        let mut left = vec![true; nodes.len()];
+        for (r, group) in groups.iter_mut().enumerate() {
+            let column = amounts.allocatable(r);
+            for ((&node, &amount), left) in nodes.iter().zip(column).zip(&mut left) {
+                if *left && amount > 0 {
+                    *left = false;
+                    group.nodes.push(node);
+                }
             }
         }
         groups.retain(|g| !g.nodes.is_empty());
@@ -271,11 +273,11 @@ impl Plugin for GpuBinPacking {
                 weight: c.weight,
             })
             .collect();
-        // The amounts are indexed by position in `nodes`.
-        let positions: Vec<u32> = (0..nodes.len() as u32).collect();
-        Ok(most_allocated_over(&columns, &positions)
+        // The amounts are indexed by position in `nodes`; scores are at
+        // most `MAX_SCORE`, so they convert exactly.
+        Ok(most_allocated_over(&columns, nodes.len())
             .into_iter()
-            .map(|score| i64::try_from(score).unwrap_or(0))
+            .map(|score| score as i64)
             .collect())
     }
 }

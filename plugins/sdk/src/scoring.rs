@@ -48,7 +48,8 @@ pub fn most_allocated(resources: &[ResourceUse]) -> u64 {
 }
 
 /// One resource's columns for [`most_allocated_over`]: the pod's request,
-/// and per node (indexed by node id) what is requested and allocatable.
+/// and per node (by position, as `node-resources` answers) what is
+/// requested and allocatable.
 #[derive(Clone, Copy, Debug)]
 pub struct ResourceColumns<'a> {
     /// The pod's request.
@@ -61,41 +62,19 @@ pub struct ResourceColumns<'a> {
     pub weight: u64,
 }
 
-/// [`most_allocated`] of one pod on each of `nodes`, column by column:
-/// the same scores, in 64-bit arithmetic over whole columns (a loop wasm
-/// runs fast, with no per-node list), falling back to [`most_allocated`]
-/// for a node where 64 bits do not hold. (A saturated `requested` is
-/// exact here: it is capped at `allocatable` either way.)
-pub fn most_allocated_over(columns: &[ResourceColumns<'_>], nodes: &[u32]) -> alloc::vec::Vec<u64> {
-    let mut sums = alloc::vec![0u64; nodes.len()];
-    let mut weights = alloc::vec![0u64; nodes.len()];
-    let mut wide = alloc::vec![false; nodes.len()];
-    for c in columns {
-        for (i, &node) in nodes.iter().enumerate() {
-            let allocatable = c.allocatable.get(node as usize).copied().unwrap_or(0);
-            if allocatable == 0 {
-                continue;
-            }
-            let requested = c.requested.get(node as usize).copied().unwrap_or(0);
-            let used = requested.saturating_add(c.request).min(allocatable);
-            let added = (used <= u64::MAX / MAX_SCORE)
-                .then(|| used * MAX_SCORE / allocatable)
-                .and_then(|share| share.checked_mul(c.weight))
-                .and_then(|x| sums[i].checked_add(x))
-                .zip(weights[i].checked_add(c.weight));
-            match added {
-                Some((sum, weight)) => (sums[i], weights[i]) = (sum, weight),
-                None => wide[i] = true,
-            }
-        }
-    }
-    nodes
-        .iter()
-        .enumerate()
-        .map(|(i, &node)| {
-            if wide[i] {
-                let at =
-                    |column: &[u64]| u128::from(column.get(node as usize).copied().unwrap_or(0));
+/// [`most_allocated`] of one pod on each of `nodes` nodes, column by
+/// column: node `i`'s amounts are at position `i` of every column (a
+/// column shorter than `nodes` has nothing past its end). The same scores
+/// as [`most_allocated`] node by node; when every amount and weight keeps
+/// 64 bits exact (always, in practice), in a loop without a branch per
+/// node, which wasm runs almost as fast as native code.
+pub fn most_allocated_over(columns: &[ResourceColumns<'_>], nodes: usize) -> alloc::vec::Vec<u64> {
+    if fits_64_bits(columns, nodes) {
+        most_allocated_narrow(columns, nodes)
+    } else {
+        (0..nodes)
+            .map(|i| {
+                let at = |column: &[u64]| u128::from(column.get(i).copied().unwrap_or(0));
                 let uses: alloc::vec::Vec<ResourceUse> = columns
                     .iter()
                     .map(|c| ResourceUse {
@@ -105,13 +84,105 @@ pub fn most_allocated_over(columns: &[ResourceColumns<'_>], nodes: &[u32]) -> al
                     })
                     .collect();
                 most_allocated(&uses)
-            } else {
-                sums[i]
-                    .checked_div(weights[i])
-                    .map_or(0, |score| score.min(MAX_SCORE))
-            }
+            })
+            .collect()
+    }
+}
+
+/// Whether [`most_allocated_narrow`] is exact on these columns: each has
+/// both amounts for every node, no allocatable amount overflows when
+/// multiplied by [`MAX_SCORE`] (a used amount is capped at it), and the
+/// weights' sum, times [`MAX_SCORE`], fits too.
+fn fits_64_bits(columns: &[ResourceColumns<'_>], nodes: usize) -> bool {
+    let weights = columns
+        .iter()
+        .try_fold(0u64, |sum, c| sum.checked_add(c.weight));
+    weights.is_some_and(|w| w <= u64::MAX / MAX_SCORE)
+        && columns.iter().all(|c| {
+            c.requested.len() >= nodes
+                && c.allocatable.len() >= nodes
+                && c.allocatable[..nodes]
+                    .iter()
+                    .all(|&a| a <= u64::MAX / MAX_SCORE)
         })
-        .collect()
+}
+
+/// [`most_allocated_over`] in 64-bit arithmetic, on columns
+/// [`fits_64_bits`] accepts: a weighted share per resource without a
+/// branch (a node without the resource adds neither share nor weight),
+/// then the mean (0 where no weight counted, as the sum is 0 there too).
+///
+/// A division is most of the cost, and a 64-bit one is several times a
+/// 32-bit one on common x86 cores. Native code takes the 32-bit one where
+/// the operands allow, checking per division; wasm compilers do not. So a
+/// column whose amounts all fit divides in 32 bits throughout, as does the
+/// mean when the weights keep the sums in 32 bits.
+fn most_allocated_narrow(columns: &[ResourceColumns<'_>], nodes: usize) -> alloc::vec::Vec<u64> {
+    let mut sums = alloc::vec![0u64; nodes];
+    let mut weights = alloc::vec![0u64; nodes];
+    for c in columns {
+        let (requested, allocatable) = (&c.requested[..nodes], &c.allocatable[..nodes]);
+        let used = |i: usize| requested[i].saturating_add(c.request).min(allocatable[i]);
+        if allocatable.iter().all(|&a| a <= SHARE_32) {
+            add_column(&mut sums, &mut weights, c, |i| {
+                let share = used(i) as u32 * MAX_SCORE as u32 / (allocatable[i] as u32).max(1);
+                u64::from(share)
+            });
+        } else {
+            add_column(&mut sums, &mut weights, c, |i| {
+                used(i) * MAX_SCORE / allocatable[i].max(1)
+            });
+        }
+    }
+    if columns.iter().map(|c| c.weight).sum::<u64>() <= SHARE_32 {
+        four_a_round(nodes, |i| {
+            sums[i] = u64::from(sums[i] as u32 / (weights[i] as u32).max(1)).min(MAX_SCORE);
+        });
+    } else {
+        four_a_round(nodes, |i| {
+            sums[i] = (sums[i] / weights[i].max(1)).min(MAX_SCORE);
+        });
+    }
+    sums
+}
+
+/// The largest amount whose share, and the largest weight whose weighted
+/// sum of shares, stays within 32 bits.
+const SHARE_32: u64 = u32::MAX as u64 / MAX_SCORE;
+
+/// Adds one column's weighted shares (`share(i)` for node `i`) and weight
+/// to the nodes that have the resource.
+#[inline(always)]
+fn add_column(
+    sums: &mut [u64],
+    weights: &mut [u64],
+    c: &ResourceColumns<'_>,
+    share: impl Fn(usize) -> u64,
+) {
+    let nodes = sums.len();
+    let (weights, allocatable) = (&mut weights[..nodes], &c.allocatable[..nodes]);
+    let weight = c.weight;
+    four_a_round(nodes, |i| {
+        let counted = u64::from(allocatable[i] != 0) * weight;
+        sums[i] += counted * share(i);
+        weights[i] += counted;
+    });
+}
+
+/// Calls `body` for `0..nodes` in order, four a round: a wasm loop pays
+/// its fuel and interruption checks per round, not per node.
+#[inline(always)]
+fn four_a_round(nodes: usize, mut body: impl FnMut(usize)) {
+    let rounds = nodes / 4 * 4;
+    for i in (0..rounds).step_by(4) {
+        body(i);
+        body(i + 1);
+        body(i + 2);
+        body(i + 3);
+    }
+    for i in rounds..nodes {
+        body(i);
+    }
 }
 
 /// [`most_allocated`] in 128-bit arithmetic, for weights too large for 64.
@@ -161,8 +232,8 @@ mod tests {
         let big = u64::MAX;
         let requested = [0, 3, 9, big / 2, big, 7, big / 50, 0];
         let allocatable = [8, 8, 8, big, big, 0, big, 5];
-        let nodes: alloc::vec::Vec<u32> = (0..8).collect();
-        for (request, weight) in [(0, 1), (2, 3), (big, 1), (1, u64::MAX / 2)] {
+        let nodes: alloc::vec::Vec<usize> = (0..8).collect();
+        for (request, weight) in [(0, 1), (2, 3), (big, 1), (1, u64::MAX / 2), (1, 100)] {
             let columns = [
                 ResourceColumns {
                     request,
@@ -183,8 +254,8 @@ mod tests {
                     let uses: alloc::vec::Vec<ResourceUse> = columns
                         .iter()
                         .map(|c| ResourceUse {
-                            requested: u128::from(c.requested[n as usize]) + u128::from(c.request),
-                            allocatable: u128::from(c.allocatable[n as usize]),
+                            requested: u128::from(c.requested[n]) + u128::from(c.request),
+                            allocatable: u128::from(c.allocatable[n]),
                             weight: c.weight,
                         })
                         .collect();
@@ -192,11 +263,97 @@ mod tests {
                 })
                 .collect();
             assert_eq!(
-                most_allocated_over(&columns, &nodes),
+                most_allocated_over(&columns, nodes.len()),
                 expected,
                 "{request} {weight}"
             );
         }
+    }
+
+    /// Scores node by node, the reference for the column forms.
+    fn per_node(columns: &[ResourceColumns<'_>], nodes: usize) -> alloc::vec::Vec<u64> {
+        (0..nodes)
+            .map(|n| {
+                let at = |column: &[u64]| u128::from(column.get(n).copied().unwrap_or(0));
+                let uses: alloc::vec::Vec<ResourceUse> = columns
+                    .iter()
+                    .map(|c| ResourceUse {
+                        requested: at(c.requested) + u128::from(c.request),
+                        allocatable: at(c.allocatable),
+                        weight: c.weight,
+                    })
+                    .collect();
+                most_allocated(&uses)
+            })
+            .collect()
+    }
+
+    /// The branch-free 64-bit loop gives the node-by-node scores on
+    /// amounts of every size it accepts (zero allocatable, over-requested,
+    /// at its bound), and a short column sends it to the exact path.
+    #[test]
+    fn the_narrow_loop_scores_as_nodes_do() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % bound
+        };
+        let edge = u64::MAX / MAX_SCORE;
+        for round in 0..50 {
+            let nodes = 1 + next(300) as usize;
+            let bound = [9, 1 << 20, SHARE_32, SHARE_32 + 1, edge][round % 5];
+            let mut column = |zero_every: u64| -> alloc::vec::Vec<u64> {
+                (0..nodes)
+                    .map(|_| match next(zero_every) {
+                        0 => 0,
+                        1 => bound,
+                        _ => next(bound + 1),
+                    })
+                    .collect()
+            };
+            let (alloc_a, req_a, alloc_b, req_b) = (column(5), column(4), column(3), column(6));
+            let columns = [
+                ResourceColumns {
+                    request: next(bound),
+                    requested: &req_a,
+                    allocatable: &alloc_a,
+                    weight: 1 + next(100),
+                },
+                ResourceColumns {
+                    request: next(3),
+                    // Now and then a weight that takes the sums past 32 bits.
+                    weight: if round % 7 == 3 {
+                        SHARE_32
+                    } else {
+                        1 + next(100)
+                    },
+                    requested: &req_b,
+                    allocatable: &alloc_b,
+                },
+            ];
+            assert!(fits_64_bits(&columns, nodes), "round {round}");
+            assert_eq!(
+                most_allocated_over(&columns, nodes),
+                per_node(&columns, nodes),
+                "round {round}"
+            );
+            let short = [ResourceColumns {
+                requested: &req_a[..nodes - 1],
+                ..columns[0]
+            }];
+            assert!(!fits_64_bits(&short, nodes));
+            assert_eq!(most_allocated_over(&short, nodes), per_node(&short, nodes));
+        }
+        let over = [ResourceColumns {
+            request: 0,
+            requested: &[1],
+            allocatable: &[edge + 1],
+            weight: 1,
+        }];
+        assert!(!fits_64_bits(&over, 1));
+        assert_eq!(most_allocated_over(&over, 1), [0]);
     }
 
     #[test]
