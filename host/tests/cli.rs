@@ -563,3 +563,26 @@ fn scheduler_name_gates_and_unmodelled_needs_are_said() {
         held["warnings"]
     );
 }
+
+/// `WASCHED_PERF_MAP=1` lists the plugins' compiled functions for `perf`
+/// in `/tmp/perf-<pid>.map`, components loaded from the cache included
+/// (the bundled ones are built without a name section, so by number).
+#[test]
+fn perf_map_names_the_plugins_functions() {
+    let child = Command::new(env!("CARGO_BIN_EXE_wasched"))
+        .args(["simulate", "--output", "json"])
+        .env("WASCHED_CACHE_DIR", common::cache_dir())
+        .env("WASCHED_PERF_MAP", "1")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let map = format!("/tmp/perf-{}.map", child.id());
+    let status = child.wait_with_output().unwrap().status;
+    assert!(status.success());
+    let text = std::fs::read_to_string(&map).unwrap_or_default();
+    let _ = std::fs::remove_file(&map);
+    assert!(
+        text.lines().any(|l| l.ends_with("wasm[0]::function[5]")),
+        "no plugin function in {map}: {text:.300}"
+    );
+}

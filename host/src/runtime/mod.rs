@@ -92,6 +92,11 @@ impl Runtime {
         // Deep recursion traps with `StackOverflow` at this many bytes of
         // wasm stack (wasmtime's default, stated here as a bound we rely on).
         config.max_wasm_stack(512 << 10);
+        // `WASCHED_PERF_MAP=1`: name the plugins' compiled functions in
+        // `/tmp/perf-<pid>.map`, so that `perf report` shows them.
+        if std::env::var_os("WASCHED_PERF_MAP").is_some_and(|v| v == "1") {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config)?;
         spawn_epoch_ticker(&engine);
         let mut linker = Linker::new(&engine);

@@ -221,16 +221,24 @@ impl Plugin for GpuBinPacking {
                 nodes: Vec::new(),
             })
             .collect();
-        // Resource by resource, the nodes that have it and no earlier one.
+        // Resource by resource, the nodes that have it and no earlier one,
+        // gathered without a branch per node: every node is written at the
+        // end of the list, which grows past the ones taken.
         let mut left = vec![true; nodes.len()];
         for (r, group) in groups.iter_mut().enumerate() {
+            let mut taken = vec![0; nodes.len()];
+            let mut count = 0;
             let column = amounts.allocatable(r);
             for ((&node, &amount), left) in nodes.iter().zip(column).zip(&mut left) {
-                if *left && amount > 0 {
-                    *left = false;
-                    group.nodes.push(node);
+                let take = *left && amount > 0;
+                if let Some(slot) = taken.get_mut(count) {
+                    *slot = node;
                 }
+                count += usize::from(take);
+                *left &= !take;
             }
+            taken.truncate(count);
+            group.nodes = taken;
         }
         groups.retain(|g| !g.nodes.is_empty());
         groups

@@ -146,3 +146,50 @@ fn args_are_validated() {
         assert!(error.contains(message), "{args}: {error}");
     }
 }
+
+/// With several reserved resources a node is rejected once, for the first
+/// configured resource it has.
+#[test]
+fn reserve_names_the_first_resource_a_node_has() {
+    const FPGA: &str = "example.com/fpga";
+    let (mut cluster, mut nodes) = gpu_cluster();
+    let fpga_only = cluster
+        .add_node("fpga")
+        .allocatable("cpu", 64_000)
+        .allocatable(FPGA, 2)
+        .id();
+    let both = cluster
+        .add_node("both")
+        .allocatable("cpu", 64_000)
+        .allocatable(FPGA, 1)
+        .allocatable(GPU, 4)
+        .id();
+    nodes.extend([fpga_only, both]);
+    let cpu_pod = cluster.add_pod("web/api").request("cpu", 1000).id();
+    let groups = |args: &str| -> Vec<(String, Vec<NodeId>)> {
+        configured(args)
+            .filter(&cluster, cpu_pod, &nodes)
+            .into_iter()
+            .map(|g| (g.status.reason, g.nodes))
+            .collect()
+    };
+    let reason = |name: &str| format!("node(s) had {name} reserved for pods that request it");
+    assert_eq!(
+        groups(
+            r#"{"resources": [{"name": "nvidia.com/gpu"}, {"name": "example.com/fpga"}], "reserveForRequesters": true}"#
+        ),
+        vec![
+            (reason(GPU), vec![nodes[0], nodes[1], nodes[2], both]),
+            (reason(FPGA), vec![fpga_only]),
+        ]
+    );
+    assert_eq!(
+        groups(
+            r#"{"resources": [{"name": "example.com/fpga"}, {"name": "nvidia.com/gpu"}], "reserveForRequesters": true}"#
+        ),
+        vec![
+            (reason(FPGA), vec![fpga_only, both]),
+            (reason(GPU), vec![nodes[0], nodes[1], nodes[2]]),
+        ]
+    );
+}

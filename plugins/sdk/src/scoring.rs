@@ -65,12 +65,12 @@ pub struct ResourceColumns<'a> {
 /// [`most_allocated`] of one pod on each of `nodes` nodes, column by
 /// column: node `i`'s amounts are at position `i` of every column (a
 /// column shorter than `nodes` has nothing past its end). The same scores
-/// as [`most_allocated`] node by node; when every amount and weight keeps
-/// 64 bits exact (always, in practice), in a loop without a branch per
-/// node, which wasm runs almost as fast as native code.
+/// as [`most_allocated`] node by node; when the amounts and weights allow
+/// (always, in practice: see [`narrow_columns`]), in a loop without a
+/// branch per node, which wasm runs almost as fast as native code.
 pub fn most_allocated_over(columns: &[ResourceColumns<'_>], nodes: usize) -> alloc::vec::Vec<u64> {
-    if fits_64_bits(columns, nodes) {
-        most_allocated_narrow(columns, nodes)
+    if let Some(narrow) = narrow_columns(columns, nodes) {
+        most_allocated_narrow(columns, &narrow, nodes)
     } else {
         (0..nodes)
             .map(|i| {
@@ -89,99 +89,139 @@ pub fn most_allocated_over(columns: &[ResourceColumns<'_>], nodes: usize) -> all
     }
 }
 
-/// Whether [`most_allocated_narrow`] is exact on these columns: each has
-/// both amounts for every node, no allocatable amount overflows when
-/// multiplied by [`MAX_SCORE`] (a used amount is capped at it), and the
-/// weights' sum, times [`MAX_SCORE`], fits too.
-fn fits_64_bits(columns: &[ResourceColumns<'_>], nodes: usize) -> bool {
+/// Whether [`most_allocated_narrow`] is exact on these columns, and if so,
+/// for each column whether its shares divide in 32 bits. It is exact when
+/// each column has both amounts for every node, no allocatable amount
+/// overflows when multiplied by [`MAX_SCORE`] (a used amount is capped at
+/// it), and the weights' sum, times [`MAX_SCORE`], stays within 32 bits.
+fn narrow_columns(columns: &[ResourceColumns<'_>], nodes: usize) -> Option<alloc::vec::Vec<bool>> {
     let weights = columns
         .iter()
-        .try_fold(0u64, |sum, c| sum.checked_add(c.weight));
-    weights.is_some_and(|w| w <= u64::MAX / MAX_SCORE)
-        && columns.iter().all(|c| {
-            c.requested.len() >= nodes
-                && c.allocatable.len() >= nodes
-                && c.allocatable[..nodes]
-                    .iter()
-                    .all(|&a| a <= u64::MAX / MAX_SCORE)
+        .try_fold(0u64, |sum, c| sum.checked_add(c.weight))?;
+    if weights > SHARE_32 {
+        return None;
+    }
+    columns
+        .iter()
+        .map(|c| {
+            if c.requested.len() < nodes || c.allocatable.len() < nodes {
+                return None;
+            }
+            let largest = largest(&c.allocatable[..nodes]);
+            (largest <= u64::MAX / MAX_SCORE).then_some(largest <= SHARE_32)
         })
+        .collect()
 }
 
-/// [`most_allocated_over`] in 64-bit arithmetic, on columns
-/// [`fits_64_bits`] accepts: a weighted share per resource without a
-/// branch (a node without the resource adds neither share nor weight),
-/// then the mean (0 where no weight counted, as the sum is 0 there too).
-///
-/// A division is most of the cost, and a 64-bit one is several times a
-/// 32-bit one on common x86 cores. Native code takes the 32-bit one where
-/// the operands allow, checking per division; wasm compilers do not. So a
-/// column whose amounts all fit divides in 32 bits throughout, as does the
-/// mean when the weights keep the sums in 32 bits.
-fn most_allocated_narrow(columns: &[ResourceColumns<'_>], nodes: usize) -> alloc::vec::Vec<u64> {
-    let mut sums = alloc::vec![0u64; nodes];
-    let mut weights = alloc::vec![0u64; nodes];
-    for c in columns {
-        let (requested, allocatable) = (&c.requested[..nodes], &c.allocatable[..nodes]);
-        let used = |i: usize| requested[i].saturating_add(c.request).min(allocatable[i]);
-        if allocatable.iter().all(|&a| a <= SHARE_32) {
-            add_column(&mut sums, &mut weights, c, |i| {
-                let share = used(i) as u32 * MAX_SCORE as u32 / (allocatable[i] as u32).max(1);
-                u64::from(share)
-            });
-        } else {
-            add_column(&mut sums, &mut weights, c, |i| {
-                used(i) * MAX_SCORE / allocatable[i].max(1)
-            });
-        }
+/// The largest amount of `column` (0 if empty), four at a time: one pass
+/// that wasm runs in a quarter of the rounds.
+fn largest(column: &[u64]) -> u64 {
+    let rounds = column.chunks_exact(4);
+    let rest = rounds.remainder().iter().copied().max().unwrap_or(0);
+    let (mut a, mut b, mut c, mut d) = (0, 0, 0, 0);
+    for round in rounds {
+        a = u64::max(a, round[0]);
+        b = u64::max(b, round[1]);
+        c = u64::max(c, round[2]);
+        d = u64::max(d, round[3]);
     }
-    if columns.iter().map(|c| c.weight).sum::<u64>() <= SHARE_32 {
-        four_a_round(nodes, |i| {
-            sums[i] = u64::from(sums[i] as u32 / (weights[i] as u32).max(1)).min(MAX_SCORE);
-        });
-    } else {
-        four_a_round(nodes, |i| {
-            sums[i] = (sums[i] / weights[i].max(1)).min(MAX_SCORE);
-        });
-    }
-    sums
+    a.max(b).max(c).max(d).max(rest)
 }
 
 /// The largest amount whose share, and the largest weight whose weighted
 /// sum of shares, stays within 32 bits.
 const SHARE_32: u64 = u32::MAX as u64 / MAX_SCORE;
 
-/// Adds one column's weighted shares (`share(i)` for node `i`) and weight
-/// to the nodes that have the resource.
-#[inline(always)]
-fn add_column(
-    sums: &mut [u64],
-    weights: &mut [u64],
-    c: &ResourceColumns<'_>,
-    share: impl Fn(usize) -> u64,
-) {
-    let nodes = sums.len();
-    let (weights, allocatable) = (&mut weights[..nodes], &c.allocatable[..nodes]);
-    let weight = c.weight;
-    four_a_round(nodes, |i| {
-        let counted = u64::from(allocatable[i] != 0) * weight;
-        sums[i] += counted * share(i);
-        weights[i] += counted;
-    });
+/// [`most_allocated_over`] on columns [`narrow_columns`] accepts (`narrow`:
+/// whether each column's shares divide in 32 bits). Per node
+/// one word holds the weighted shares' sum in its high half and the
+/// weights' sum in its low half (both stay within 32 bits, so neither
+/// carries into the other); a column adds to both without a branch (a node
+/// without the resource adds nothing); the score is their quotient (0
+/// where no weight counted, as the sum is 0 there too).
+///
+/// A division is most of the cost, and a 64-bit one is several times a
+/// 32-bit one on common x86 cores. Native code takes the 32-bit one where
+/// the operands allow, checking per division; wasm compilers do not. So a
+/// column whose amounts all fit divides in 32 bits throughout, as does
+/// the mean.
+fn most_allocated_narrow(
+    columns: &[ResourceColumns<'_>],
+    narrow: &[bool],
+    nodes: usize,
+) -> alloc::vec::Vec<u64> {
+    let mut sums = alloc::vec![0u64; nodes];
+    for (i, (c, &narrow)) in columns.iter().zip(narrow).enumerate() {
+        // The last column's pass also takes the quotient.
+        if i + 1 < columns.len() {
+            add_column::<false>(&mut sums, c, narrow);
+        } else {
+            add_column::<true>(&mut sums, c, narrow);
+        }
+    }
+    sums
 }
 
-/// Calls `body` for `0..nodes` in order, four a round: a wasm loop pays
-/// its fuel and interruption checks per round, not per node.
-#[inline(always)]
-fn four_a_round(nodes: usize, mut body: impl FnMut(usize)) {
-    let rounds = nodes / 4 * 4;
-    for i in (0..rounds).step_by(4) {
-        body(i);
-        body(i + 1);
-        body(i + 2);
-        body(i + 3);
+/// Adds one column's weighted shares and weight to the nodes' sums (see
+/// [`most_allocated_narrow`]), then, if `FINAL`, turns each sum into its
+/// score. The shares divide in 32 bits if `narrow` (the column's amounts
+/// allow it).
+fn add_column<const FINAL: bool>(sums: &mut [u64], c: &ResourceColumns<'_>, narrow: bool) {
+    let nodes = sums.len();
+    let (requested, allocatable) = (&c.requested[..nodes], &c.allocatable[..nodes]);
+    let (request, weight) = (c.request, c.weight);
+    let add = |sum: &mut u64, allocatable: u64, share: u64| {
+        let counted = u64::from(allocatable != 0) * weight;
+        *sum += counted * (share << 32 | 1);
+        if FINAL {
+            let (shares, weights) = ((*sum >> 32) as u32, *sum as u32);
+            *sum = u64::from(shares / weights.max(1)).min(MAX_SCORE);
+        }
+    };
+    let used =
+        |requested: u64, allocatable: u64| requested.saturating_add(request).min(allocatable);
+    if narrow {
+        four_a_round(
+            sums,
+            requested,
+            allocatable,
+            |sum, requested, allocatable| {
+                let used = used(requested, allocatable) as u32;
+                let share = used * MAX_SCORE as u32 / (allocatable as u32).max(1);
+                add(sum, allocatable, u64::from(share));
+            },
+        );
+    } else {
+        four_a_round(
+            sums,
+            requested,
+            allocatable,
+            |sum, requested, allocatable| {
+                let share = used(requested, allocatable) * MAX_SCORE / allocatable.max(1);
+                add(sum, allocatable, share);
+            },
+        );
     }
-    for i in rounds..nodes {
-        body(i);
+}
+
+/// Calls `body(&mut sums[i], a[i], b[i])` for every node `i` (`a` and `b`
+/// at least as long as `sums`), four nodes a round: a wasm loop pays its
+/// fuel and interruption checks per round, not per node, and walks its
+/// slices by pointer.
+#[inline(always)]
+fn four_a_round(sums: &mut [u64], a: &[u64], b: &[u64], mut body: impl FnMut(&mut u64, u64, u64)) {
+    let (a, b) = (&a[..sums.len()], &b[..sums.len()]);
+    let mut rounds = sums.chunks_exact_mut(4);
+    let (mut a4, mut b4) = (a.chunks_exact(4), b.chunks_exact(4));
+    for ((sum, a), b) in (&mut rounds).zip(&mut a4).zip(&mut b4) {
+        body(&mut sum[0], a[0], b[0]);
+        body(&mut sum[1], a[1], b[1]);
+        body(&mut sum[2], a[2], b[2]);
+        body(&mut sum[3], a[3], b[3]);
+    }
+    let rest = rounds.into_remainder().iter_mut();
+    for ((sum, &a), &b) in rest.zip(a4.remainder()).zip(b4.remainder()) {
+        body(sum, a, b);
     }
 }
 
@@ -314,36 +354,49 @@ mod tests {
                     .collect()
             };
             let (alloc_a, req_a, alloc_b, req_b) = (column(5), column(4), column(3), column(6));
+            let weight_a = 1 + next(100);
+            // Now and then weights at the packed sums' bound, or past it.
+            let weight_b = match round % 7 {
+                3 => SHARE_32 - weight_a,
+                5 => SHARE_32,
+                _ => 1 + next(100),
+            };
             let columns = [
                 ResourceColumns {
                     request: next(bound),
                     requested: &req_a,
                     allocatable: &alloc_a,
-                    weight: 1 + next(100),
+                    weight: weight_a,
                 },
                 ResourceColumns {
                     request: next(3),
-                    // Now and then a weight that takes the sums past 32 bits.
-                    weight: if round % 7 == 3 {
-                        SHARE_32
-                    } else {
-                        1 + next(100)
-                    },
                     requested: &req_b,
                     allocatable: &alloc_b,
+                    weight: weight_b,
                 },
             ];
-            assert!(fits_64_bits(&columns, nodes), "round {round}");
+            assert_eq!(
+                narrow_columns(&columns, nodes).is_some(),
+                round % 7 != 5,
+                "round {round}"
+            );
             assert_eq!(
                 most_allocated_over(&columns, nodes),
                 per_node(&columns, nodes),
                 "round {round}"
             );
+            // One column only (its pass is also the last), and none.
+            let single = [columns[1]];
+            assert_eq!(
+                most_allocated_over(&single, nodes),
+                per_node(&single, nodes)
+            );
+            assert_eq!(most_allocated_over(&[], nodes), alloc::vec![0; nodes]);
             let short = [ResourceColumns {
                 requested: &req_a[..nodes - 1],
                 ..columns[0]
             }];
-            assert!(!fits_64_bits(&short, nodes));
+            assert!(narrow_columns(&short, nodes).is_none());
             assert_eq!(most_allocated_over(&short, nodes), per_node(&short, nodes));
         }
         let over = [ResourceColumns {
@@ -352,8 +405,20 @@ mod tests {
             allocatable: &[edge + 1],
             weight: 1,
         }];
-        assert!(!fits_64_bits(&over, 1));
+        assert!(narrow_columns(&over, 1).is_none());
         assert_eq!(most_allocated_over(&over, 1), [0]);
+    }
+
+    #[test]
+    fn the_largest_amount_is_found_in_every_lane_and_the_rest() {
+        assert_eq!(largest(&[]), 0);
+        for len in 1..=9 {
+            for at in 0..len {
+                let mut column = alloc::vec![1u64; len];
+                column[at] = 7;
+                assert_eq!(largest(&column), 7, "{len} {at}");
+            }
+        }
     }
 
     #[test]
