@@ -128,8 +128,10 @@ fn largest(column: &[u64]) -> u64 {
     a.max(b).max(c).max(d).max(rest)
 }
 
-/// The largest amount whose share, and the largest weight whose weighted
-/// sum of shares, stays within 32 bits.
+/// The largest amount that, times [`MAX_SCORE`], stays within 32 bits: the
+/// bound on a column's allocatable amounts for 32-bit divisions, and on
+/// the sum of the weights for the packed sums (a share is at most
+/// [`MAX_SCORE`]).
 const SHARE_32: u64 = u32::MAX as u64 / MAX_SCORE;
 
 /// [`most_allocated_over`] on columns [`narrow_columns`] accepts (`narrow`:
@@ -265,8 +267,8 @@ fn share(r: &ResourceUse) -> u64 {
 mod tests {
     use super::*;
 
-    /// The column form gives exactly the per-node scores, small amounts
-    /// and amounts past 64 bits alike.
+    /// The column form gives exactly the per-node scores on amounts past
+    /// 64 bits and on weights past the packed sums' bound (the exact path).
     #[test]
     fn columns_score_as_nodes_do() {
         let big = u64::MAX;
@@ -328,9 +330,11 @@ mod tests {
             .collect()
     }
 
-    /// The branch-free 64-bit loop gives the node-by-node scores on
-    /// amounts of every size it accepts (zero allocatable, over-requested,
-    /// at its bound), and a short column sends it to the exact path.
+    /// The branch-free loop gives the node-by-node scores on every input it
+    /// accepts (zero allocatable, over-requested, saturated requests,
+    /// amounts at its 32- and 64-bit bounds, weights at the packed sums'
+    /// bound), and a short column or a weight past that bound sends the
+    /// score to the exact path.
     #[test]
     fn the_narrow_loop_scores_as_nodes_do() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -399,6 +403,16 @@ mod tests {
             assert!(narrow_columns(&short, nodes).is_none());
             assert_eq!(most_allocated_over(&short, nodes), per_node(&short, nodes));
         }
+        // Requests that saturate: capped at the allocatable amount.
+        let saturated = [ResourceColumns {
+            request: 2,
+            requested: &[u64::MAX, u64::MAX - 1, 5, u64::MAX],
+            allocatable: &[8, 8, 8, 0],
+            weight: 3,
+        }];
+        assert!(narrow_columns(&saturated, 4).is_some());
+        assert_eq!(most_allocated_over(&saturated, 4), [100, 100, 87, 0]);
+        assert_eq!(per_node(&saturated, 4), [100, 100, 87, 0]);
         let over = [ResourceColumns {
             request: 0,
             requested: &[1],
