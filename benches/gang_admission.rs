@@ -69,31 +69,44 @@ fn simulate_large(c: &mut Criterion) {
     bench_components_and_native_at(c, "simulate_generated_every_node", &snapshot, 10, 100);
 }
 
-/// The ablation of the host's reuse on the same cluster, natively (the
-/// reuse is the host's, the same under components): all on, then each off.
+/// The ablation of the host's reuse on the same cluster, natively and as
+/// components (the reuse is the host's; what it saves is calls, dearer
+/// across the wasm boundary): all on, then each off.
 fn simulate_large_reuse(c: &mut Criterion) {
     use wasched::scheduler::{Reuse, run_reusing};
     let snapshot = large_snapshot().unwrap();
     let mut native = wasched_benches::native_plugins();
+    let (_runtime, mut wasm) = wasched_benches::bundled_plugins().unwrap();
     let all = Reuse::default();
     let mut bench = c.benchmark_group("simulate_generated_reuse");
     bench.sample_size(10);
-    for (label, reuse) in [
+    let variants = [
         ("all", all),
         (
             "no-running-units-cache",
             Reuse {
                 running_units: false,
+                ..all
             },
         ),
-    ] {
-        bench.bench_function(label, |b| {
-            b.iter_batched_ref(
-                || snapshot.clone(),
-                |s| black_box(run_reusing(s, &mut native, reuse)),
-                criterion::BatchSize::LargeInput,
-            )
-        });
+        (
+            "latest-permit-verdict-only",
+            Reuse {
+                permit_verdicts: false,
+                ..all
+            },
+        ),
+    ];
+    for (set, plugins) in [("native", &mut native), ("component", &mut wasm)] {
+        for (label, reuse) in variants {
+            bench.bench_function(format!("{set}/{label}"), |b| {
+                b.iter_batched_ref(
+                    || snapshot.clone(),
+                    |s| black_box(run_reusing(s, plugins, reuse)),
+                    criterion::BatchSize::LargeInput,
+                )
+            });
+        }
     }
     bench.finish();
 }

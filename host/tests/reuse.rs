@@ -1,13 +1,24 @@
 //! What a run reuses between attempts (running victim units per snapshot
-//! generation) never changes a decision: with each reuse off, every
-//! scenario and generated clusters (gangs, trees, preemption) decide
-//! byte-identically.
+//! generation, every permit verdict of a unit's cycle) never changes a
+//! decision: with each reuse off, every scenario and generated clusters
+//! (gangs, trees, preemption) decide byte-identically.
 
 mod common;
 
+use wasched::framework::ExtensionPoint;
 use wasched::generate::{Options, Shape};
 use wasched::scheduler::{Reuse, run_reusing};
-use wasched::{PluginConfig, Snapshot};
+use wasched::{PluginConfig, PluginSet, Snapshot};
+
+/// The permit calls of the last run.
+fn permit_calls(plugins: &PluginSet) -> u64 {
+    plugins
+        .call_times()
+        .iter()
+        .filter(|(_, point, _)| *point == ExtensionPoint::Permit)
+        .map(|(_, _, times)| times.calls)
+        .sum()
+}
 
 fn snapshots() -> Vec<(String, Snapshot)> {
     let mut all = Vec::new();
@@ -42,15 +53,28 @@ fn snapshots() -> Vec<(String, Snapshot)> {
 fn reuse_never_changes_a_decision() {
     let mut plugins = common::runtime().bundled(&PluginConfig::default()).unwrap();
     let all = Reuse::default();
-    let variants = [Reuse {
-        running_units: false,
-    }];
+    let variants = [
+        Reuse {
+            running_units: false,
+            ..all
+        },
+        Reuse {
+            permit_verdicts: false,
+            ..all
+        },
+    ];
     let mut evictions = 0;
+    // Permit calls with every verdict kept, and with only the latest.
+    let (mut kept, mut latest) = (0, 0);
     for (name, snapshot) in snapshots() {
         let reference = run_reusing(&mut snapshot.clone(), &mut plugins, all);
+        kept += permit_calls(&plugins);
         evictions += reference.evictions.len();
         for reuse in variants {
             let outcome = run_reusing(&mut snapshot.clone(), &mut plugins, reuse);
+            if !reuse.permit_verdicts {
+                latest += permit_calls(&plugins);
+            }
             assert_eq!(
                 outcome.to_json(),
                 reference.to_json(),
@@ -61,5 +85,9 @@ fn reuse_never_changes_a_decision() {
     assert!(
         evictions > 10,
         "the snapshots preempt: {evictions} evictions"
+    );
+    assert!(
+        kept * 10 < latest * 9,
+        "keeping every permit verdict saves calls: {kept} calls against {latest}"
     );
 }

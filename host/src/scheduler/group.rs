@@ -284,24 +284,33 @@ impl Cycle<'_> {
     /// stays within the bounds it gave, instead of asking again.
     pub(super) fn permit(&mut self, unit: Unit, progress: Progress) -> Result<Status, String> {
         let mut verdict = Status::success();
+        let keep_all = self.reuse.permit_verdicts;
         let memo = self.permits.entry(unit).or_default();
         for (i, mut plugin) in self.plugins.at(ExtensionPoint::Permit).enumerate() {
             if memo.0.len() <= i {
-                memo.0.resize(i + 1, None);
+                memo.0.resize_with(i + 1, Vec::new);
             }
-            let reusable = memo.0[i]
-                .as_ref()
-                .filter(|v| v.reuse.is_some_and(|b| b.contain(progress.into())));
+            let kept = &mut memo.0[i];
+            // The newest verdict that holds for this progress.
+            let reusable = kept
+                .iter()
+                .rev()
+                .find(|v| v.reuse.is_some_and(|b| b.contain(progress.into())));
             let status = match reusable {
                 Some(earlier) => earlier.status.clone(),
                 None => {
                     let answer = plugin.permit(self.snapshot, unit, progress);
                     let Some(answer) = self.failures.settle(answer)? else {
-                        memo.0[i] = None;
+                        kept.clear();
                         continue;
                     };
                     let status = answer.status.clone();
-                    memo.0[i] = Some(answer);
+                    if !keep_all {
+                        kept.clear();
+                    } else if kept.len() == PERMIT_VERDICTS_KEPT {
+                        kept.remove(0);
+                    }
+                    kept.push(answer);
                     status
                 }
             };
@@ -539,9 +548,15 @@ impl Cycle<'_> {
 }
 
 /// The permit verdicts of one unit in its cycle, per permit plugin (in
-/// order), for reuse within the bounds each plugin gave.
+/// order), oldest first, for reuse within the bounds each plugin gave.
 #[derive(Debug, Default)]
-pub(super) struct PermitMemo(Vec<Option<PermitVerdict>>);
+pub(super) struct PermitMemo(Vec<Vec<PermitVerdict>>);
+
+/// How many permit verdicts per plugin a unit's cycle keeps
+/// ([`Reuse::permit_verdicts`](super::Reuse::permit_verdicts)); the oldest
+/// goes first. Enough for a gang's `wait` and the early aborts of the
+/// placements it tries; few enough to search on every call.
+pub const PERMIT_VERDICTS_KEPT: usize = 8;
 
 /// The placements two placement-generate plugins agree on: every non-empty
 /// intersection of one of `first`'s with one of `second`'s, `first`'s

@@ -132,12 +132,19 @@ pub struct Reuse {
     /// generation does not move (a rollback puts it back, so the
     /// preemption attempts that follow failed placements share them).
     pub running_units: bool,
+    /// Every permit verdict a plugin gave a unit in its cycle (up to
+    /// [`group::PERMIT_VERDICTS_KEPT`]), not only its latest: a verdict for
+    /// one progress stays reusable after a verdict for another (a gang's
+    /// `wait` across the placements it tries, after one placement's early
+    /// abort).
+    pub permit_verdicts: bool,
 }
 
 impl Default for Reuse {
     fn default() -> Self {
         Self {
             running_units: true,
+            permit_verdicts: true,
         }
     }
 }
