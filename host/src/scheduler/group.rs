@@ -291,13 +291,18 @@ impl Cycle<'_> {
                 memo.0.resize_with(i + 1, Vec::new);
             }
             let kept = &mut memo.0[i];
-            // The newest verdict that holds for this progress.
+            // The newest verdict that holds for this progress; once reused,
+            // it counts as the newest (the last to be evicted).
             let reusable = kept
                 .iter()
-                .rev()
-                .find(|v| v.reuse.is_some_and(|b| b.contain(progress.into())));
+                .rposition(|v| v.reuse.is_some_and(|b| b.contain(progress.into())));
             let status = match reusable {
-                Some(earlier) => earlier.status.clone(),
+                Some(at) => {
+                    let earlier = kept.remove(at);
+                    let status = earlier.status.clone();
+                    kept.push(earlier);
+                    status
+                }
                 None => {
                     let answer = plugin.permit(self.snapshot, unit, progress);
                     let Some(answer) = self.failures.settle(answer)? else {
@@ -307,10 +312,13 @@ impl Cycle<'_> {
                     let status = answer.status.clone();
                     if !keep_all {
                         kept.clear();
-                    } else if kept.len() == PERMIT_VERDICTS_KEPT {
-                        kept.remove(0);
+                        kept.push(answer);
+                    } else if answer.reuse.is_some() {
+                        if kept.len() == PERMIT_VERDICTS_KEPT {
+                            kept.remove(0);
+                        }
+                        kept.push(answer);
                     }
-                    kept.push(answer);
                     status
                 }
             };
@@ -548,13 +556,14 @@ impl Cycle<'_> {
 }
 
 /// The permit verdicts of one unit in its cycle, per permit plugin (in
-/// order), oldest first, for reuse within the bounds each plugin gave.
+/// order), least recently given or reused first, for reuse within the
+/// bounds each plugin gave.
 #[derive(Debug, Default)]
 pub(super) struct PermitMemo(Vec<Vec<PermitVerdict>>);
 
 /// How many permit verdicts per plugin a unit's cycle keeps
-/// ([`Reuse::permit_verdicts`](super::Reuse::permit_verdicts)); the oldest
-/// goes first. Enough for a gang's `wait` and the early aborts of the
+/// ([`Reuse::permit_verdicts`](super::Reuse::permit_verdicts)); the one
+/// least recently given or reused goes first. Enough for a gang's `wait` and the early aborts of the
 /// placements it tries; few enough to search on every call.
 pub const PERMIT_VERDICTS_KEPT: usize = 8;
 

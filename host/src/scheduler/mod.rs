@@ -834,6 +834,8 @@ impl Run<'_> {
         }
         let leftovers: Vec<PodId> = unfit.iter().map(|(p, _)| *p).collect();
         let priority = spec.priority;
+        // The leftovers' own cycle: permit verdicts are asked for again.
+        self.cycle.permits.clear();
         let outcome = self.cycle.in_post_filter_order(|c| {
             c.preempt_for_group(group, &leftovers, std::slice::from_ref(placement), priority)
         });
