@@ -69,24 +69,28 @@ pub struct ResourceColumns<'a> {
 /// (always, in practice: see [`narrow_columns`]), in a loop without a
 /// branch per node, which wasm runs almost as fast as native code.
 pub fn most_allocated_over(columns: &[ResourceColumns<'_>], nodes: usize) -> alloc::vec::Vec<u64> {
-    if let Some(narrow) = narrow_columns(columns, nodes) {
-        most_allocated_narrow(columns, &narrow, nodes)
-    } else {
-        (0..nodes)
-            .map(|i| {
-                let at = |column: &[u64]| u128::from(column.get(i).copied().unwrap_or(0));
-                let uses: alloc::vec::Vec<ResourceUse> = columns
-                    .iter()
-                    .map(|c| ResourceUse {
-                        requested: at(c.requested) + u128::from(c.request),
-                        allocatable: at(c.allocatable),
-                        weight: c.weight,
-                    })
-                    .collect();
-                most_allocated(&uses)
-            })
-            .collect()
+    match narrow_columns(columns, nodes) {
+        Some(narrow) => most_allocated_narrow(columns, &narrow, nodes),
+        None => most_allocated_by_node(columns, nodes),
     }
+}
+
+/// [`most_allocated`] node by node, exact on any amounts and weights.
+fn most_allocated_by_node(columns: &[ResourceColumns<'_>], nodes: usize) -> alloc::vec::Vec<u64> {
+    (0..nodes)
+        .map(|i| {
+            let at = |column: &[u64]| u128::from(column.get(i).copied().unwrap_or(0));
+            let uses: alloc::vec::Vec<ResourceUse> = columns
+                .iter()
+                .map(|c| ResourceUse {
+                    requested: at(c.requested) + u128::from(c.request),
+                    allocatable: at(c.allocatable),
+                    weight: c.weight,
+                })
+                .collect();
+            most_allocated(&uses)
+        })
+        .collect()
 }
 
 /// Whether [`most_allocated_narrow`] is exact on these columns, and if so,
@@ -314,20 +318,7 @@ mod tests {
 
     /// Scores node by node, the reference for the column forms.
     fn per_node(columns: &[ResourceColumns<'_>], nodes: usize) -> alloc::vec::Vec<u64> {
-        (0..nodes)
-            .map(|n| {
-                let at = |column: &[u64]| u128::from(column.get(n).copied().unwrap_or(0));
-                let uses: alloc::vec::Vec<ResourceUse> = columns
-                    .iter()
-                    .map(|c| ResourceUse {
-                        requested: at(c.requested) + u128::from(c.request),
-                        allocatable: at(c.allocatable),
-                        weight: c.weight,
-                    })
-                    .collect();
-                most_allocated(&uses)
-            })
-            .collect()
+        most_allocated_by_node(columns, nodes)
     }
 
     /// The branch-free loop gives the node-by-node scores on every input it
