@@ -96,6 +96,13 @@ fn simulate_large_reuse(c: &mut Criterion) {
                 ..all
             },
         ),
+        (
+            "no-misfits",
+            Reuse {
+                misfits: false,
+                ..all
+            },
+        ),
     ];
     for (set, plugins) in [("native", &mut native), ("component", &mut wasm)] {
         for (label, reuse) in variants {

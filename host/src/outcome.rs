@@ -52,6 +52,10 @@ pub struct PlacementStats {
     /// CompositePodGroup trees placed by the tree search (preemption trials
     /// included).
     pub tree_searches: u64,
+    /// Searches for a node answered from the misfits remembered
+    /// ([`Reuse::misfits`](crate::scheduler::Reuse::misfits)) instead of
+    /// walked.
+    pub remembered_misfits: u64,
 }
 
 /// A preemption attempt of a PodGroup.

@@ -1,5 +1,6 @@
 //! What a run reuses between attempts (running victim units per snapshot
-//! generation, every permit verdict of a unit's cycle) never changes a
+//! generation, every permit verdict of a unit's cycle, the searches that
+//! found no node while their nodes stay unchanged) never changes a
 //! decision: with each reuse off, every scenario and generated clusters
 //! (gangs, trees, preemption) decide byte-identically.
 
@@ -62,18 +63,28 @@ fn reuse_never_changes_a_decision() {
             permit_verdicts: false,
             ..all
         },
+        Reuse {
+            misfits: false,
+            ..all
+        },
     ];
     let mut evictions = 0;
     // Permit calls with every verdict kept, and with only the latest.
     let (mut kept, mut latest) = (0, 0);
+    // Searches answered from the misfits remembered, with them on and off.
+    let (mut remembered, mut remembered_off) = (0, 0);
     for (name, snapshot) in snapshots() {
         let reference = run_reusing(&mut snapshot.clone(), &mut plugins, all);
         kept += permit_calls(&plugins);
         evictions += reference.evictions.len();
+        remembered += reference.placement_stats.remembered_misfits;
         for reuse in variants {
             let outcome = run_reusing(&mut snapshot.clone(), &mut plugins, reuse);
             if !reuse.permit_verdicts {
                 latest += permit_calls(&plugins);
+            }
+            if !reuse.misfits {
+                remembered_off += outcome.placement_stats.remembered_misfits;
             }
             assert_eq!(
                 outcome.to_json(),
@@ -85,6 +96,10 @@ fn reuse_never_changes_a_decision() {
     assert!(
         evictions > 10,
         "the snapshots preempt: {evictions} evictions"
+    );
+    assert!(
+        remembered > 100 && remembered_off == 0,
+        "gangs that fit nowhere are not walked again: {remembered} searches remembered, {remembered_off} with it off"
     );
     assert!(
         kept * 10 < latest * 9,

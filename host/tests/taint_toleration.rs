@@ -8,25 +8,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-
 use wasched::filters::{self, Rejection};
 use wasched::framework::ExtensionPoint;
 use wasched::{PluginConfig, Snapshot};
-
-fn snapshots() -> Vec<Vec<PathBuf>> {
-    let mut all = vec![Vec::new()];
-    for dir in ["scenarios", "sandbox"] {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(common::testdata(dir))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-            .collect();
-        files.sort();
-        all.extend(files.into_iter().map(|f| vec![f]));
-    }
-    all
-}
 
 /// The native check's reason for each node it rejects.
 fn native(snapshot: &Snapshot, pod: u32) -> BTreeMap<u32, String> {
@@ -49,7 +33,7 @@ fn the_taint_toleration_component_decides_exactly_as_the_native_check() {
         PluginConfig::parse("plugins: [{name: WaschedTaintToleration, enabled: true}]").unwrap();
     let mut set = common::runtime().bundled(&config).unwrap();
     let (mut pods, mut rejections) = (0, 0);
-    for files in snapshots() {
+    for files in common::every_snapshot() {
         let mut snapshot = wasched::read_snapshot(&files).unwrap();
         let nodes: Vec<u32> = (0..snapshot.node_count() as u32).collect();
         for pod in 0..snapshot.pods.len() as u32 {
@@ -86,7 +70,7 @@ fn the_taint_toleration_component_decides_exactly_as_the_native_check() {
 fn enabling_it_changes_no_decision() {
     let config =
         PluginConfig::parse("plugins: [{name: WaschedTaintToleration, enabled: true}]").unwrap();
-    for files in snapshots() {
+    for files in common::every_snapshot() {
         let plain = common::simulate(&files, None).to_json();
         let with = common::simulate_with(&files, None, config.clone()).to_json();
         assert_eq!(plain, with, "{files:?}");

@@ -17,7 +17,9 @@ use k8s_openapi::api::core::v1::{
 
 use crate::model::{NodeId, NodeInfo, PodId, PodInfo, Snapshot, label_selector_matches};
 
+mod checks;
 mod score;
+pub use checks::NodeChecks;
 pub use score::{default_placement_scores, default_scores, placement_fit, pods_count};
 
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
@@ -66,9 +68,24 @@ impl Diagnosis {
     }
 
     /// Counts one node rejected by a native check.
+    #[inline]
     pub fn reject(&mut self, rejection: Rejection) {
-        match self.rejections.iter_mut().find(|(r, _)| *r == rejection) {
-            Some((_, n)) => *n += 1,
+        // Neighbouring nodes mostly fail alike: the latest reason first.
+        match self.rejections.last_mut() {
+            Some((last, n)) if *last == rejection => *n += 1,
+            _ => self.reject_other(rejection),
+        }
+    }
+
+    /// [`Diagnosis::reject`] of a reason other than the latest.
+    #[cold]
+    fn reject_other(&mut self, rejection: Rejection) {
+        // It becomes the latest (the order of reasons means nothing).
+        match self.rejections.iter().position(|(r, _)| *r == rejection) {
+            Some(at) => {
+                let (_, n) = self.rejections.remove(at);
+                self.rejections.push((rejection, n + 1));
+            }
             None => self.rejections.push((rejection, 1)),
         }
     }
@@ -81,6 +98,22 @@ impl Diagnosis {
     /// Counts `nodes` nodes rejected for one reason given as text.
     pub fn add_many(&mut self, reason: impl Into<String>, nodes: usize) {
         *self.texts.entry(reason.into()).or_default() += nodes;
+    }
+
+    /// Whether every rejection counted depends on its node alone (and the
+    /// pod): no topology spread or inter-pod affinity rejection, no
+    /// plugin's reason.
+    pub fn node_local(&self) -> bool {
+        self.texts.is_empty()
+            && self.rejections.iter().all(|(r, _)| {
+                matches!(
+                    r,
+                    Rejection::Unschedulable
+                        | Rejection::Taint(_)
+                        | Rejection::NodeAffinity
+                        | Rejection::Resources(_)
+                )
+            })
     }
 
     /// `0/12 nodes are available: 8 Insufficient cpu, 4 node(s) had untolerated taint {k: v}.`
@@ -329,6 +362,12 @@ pub struct PreFilter {
 }
 
 impl PreFilter {
+    /// Whether no node can fail these checks: the pod has no hard spread
+    /// constraint and no running pod's anti-affinity forbids it a domain.
+    pub fn is_empty(&self) -> bool {
+        self.spread.constraints.is_empty() && self.anti_affinity.forbidden.is_empty()
+    }
+
     /// [`SpreadState::for_pod`] and [`AntiAffinityState::for_pod`].
     pub fn for_pod(snapshot: &Snapshot, pod: PodId) -> Self {
         Self {
@@ -453,6 +492,12 @@ impl StaticVerdicts {
                 .map(|node| static_code(snapshot, pod, node))
                 .collect(),
         )
+    }
+
+    /// Verdicts from their codes, node by node (for tests).
+    #[cfg(test)]
+    pub(crate) fn from_codes(codes: Vec<u32>) -> Self {
+        Self(codes)
     }
 
     /// The verdict on `node`.

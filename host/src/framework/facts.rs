@@ -157,7 +157,7 @@ pub fn group_nodes_by_label(
     nodes: &[NodeId],
 ) -> Result<Vec<sdk::LabelDomain>, sdk::LookupError> {
     let column = snapshot.label_column(key);
-    let mut domains: std::collections::HashMap<u32, Vec<NodeId>> = Default::default();
+    let mut domains: rustc_hash::FxHashMap<u32, Vec<NodeId>> = Default::default();
     for &node in nodes {
         if node as usize >= snapshot.nodes.len() {
             return Err(sdk::LookupError::Unknown);

@@ -25,6 +25,7 @@
 mod costs;
 pub mod failures;
 pub mod group;
+pub mod misfits;
 mod pod;
 pub mod preemption;
 pub mod queue;
@@ -61,6 +62,8 @@ pub struct Cycle<'a> {
     pub stats: PlacementStats,
     /// Static node-check verdicts, by pod signature.
     statics: pod::StaticCache,
+    /// Searches that found no node, while their nodes stay as they were.
+    misfits: misfits::Misfits,
     /// Wall-clock time spent in the native node checks.
     pub node_check_time: std::time::Duration,
     /// While a preemption trial runs: what each node's candidate victims
@@ -71,7 +74,7 @@ pub struct Cycle<'a> {
     ignored_generate: Option<String>,
     /// Permit verdicts of the units of the cycle in progress, for reuse
     /// ([`Cycle::permit`]); cleared when a group's or tree's cycle starts.
-    permits: std::collections::HashMap<Unit, group::PermitMemo>,
+    permits: rustc_hash::FxHashMap<Unit, group::PermitMemo>,
     /// What the cycle may reuse.
     reuse: Reuse,
     /// The running units at a generation of the snapshot (preemption).
@@ -98,6 +101,7 @@ impl<'a> Cycle<'a> {
             warnings: Vec::new(),
             stats: PlacementStats::default(),
             statics: pod::StaticCache::default(),
+            misfits: misfits::Misfits::default(),
             node_check_time: std::time::Duration::ZERO,
             victim_costs: None,
             ignored_generate: None,
@@ -138,6 +142,11 @@ pub struct Reuse {
     /// `wait` across the placements it tries, after one placement's early
     /// abort).
     pub permit_verdicts: bool,
+    /// Searches for a node that found none for reasons of the nodes alone,
+    /// answered again while those nodes stay as they were ([`misfits`]):
+    /// the next gang of a shape that fits nowhere does not walk the
+    /// placements the last one walked.
+    pub misfits: bool,
 }
 
 impl Default for Reuse {
@@ -145,6 +154,7 @@ impl Default for Reuse {
         Self {
             running_units: true,
             permit_verdicts: true,
+            misfits: true,
         }
     }
 }

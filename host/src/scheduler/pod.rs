@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::Cycle;
+use super::misfits::Search;
 use crate::filters::{self, Diagnosis};
 use crate::framework::ExtensionPoint;
 use crate::model::{NodeId, PodId};
@@ -70,7 +71,7 @@ impl Cycle<'_> {
         let (mut feasible, _) = found?;
         // The choice does not depend on the order (ties go to the lowest
         // node id); plugins see the nodes in id order, as with no sampling.
-        feasible.sort_unstable();
+        sort_walked(&mut feasible);
         self.best_node(pod, feasible)
     }
 
@@ -89,13 +90,9 @@ impl Cycle<'_> {
     ///
     /// As kube-scheduler with one worker, the walk takes in every node up
     /// to the next one that passes after the `wanted` found (that one is
-    /// where it stops, not taken in), or every node if none does.
-    ///
-    /// The host's checks run node by node until enough nodes passed them
-    /// to make up what is missing at the share the filter plugins have let
-    /// through so far; the plugins are then asked about those in one call;
-    /// and again while nodes are missing and left. With `wanted` at least
-    /// `nodes.len()` the plugins are asked once.
+    /// where it stops, not taken in), or every node if none does. With
+    /// filter plugins, see [`Cycle::walk_with_plugins`]. A search
+    /// [remembered](super::misfits) to find nothing is not walked again.
     fn find_feasible(
         &mut self,
         pod: PodId,
@@ -103,12 +100,87 @@ impl Cycle<'_> {
         start: usize,
         wanted: usize,
     ) -> Result<(Vec<NodeId>, usize), String> {
+        let statics = self.static_verdicts(pod);
+        let requests = &self.snapshot.pods[pod as usize].requests;
+        let search = Search {
+            statics: &statics,
+            requests,
+            nodes,
+        };
+        let now = self.snapshot.identity().node_changes();
+        let remember = self.reuse.misfits;
+        if let Some(reason) = self.misfits.get(search, now).filter(|_| remember) {
+            self.stats.remembered_misfits += 1;
+            return Err(reason.to_string());
+        }
         let mut diagnosis = Diagnosis::over(nodes.len());
+        let state = filters::PreFilter::for_pod(self.snapshot, pod);
+        let (feasible, walked, asked) = if self.plugins.any_at(ExtensionPoint::Filter) {
+            self.walk_with_plugins(pod, &statics, &state, nodes, start, wanted, &mut diagnosis)?
+        } else {
+            let clock = self.plugins.timing().then(std::time::Instant::now);
+            // The host's checks alone: the walk stops at the first node
+            // passing them after the `wanted` ones.
+            let checks = filters::NodeChecks::new(self.snapshot, pod, &statics, &state);
+            let mut feasible = Vec::with_capacity(wanted.min(nodes.len()));
+            let mut walked = 0;
+            walk(
+                &checks,
+                nodes,
+                start,
+                &mut walked,
+                &mut diagnosis,
+                |node, _| {
+                    if feasible.len() == wanted {
+                        return Step::StopBefore;
+                    }
+                    feasible.push(node);
+                    Step::Next
+                },
+            );
+            if let Some(clock) = clock {
+                self.node_check_time += clock.elapsed();
+            }
+            (feasible, walked, 0)
+        };
+        if feasible.is_empty() {
+            let reason = diagnosis.render(self.snapshot);
+            if remember && asked == 0 && diagnosis.node_local() {
+                let search = Search {
+                    statics: &statics,
+                    requests: &self.snapshot.pods[pod as usize].requests,
+                    nodes,
+                };
+                let now = self.snapshot.identity().node_changes();
+                self.misfits.insert(search, now, &reason);
+            }
+            return Err(reason);
+        }
+        Ok((feasible, walked))
+    }
+
+    /// [`Cycle::find_feasible`]'s walk with filter plugins: the host's
+    /// checks run node by node until enough nodes passed them to make up
+    /// what is missing at the share the filter plugins have let through so
+    /// far; the plugins are then asked about those in one call; and again
+    /// while nodes are missing and left. With `wanted` at least
+    /// `nodes.len()` the plugins are asked once. The feasible nodes, how
+    /// many nodes the walk took in, and how many the plugins were asked
+    /// about.
+    #[allow(clippy::too_many_arguments)]
+    fn walk_with_plugins(
+        &mut self,
+        pod: PodId,
+        statics: &filters::StaticVerdicts,
+        state: &filters::PreFilter,
+        nodes: &[NodeId],
+        start: usize,
+        wanted: usize,
+        diagnosis: &mut Diagnosis,
+    ) -> Result<(Vec<NodeId>, usize, usize), String> {
         // The nodes wanted and the one the walk stops at.
         let goal = wanted.saturating_add(1);
         let mut feasible = Vec::with_capacity(goal.min(nodes.len()));
-        let state = filters::PreFilter::for_pod(self.snapshot, pod);
-        let statics = self.static_verdicts(pod);
         let mut walked = 0;
         // (node, where the walk met it) of the nodes passing the host's
         // checks in this round, and how many of those the plugins passed
@@ -125,27 +197,20 @@ impl Cycle<'_> {
             };
             candidates.clear();
             let clock = self.plugins.timing().then(std::time::Instant::now);
-            while walked < nodes.len() && candidates.len() < round {
-                // `start + walked` wraps round at most once (no division
-                // per node).
-                let at = start + walked;
-                let at = at.checked_sub(nodes.len()).unwrap_or(at);
-                let node = nodes[at];
-                let verdict = statics
-                    .get(node)
-                    .and_then(|()| filters::dynamic_check(self.snapshot, pod, node, &state));
-                match verdict {
-                    Ok(()) => candidates.push((node, walked)),
-                    Err(rejection) => diagnosis.reject(rejection),
+            let checks = filters::NodeChecks::new(self.snapshot, pod, statics, state);
+            walk(&checks, nodes, start, &mut walked, diagnosis, |node, at| {
+                candidates.push((node, at));
+                match candidates.len() < round {
+                    true => Step::Next,
+                    false => Step::StopAfter,
                 }
-                walked += 1;
-            }
+            });
             if let Some(clock) = clock {
                 self.node_check_time += clock.elapsed();
             }
             survivors.clear();
             survivors.extend(candidates.iter().map(|&(node, _)| node));
-            self.filter_plugins(pod, &mut survivors, &mut diagnosis)?;
+            self.filter_plugins(pod, &mut survivors, diagnosis)?;
             asked += candidates.len();
             passed += survivors.len();
             if survivors.len() >= missing {
@@ -158,10 +223,7 @@ impl Cycle<'_> {
             }
             feasible.extend_from_slice(&survivors);
         }
-        if feasible.is_empty() {
-            return Err(diagnosis.render(self.snapshot));
-        }
-        Ok((feasible, walked))
+        Ok((feasible, walked, asked))
     }
 
     /// Runs the filter plugins over `candidates`, keeping the nodes every
@@ -237,4 +299,83 @@ impl Cycle<'_> {
 pub struct StaticCache {
     by_signature: HashMap<String, Rc<filters::StaticVerdicts>>,
     by_pod: Vec<Option<Rc<filters::StaticVerdicts>>>,
+}
+
+/// What a walk does after a node that passed the host's checks.
+enum Step {
+    /// Goes on to the next node.
+    Next,
+    /// Stops; the node was taken in.
+    StopAfter,
+    /// Stops at the node, which was not taken in.
+    StopBefore,
+}
+
+/// Walks `nodes` through `checks` from index `start` round to where it
+/// began, resuming after the `walked` nodes already taken in: each node
+/// that fails is counted in `diagnosis`, each one that passes goes to
+/// `pass` (with where the walk met it), which says whether to go on.
+/// `walked` ends at the number of nodes taken in.
+fn walk(
+    checks: &filters::NodeChecks,
+    nodes: &[NodeId],
+    start: usize,
+    walked: &mut usize,
+    diagnosis: &mut Diagnosis,
+    mut pass: impl FnMut(NodeId, usize) -> Step,
+) {
+    let (before, after) = nodes.split_at(start);
+    for &node in after.iter().chain(before).skip(*walked) {
+        match checks.check(node) {
+            Ok(()) => match pass(node, *walked) {
+                Step::Next => {}
+                Step::StopAfter => {
+                    *walked += 1;
+                    return;
+                }
+                Step::StopBefore => return,
+            },
+            Err(rejection) => diagnosis.reject(rejection),
+        }
+        *walked += 1;
+    }
+}
+
+/// Sorts nodes met by a walk: the walk of nodes in id order from a start
+/// gives two ascending runs, the second below the first, put in order by
+/// one rotation; anything else is sorted.
+fn sort_walked(nodes: &mut [NodeId]) {
+    let Some(wrap) = nodes.windows(2).position(|w| w[0] > w[1]) else {
+        return;
+    };
+    let (first, second) = nodes.split_at(wrap + 1);
+    let runs = second.is_sorted() && second.last() < first.first();
+    match runs {
+        true => nodes.rotate_left(wrap + 1),
+        false => nodes.sort_unstable(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_walked;
+
+    #[test]
+    fn walked_nodes_come_out_in_id_order() {
+        let cases: [(&[u32], &[u32]); 6] = [
+            (&[], &[]),
+            (&[4], &[4]),
+            (&[1, 2, 5], &[1, 2, 5]),
+            // A walk from node 5 round to node 2.
+            (&[5, 7, 9, 0, 1, 2], &[0, 1, 2, 5, 7, 9]),
+            (&[9, 0], &[0, 9]),
+            // Not two runs of a walk: sorted all the same.
+            (&[5, 1, 9, 0], &[0, 1, 5, 9]),
+        ];
+        for (walked, sorted) in cases {
+            let mut nodes = walked.to_vec();
+            sort_walked(&mut nodes);
+            assert_eq!(nodes, sorted, "{walked:?}");
+        }
+    }
 }

@@ -127,7 +127,12 @@ impl RunningUnits {
         // A group's unit kind is fixed for the run; worked out once per
         // group here rather than per pod.
         let mut group_unit: Vec<Option<Option<UnitKey>>> = vec![None; snapshot.groups.len()];
-        let mut keyed: Vec<(UnitKey, PodId)> = Vec::new();
+        // The running pods by unit key, in key order without sorting: one
+        // bucket per tree, then per group, then the pods on their own,
+        // each in pod id order (the order pods are met).
+        let trees = snapshot.composites.len();
+        let mut buckets: Vec<Vec<PodId>> = vec![Vec::new(); trees + snapshot.groups.len()];
+        let mut alone: Vec<PodId> = Vec::new();
         for (id, pod) in snapshot.pods.iter().enumerate() {
             let id = id as PodId;
             if pod.node.is_none() || !snapshot.is_running(id) {
@@ -145,13 +150,27 @@ impl RunningUnits {
                     }
                 })
             });
-            keyed.push((shared.unwrap_or(UnitKey::Pod(id)), id));
+            match shared {
+                Some(UnitKey::Tree(c)) => buckets[c as usize].push(id),
+                Some(UnitKey::Group(g)) => buckets[trees + g as usize].push(id),
+                _ => alone.push(id),
+            }
         }
-        keyed.sort_unstable();
+        let keyed = buckets
+            .iter()
+            .enumerate()
+            .flat_map(|(b, pods)| {
+                let key = match b.checked_sub(trees) {
+                    None => UnitKey::Tree(b as CompositeId),
+                    Some(g) => UnitKey::Group(g as GroupId),
+                };
+                pods.iter().map(move |&pod| (key, pod))
+            })
+            .chain(alone.iter().map(|&pod| (UnitKey::Pod(pod), pod)));
         let mut of_pod = vec![NOT_RUNNING; snapshot.pods.len()];
         let mut units: Vec<(UnitKey, std::ops::Range<usize>, i32)> = Vec::new();
-        let pods: Vec<PodId> = keyed.iter().map(|&(_, pod)| pod).collect();
-        for (at, &(key, pod)) in keyed.iter().enumerate() {
+        let mut pods: Vec<PodId> = Vec::new();
+        for (at, (key, pod)) in keyed.enumerate() {
             if units.last().is_none_or(|(last, _, _)| *last != key) {
                 units.push((key, at..at, i32::MIN));
             }
@@ -160,7 +179,9 @@ impl RunningUnits {
             range.end = at + 1;
             *priority = (*priority).max(snapshot.pods[pod as usize].priority);
             of_pod[pod as usize] = index as u32;
+            pods.push(pod);
         }
+        debug_assert!(units.is_sorted_by(|a, b| a.0 < b.0));
         Self {
             units,
             pods,

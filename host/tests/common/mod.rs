@@ -38,6 +38,22 @@ pub fn testdata(path: &str) -> PathBuf {
         .join(path)
 }
 
+/// The bundled default snapshot (no files), then every scenario and every
+/// sandbox snapshot, one file each, in name order.
+pub fn every_snapshot() -> Vec<Vec<PathBuf>> {
+    let mut all = vec![Vec::new()];
+    for dir in ["scenarios", "sandbox"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(testdata(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort();
+        all.extend(files.into_iter().map(|f| vec![f]));
+    }
+    all
+}
+
 /// The bytes of a bundled plugin component, by crate name.
 pub fn bundled(name: &str) -> &'static [u8] {
     wasched::runtime::bundled_plugins()

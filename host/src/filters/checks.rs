@@ -1,0 +1,82 @@
+//! One pod's node checks made ready for a walk over many nodes: what
+//! [`StaticVerdicts::get`] then [`dynamic_check`](super::dynamic_check)
+//! decide, with the pod's part of the work done once.
+
+use super::{PreFilter, Rejection, StaticVerdicts, verdict};
+use crate::model::{NodeId, NodeInfo, PodId, Snapshot};
+
+/// A pod's node checks against one state of a snapshot.
+pub struct NodeChecks<'a> {
+    statics: &'a [u32],
+    /// (allocatable, requested, request, column) of each resource the pod
+    /// requests a non-zero amount of (a zero request fits every node).
+    resources: Vec<(&'a [u64], &'a [u64], u64, u32)>,
+    nodes: &'a [NodeInfo],
+    state: &'a PreFilter,
+    /// Whether `state` can reject a node (spread constraints, forbidden
+    /// anti-affinity domains).
+    stateful: bool,
+}
+
+impl<'a> NodeChecks<'a> {
+    /// The checks of `pod` over `snapshot` as it is: `statics` are its
+    /// static verdicts, `state` its [`PreFilter::for_pod`].
+    pub fn new(
+        snapshot: &'a Snapshot,
+        pod: PodId,
+        statics: &'a StaticVerdicts,
+        state: &'a PreFilter,
+    ) -> Self {
+        let resources = snapshot.pods[pod as usize]
+            .requests
+            .iter()
+            .enumerate()
+            .filter(|&(_, &request)| request > 0)
+            .map(|(r, &request)| {
+                (
+                    snapshot.allocatable(r),
+                    snapshot.requested(r),
+                    request,
+                    r as u32,
+                )
+            })
+            .collect();
+        Self {
+            statics: &statics.0,
+            resources,
+            nodes: &snapshot.nodes,
+            state,
+            stateful: !state.is_empty(),
+        }
+    }
+
+    /// Whether `node` passes every check, else the first failing one's
+    /// rejection (the resources the pod lacks there, for resource fit).
+    #[inline(always)]
+    pub fn check(&self, node: NodeId) -> Result<(), Rejection> {
+        let n = node as usize;
+        verdict(self.statics[n])?;
+        let free = |&(allocatable, requested, _, _): &(&[u64], &[u64], u64, u32)| {
+            let used = requested.get(n).copied().unwrap_or(0);
+            allocatable
+                .get(n)
+                .copied()
+                .unwrap_or(0)
+                .saturating_sub(used)
+        };
+        if !self.resources.iter().all(|r| r.2 <= free(r)) {
+            let short = self
+                .resources
+                .iter()
+                .filter(|r| r.2 > free(r))
+                .fold(0u128, |mask, r| mask | 1 << r.3);
+            return Err(Rejection::Resources(short));
+        }
+        if self.stateful {
+            let node = &self.nodes[n];
+            self.state.spread.check(node)?;
+            self.state.anti_affinity.check(node)?;
+        }
+        Ok(())
+    }
+}

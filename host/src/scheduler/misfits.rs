@@ -1,0 +1,207 @@
+//! Misfits: searches for a node that found none for reasons of the nodes
+//! alone, remembered while those nodes stay as they were.
+//!
+//! A gang that does not fit tries every placement the topology plugin
+//! generates, and the next gang of the same shape tries them again over an
+//! unchanged cluster (the first one's attempts were rolled back). When the
+//! host's node checks rejected every node of a search for a node-local
+//! reason (`NodeUnschedulable`, `TaintToleration`, `NodeAffinity`,
+//! `NodeResourcesFit`), the same search decides the same as long as:
+//!
+//! - the pod reads the same of its spec: the same static verdicts (one per
+//!   [`static_signature`](crate::filters::static_signature)) and the same
+//!   requests;
+//! - it walks the same nodes;
+//! - every one of those nodes is in the state it was in: its change value
+//!   ([`Identity::node_changes`](crate::model::identity::Identity::node_changes))
+//!   is the one it had. A value names one state of its node: a change gives
+//!   a new value, a rollback puts back the value of the state it returns to.
+//!
+//! Such a search asked no filter plugin (they are asked only about nodes
+//! the host's checks let through) and does not move the search's start
+//! (a walk of every node ends where it began), so its diagnosis is all
+//! there is to remember. A search in which a rejection depended on other
+//! nodes (`PodTopologySpread`, `InterPodAffinity`) or a filter plugin was
+//! asked is not remembered.
+
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+use crate::filters::StaticVerdicts;
+use crate::model::NodeId;
+
+/// The remembered misfits of a run, by the search they answer.
+#[derive(Debug, Default)]
+pub struct Misfits {
+    by_search: rustc_hash::FxHashMap<u64, Vec<Misfit>>,
+}
+
+/// One remembered search and its diagnosis.
+#[derive(Debug)]
+struct Misfit {
+    /// The pod's static verdicts (by identity: one per signature in a run).
+    statics: Rc<StaticVerdicts>,
+    requests: Box<[u64]>,
+    nodes: Box<[NodeId]>,
+    /// Each node's change value when the search ran.
+    changes: Box<[u64]>,
+    /// The rendered diagnosis.
+    reason: String,
+}
+
+/// A search: a pod's static verdicts and requests over some nodes.
+#[derive(Debug, Clone, Copy)]
+pub struct Search<'a> {
+    /// The pod's static verdicts, as the run's cache holds them.
+    pub statics: &'a Rc<StaticVerdicts>,
+    /// The pod's requests, by resource column.
+    pub requests: &'a [u64],
+    /// The nodes walked.
+    pub nodes: &'a [NodeId],
+}
+
+impl Search<'_> {
+    /// A hash of the pod and of the nodes' count, first, middle and last
+    /// (hashing every node would cost as much as a short walk; equal
+    /// hashes are told apart by [`Search::is`]).
+    fn hash(&self) -> u64 {
+        let mut hasher = rustc_hash::FxHasher::default();
+        std::ptr::hash(Rc::as_ptr(self.statics), &mut hasher);
+        self.requests.hash(&mut hasher);
+        let nodes = self.nodes;
+        nodes.len().hash(&mut hasher);
+        if let (Some(first), Some(last)) = (nodes.first(), nodes.last()) {
+            (first, nodes[nodes.len() / 2], last).hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
+    fn is(&self, misfit: &Misfit) -> bool {
+        Rc::ptr_eq(self.statics, &misfit.statics)
+            && *self.requests == *misfit.requests
+            && *self.nodes == *misfit.nodes
+    }
+}
+
+/// Whether every node of `nodes` still has the change value in `changes`.
+fn unchanged(nodes: &[NodeId], changes: &[u64], now: &[u64]) -> bool {
+    nodes
+        .iter()
+        .zip(changes)
+        .all(|(&n, &value)| now.get(n as usize) == Some(&value))
+}
+
+impl Misfits {
+    /// The diagnosis of `search` if it ran before and its nodes are as
+    /// they were (`now`: every node's change value).
+    pub fn get(&self, search: Search, now: &[u64]) -> Option<&str> {
+        self.by_search
+            .get(&search.hash())?
+            .iter()
+            .find(|m| search.is(m) && unchanged(&m.nodes, &m.changes, now))
+            .map(|m| m.reason.as_str())
+    }
+
+    /// Remembers that `search` found no node, for `reason`, with the nodes
+    /// as `now` has them; replaces what an earlier state of them gave.
+    pub fn insert(&mut self, search: Search, now: &[u64], reason: &str) {
+        let changes = search
+            .nodes
+            .iter()
+            .map(|&n| now.get(n as usize).copied().unwrap_or(u64::MAX))
+            .collect();
+        let misfit = Misfit {
+            statics: search.statics.clone(),
+            requests: search.requests.into(),
+            nodes: search.nodes.into(),
+            changes,
+            reason: reason.to_string(),
+        };
+        let same = self.by_search.entry(search.hash()).or_default();
+        match same.iter_mut().find(|m| search.is(m)) {
+            Some(earlier) => *earlier = misfit,
+            None => same.push(misfit),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn statics() -> Rc<StaticVerdicts> {
+        Rc::new(StaticVerdicts::from_codes(vec![0; 8]))
+    }
+
+    #[test]
+    fn a_search_is_answered_while_its_nodes_keep_their_change_values() {
+        let (verdicts, mut misfits) = (statics(), Misfits::default());
+        let nodes = [1, 3, 4, 6];
+        let search = Search {
+            statics: &verdicts,
+            requests: &[2, 0, 1],
+            nodes: &nodes,
+        };
+        let now = [10, 11, 12, 13, 14, 15, 16, 17];
+        assert_eq!(misfits.get(search, &now), None, "nothing remembered yet");
+        misfits.insert(search, &now, "0/4 nodes are available: 4 Insufficient cpu.");
+        assert_eq!(
+            misfits.get(search, &now),
+            Some("0/4 nodes are available: 4 Insufficient cpu.")
+        );
+        // A node outside the search changes: still the same answer.
+        let mut other = now;
+        other[2] = 99;
+        assert!(misfits.get(search, &other).is_some());
+        // A node of the search changes (a pod placed, or taken off).
+        let mut changed = now;
+        changed[4] = 99;
+        assert_eq!(misfits.get(search, &changed), None);
+        // A value from before the search ran (a rollback to an earlier
+        // state) is a change too, though it is smaller.
+        let mut earlier = now;
+        earlier[6] = 3;
+        assert_eq!(misfits.get(search, &earlier), None);
+        // Fewer nodes in the view than the search walked.
+        assert_eq!(misfits.get(search, &now[..5]), None);
+    }
+
+    #[test]
+    fn another_pod_or_other_nodes_are_another_search() {
+        let (verdicts, other_verdicts) = (statics(), statics());
+        let mut misfits = Misfits::default();
+        let nodes = [0, 1, 2, 3, 4];
+        let now = [1; 8];
+        let search = Search {
+            statics: &verdicts,
+            requests: &[2, 1],
+            nodes: &nodes,
+        };
+        misfits.insert(search, &now, "no");
+        let requests = Search {
+            requests: &[2, 2],
+            ..search
+        };
+        let signature = Search {
+            statics: &other_verdicts,
+            ..search
+        };
+        // Same count, first, middle and last node: the same hash, not
+        // the same search.
+        let middle = [0, 5, 2, 6, 4];
+        let inner = Search {
+            nodes: &middle,
+            ..search
+        };
+        for other in [requests, signature, inner] {
+            assert_eq!(misfits.get(other, &now), None, "{other:?}");
+        }
+        assert_eq!(inner.hash(), search.hash());
+        // Remembering it anew in another state replaces the old answer.
+        let later = [2; 8];
+        misfits.insert(search, &later, "still no");
+        assert_eq!(misfits.get(search, &now), None);
+        assert_eq!(misfits.get(search, &later), Some("still no"));
+        assert_eq!(misfits.by_search.values().map(Vec::len).sum::<usize>(), 1);
+    }
+}
