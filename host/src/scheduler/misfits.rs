@@ -22,7 +22,8 @@
 //! (a walk of every node ends where it began), so its diagnosis is all
 //! there is to remember. A search in which a rejection depended on other
 //! nodes (`PodTopologySpread`, `InterPodAffinity`) or a filter plugin was
-//! asked is not remembered.
+//! asked is not remembered, nor is a search of fewer than [`FEWEST_NODES`]
+//! nodes; what is remembered is bounded by [`NODES_KEPT`].
 
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
@@ -30,10 +31,22 @@ use std::rc::Rc;
 use crate::filters::StaticVerdicts;
 use crate::model::NodeId;
 
+/// Searches of fewer nodes are not remembered: walking them costs about
+/// what looking them up does (a preemption trial's one-node checks).
+pub const FEWEST_NODES: usize = 8;
+
+/// Node entries (a node and its change value, 12 bytes) the remembered
+/// searches may hold together; past it they are forgotten at once and
+/// remembering starts again (about 12 MiB; a run of `serve` with many pod
+/// shapes that fit nowhere stays bounded).
+pub const NODES_KEPT: usize = 1 << 20;
+
 /// The remembered misfits of a run, by the search they answer.
 #[derive(Debug, Default)]
 pub struct Misfits {
     by_search: rustc_hash::FxHashMap<u64, Vec<Misfit>>,
+    /// Node entries held, at most [`NODES_KEPT`].
+    held: usize,
 }
 
 /// One remembered search and its diagnosis.
@@ -105,6 +118,14 @@ impl Misfits {
     /// Remembers that `search` found no node, for `reason`, with the nodes
     /// as `now` has them; replaces what an earlier state of them gave.
     pub fn insert(&mut self, search: Search, now: &[u64], reason: &str) {
+        let size = search.nodes.len();
+        if !(FEWEST_NODES..=NODES_KEPT).contains(&size) {
+            return;
+        }
+        if self.held + size > NODES_KEPT {
+            self.by_search.clear();
+            self.held = 0;
+        }
         let changes = search
             .nodes
             .iter()
@@ -120,7 +141,10 @@ impl Misfits {
         let same = self.by_search.entry(search.hash()).or_default();
         match same.iter_mut().find(|m| search.is(m)) {
             Some(earlier) => *earlier = misfit,
-            None => same.push(misfit),
+            None => {
+                same.push(misfit);
+                self.held += size;
+            }
         }
     }
 }
@@ -136,22 +160,22 @@ mod tests {
     #[test]
     fn a_search_is_answered_while_its_nodes_keep_their_change_values() {
         let (verdicts, mut misfits) = (statics(), Misfits::default());
-        let nodes = [1, 3, 4, 6];
+        let nodes = [0, 1, 2, 3, 4, 5, 6, 8];
         let search = Search {
             statics: &verdicts,
             requests: &[2, 0, 1],
             nodes: &nodes,
         };
-        let now = [10, 11, 12, 13, 14, 15, 16, 17];
+        let now = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
         assert_eq!(misfits.get(search, &now), None, "nothing remembered yet");
-        misfits.insert(search, &now, "0/4 nodes are available: 4 Insufficient cpu.");
+        misfits.insert(search, &now, "0/8 nodes are available: 8 Insufficient cpu.");
         assert_eq!(
             misfits.get(search, &now),
-            Some("0/4 nodes are available: 4 Insufficient cpu.")
+            Some("0/8 nodes are available: 8 Insufficient cpu.")
         );
         // A node outside the search changes: still the same answer.
         let mut other = now;
-        other[2] = 99;
+        other[7] = 99;
         assert!(misfits.get(search, &other).is_some());
         // A node of the search changes (a pod placed, or taken off).
         let mut changed = now;
@@ -163,15 +187,15 @@ mod tests {
         earlier[6] = 3;
         assert_eq!(misfits.get(search, &earlier), None);
         // Fewer nodes in the view than the search walked.
-        assert_eq!(misfits.get(search, &now[..5]), None);
+        assert_eq!(misfits.get(search, &now[..8]), None);
     }
 
     #[test]
     fn another_pod_or_other_nodes_are_another_search() {
         let (verdicts, other_verdicts) = (statics(), statics());
         let mut misfits = Misfits::default();
-        let nodes = [0, 1, 2, 3, 4];
-        let now = [1; 8];
+        let nodes = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+        let now = [1; 10];
         let search = Search {
             statics: &verdicts,
             requests: &[2, 1],
@@ -188,7 +212,7 @@ mod tests {
         };
         // Same count, first, middle and last node: the same hash, not
         // the same search.
-        let middle = [0, 5, 2, 6, 4];
+        let middle = [0, 9, 2, 3, 4, 5, 6, 7, 8];
         let inner = Search {
             nodes: &middle,
             ..search
@@ -198,10 +222,36 @@ mod tests {
         }
         assert_eq!(inner.hash(), search.hash());
         // Remembering it anew in another state replaces the old answer.
-        let later = [2; 8];
+        let later = [2; 10];
         misfits.insert(search, &later, "still no");
         assert_eq!(misfits.get(search, &now), None);
         assert_eq!(misfits.get(search, &later), Some("still no"));
         assert_eq!(misfits.by_search.values().map(Vec::len).sum::<usize>(), 1);
+        assert_eq!(misfits.held, nodes.len());
+    }
+
+    #[test]
+    fn short_searches_are_not_remembered_and_the_nodes_held_are_bounded() {
+        let (verdicts, mut misfits) = (statics(), Misfits::default());
+        let now = vec![1; NODES_KEPT];
+        let short: Vec<NodeId> = (0..FEWEST_NODES as NodeId - 1).collect();
+        let search = |nodes| Search {
+            statics: &verdicts,
+            requests: &[1],
+            nodes,
+        };
+        misfits.insert(search(&short), &now, "no");
+        assert_eq!(misfits.get(search(&short), &now), None);
+        // Two searches of just over half the bound: the second makes the
+        // memo forget the first.
+        let half = NODES_KEPT / 2 + 1;
+        let first: Vec<NodeId> = (0..half as NodeId).collect();
+        let second: Vec<NodeId> = (1..=half as NodeId).collect();
+        misfits.insert(search(&first), &now, "first");
+        assert_eq!(misfits.held, half);
+        misfits.insert(search(&second), &now, "second");
+        assert_eq!(misfits.held, half);
+        assert_eq!(misfits.get(search(&first), &now), None);
+        assert_eq!(misfits.get(search(&second), &now), Some("second"));
     }
 }

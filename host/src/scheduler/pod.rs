@@ -362,7 +362,7 @@ mod tests {
 
     #[test]
     fn walked_nodes_come_out_in_id_order() {
-        let cases: [(&[u32], &[u32]); 6] = [
+        let cases: [(&[u32], &[u32]); 8] = [
             (&[], &[]),
             (&[4], &[4]),
             (&[1, 2, 5], &[1, 2, 5]),
@@ -371,6 +371,8 @@ mod tests {
             (&[9, 0], &[0, 9]),
             // Not two runs of a walk: sorted all the same.
             (&[5, 1, 9, 0], &[0, 1, 5, 9]),
+            (&[5, 6, 0, 5], &[0, 5, 5, 6]),
+            (&[3, 3, 1, 2], &[1, 2, 3, 3]),
         ];
         for (walked, sorted) in cases {
             let mut nodes = walked.to_vec();

@@ -43,6 +43,9 @@ type Scored = Rc<RefCell<Vec<Vec<NodeId>>>>;
 struct Recorder {
     odd_out: Option<&'static str>,
     scored: Scored,
+    /// Whether it is a filter plugin too (else the host's checks alone
+    /// decide the feasible nodes, in one pass).
+    filters: bool,
 }
 
 impl Plugin for Recorder {
@@ -51,7 +54,10 @@ impl Plugin for Recorder {
     }
 
     fn points(&self) -> &[ExtensionPoint] {
-        &[ExtensionPoint::Filter, ExtensionPoint::Score]
+        match self.filters {
+            true => &[ExtensionPoint::Filter, ExtensionPoint::Score],
+            false => &[ExtensionPoint::Score],
+        }
     }
 
     fn filter(
@@ -93,12 +99,23 @@ fn sampled(
     percentage: u32,
     odd_out: Option<&'static str>,
 ) -> (Vec<Vec<NodeId>>, Vec<String>) {
+    sampled_with(snapshot, percentage, odd_out, true)
+}
+
+/// [`sampled`], the [`Recorder`] a filter plugin or not.
+fn sampled_with(
+    snapshot: &Snapshot,
+    percentage: u32,
+    odd_out: Option<&'static str>,
+    filters: bool,
+) -> (Vec<Vec<NodeId>>, Vec<String>) {
     let scored = Scored::default();
     let mut plugins = PluginSet::new();
     plugins
         .add(Box::new(Recorder {
             odd_out,
             scored: scored.clone(),
+            filters,
         }))
         .unwrap();
     plugins.set_percentage_of_nodes_to_score(percentage);
@@ -152,6 +169,18 @@ fn each_pod_scores_the_next_share_of_a_large_cluster() {
     let (scored, chosen) = sampled(&snapshot, 100, None);
     assert_eq!(scored, vec![range(0, 300); 3]);
     assert_eq!(chosen, ["n299", "n299", "n299"]);
+}
+
+#[test]
+fn without_filter_plugins_the_walk_stops_alike() {
+    // The host's checks alone (one pass, no rounds): the same shares.
+    let snapshot = cluster(300, 3);
+    let (scored, chosen) = sampled_with(&snapshot, 0, None, false);
+    let third: Vec<NodeId> = range(0, 132).into_iter().chain(range(288, 300)).collect();
+    assert_eq!(scored, vec![range(0, 144), range(144, 288), third]);
+    assert_eq!(chosen, ["n143", "n287", "n299"]);
+    let (scored, _) = sampled_with(&snapshot, 100, None, false);
+    assert_eq!(scored, vec![range(0, 300); 3]);
 }
 
 #[test]
@@ -234,6 +263,7 @@ fn a_long_lived_scheduler_carries_the_start_across_runs() {
         .add(Box::new(Recorder {
             odd_out: None,
             scored: scored.clone(),
+            filters: true,
         }))
         .unwrap();
     let start = std::cell::Cell::new(0);
