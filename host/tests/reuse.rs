@@ -106,3 +106,32 @@ fn reuse_never_changes_a_decision() {
         "keeping every permit verdict saves calls: {kept} calls against {latest}"
     );
 }
+
+/// With filter plugins loaded (GpuBinPacking and TaintToleration as
+/// components), a search is remembered only when the host's own checks
+/// rejected every node before a plugin was asked: still no decision
+/// changes, and such searches still occur.
+#[test]
+fn misfits_with_filter_plugins_never_change_a_decision() {
+    let config = PluginConfig::parse(
+        "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: true\n  - name: WaschedTaintToleration\n    enabled: true\n",
+    )
+    .unwrap();
+    let mut plugins = common::runtime().bundled(&config).unwrap();
+    assert!(plugins.any_at(ExtensionPoint::Filter));
+    let off = Reuse {
+        misfits: false,
+        ..Reuse::default()
+    };
+    let mut remembered = 0;
+    for (name, snapshot) in snapshots() {
+        let reference = run_reusing(&mut snapshot.clone(), &mut plugins, off);
+        let outcome = run_reusing(&mut snapshot.clone(), &mut plugins, Reuse::default());
+        remembered += outcome.placement_stats.remembered_misfits;
+        assert_eq!(outcome.to_json(), reference.to_json(), "{name}");
+    }
+    assert!(
+        remembered > 0,
+        "searches the host's checks alone rejected are remembered: {remembered}"
+    );
+}

@@ -42,7 +42,7 @@ impl<'a> NodeChecks<'a> {
             })
             .collect();
         Self {
-            statics: &statics.0,
+            statics: statics.codes(),
             resources,
             nodes: &snapshot.nodes,
             state,
@@ -54,8 +54,14 @@ impl<'a> NodeChecks<'a> {
     /// rejection (the resources the pod lacks there, for resource fit).
     #[inline(always)]
     pub fn check(&self, node: NodeId) -> Result<(), Rejection> {
+        verdict(self.statics[node as usize])?;
+        self.dynamic(node)
+    }
+
+    /// [`NodeChecks::check`] of a node whose static verdict passes.
+    #[inline(always)]
+    pub fn dynamic(&self, node: NodeId) -> Result<(), Rejection> {
         let n = node as usize;
-        verdict(self.statics[n])?;
         let free = |&(allocatable, requested, _, _): &(&[u64], &[u64], u64, u32)| {
             let used = requested.get(n).copied().unwrap_or(0);
             allocatable

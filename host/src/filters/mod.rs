@@ -73,20 +73,20 @@ impl Diagnosis {
         // Neighbouring nodes mostly fail alike: the latest reason first.
         match self.rejections.last_mut() {
             Some((last, n)) if *last == rejection => *n += 1,
-            _ => self.reject_other(rejection),
+            _ => self.reject_many(rejection, 1),
         }
     }
 
-    /// [`Diagnosis::reject`] of a reason other than the latest.
+    /// Counts `nodes` nodes rejected by a native check for one reason.
     #[cold]
-    fn reject_other(&mut self, rejection: Rejection) {
+    pub fn reject_many(&mut self, rejection: Rejection, nodes: usize) {
         // It becomes the latest (the order of reasons means nothing).
         match self.rejections.iter().position(|(r, _)| *r == rejection) {
             Some(at) => {
                 let (_, n) = self.rejections.remove(at);
-                self.rejections.push((rejection, n + 1));
+                self.rejections.push((rejection, n + nodes));
             }
-            None => self.rejections.push((rejection, 1)),
+            None => self.rejections.push((rejection, nodes)),
         }
     }
 
@@ -469,9 +469,18 @@ pub fn static_signature(pod: &PodInfo) -> String {
     .expect("k8s types serialise")
 }
 
-/// [`static_check`] of one pod signature over every node, compactly.
+/// [`static_check`] of one pod signature over every node, compactly, with
+/// the nodes that pass and the others' rejections counted (what a walk of
+/// every node needs without visiting the nodes no placement changes).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StaticVerdicts(Vec<u32>);
+pub struct StaticVerdicts {
+    /// Each node's verdict code.
+    codes: Vec<u32>,
+    /// The nodes every static check passes, ascending.
+    passing: Vec<NodeId>,
+    /// The other nodes' rejections, each with how many nodes gave it.
+    rejected: Vec<(Rejection, usize)>,
+}
 
 const PASS: u32 = 0;
 const UNSCHEDULABLE: u32 = 1;
@@ -485,7 +494,7 @@ impl StaticVerdicts {
         use rayon::prelude::*;
         /// Nodes per task: enough work to outweigh handing it over.
         const CHUNK: usize = 512;
-        Self(
+        Self::from_codes(
             (0..snapshot.node_count() as NodeId)
                 .into_par_iter()
                 .with_min_len(CHUNK)
@@ -494,15 +503,44 @@ impl StaticVerdicts {
         )
     }
 
-    /// Verdicts from their codes, node by node (for tests).
-    #[cfg(test)]
+    /// Verdicts from their codes, node by node.
     pub(crate) fn from_codes(codes: Vec<u32>) -> Self {
-        Self(codes)
+        let mut passing = Vec::new();
+        let mut rejected = Diagnosis::default();
+        for (node, &code) in codes.iter().enumerate() {
+            match verdict(code) {
+                Ok(()) => passing.push(node as NodeId),
+                Err(rejection) => rejected.reject(rejection),
+            }
+        }
+        Self {
+            codes,
+            passing,
+            rejected: rejected.rejections,
+        }
     }
 
     /// The verdict on `node`.
     pub fn get(&self, node: NodeId) -> Result<(), Rejection> {
-        verdict(self.0[node as usize])
+        verdict(self.codes[node as usize])
+    }
+
+    /// Each node's verdict code (`verdict` reads it).
+    pub(crate) fn codes(&self) -> &[u32] {
+        &self.codes
+    }
+
+    /// The nodes every static check passes, ascending.
+    pub fn passing(&self) -> &[NodeId] {
+        &self.passing
+    }
+
+    /// Counts the rejection of every node that fails a static check in
+    /// `diagnosis`.
+    pub fn reject_failing(&self, diagnosis: &mut Diagnosis) {
+        for &(rejection, nodes) in &self.rejected {
+            diagnosis.reject_many(rejection, nodes);
+        }
     }
 }
 

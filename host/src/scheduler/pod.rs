@@ -124,20 +124,17 @@ impl Cycle<'_> {
             let checks = filters::NodeChecks::new(self.snapshot, pod, &statics, &state);
             let mut feasible = Vec::with_capacity(wanted.min(nodes.len()));
             let mut walked = 0;
-            walk(
-                &checks,
-                nodes,
-                start,
-                &mut walked,
-                &mut diagnosis,
-                |node, _| {
-                    if feasible.len() == wanted {
-                        return Step::StopBefore;
-                    }
-                    feasible.push(node);
-                    Step::Next
-                },
-            );
+            let pass = |node, _| {
+                if feasible.len() == wanted {
+                    return Step::StopBefore;
+                }
+                feasible.push(node);
+                Step::Next
+            };
+            match every_node(nodes, self.snapshot.node_count()) {
+                true => walk_every(&checks, &statics, start, &mut walked, &mut diagnosis, pass),
+                false => walk(&checks, nodes, start, &mut walked, &mut diagnosis, pass),
+            }
             if let Some(clock) = clock {
                 self.node_check_time += clock.elapsed();
             }
@@ -325,20 +322,82 @@ fn walk(
     mut pass: impl FnMut(NodeId, usize) -> Step,
 ) {
     let (before, after) = nodes.split_at(start);
-    for &node in after.iter().chain(before).skip(*walked) {
-        match checks.check(node) {
-            Ok(()) => match pass(node, *walked) {
-                Step::Next => {}
-                Step::StopAfter => {
-                    *walked += 1;
-                    return;
-                }
-                Step::StopBefore => return,
-            },
-            Err(rejection) => diagnosis.reject(rejection),
+    // The walk's order is `after`, then `before`: two plain loops (a
+    // chained iterator costs a branch per node on the hottest loop).
+    let mut skip = *walked;
+    for half in [after, before] {
+        let rest = half.get(skip..).unwrap_or_default();
+        skip = skip.saturating_sub(half.len());
+        for &node in rest {
+            match checks.check(node) {
+                Ok(()) => match pass(node, *walked) {
+                    Step::Next => {}
+                    Step::StopAfter => {
+                        *walked += 1;
+                        return;
+                    }
+                    Step::StopBefore => return,
+                },
+                Err(rejection) => diagnosis.reject(rejection),
+            }
+            *walked += 1;
         }
-        *walked += 1;
     }
+}
+
+/// Whether `nodes` is every one of a snapshot's `count` nodes, in id
+/// order (the search of a pod or unit without a topology constraint).
+fn every_node(nodes: &[NodeId], count: usize) -> bool {
+    // Without an early exit the comparison runs in vector registers.
+    nodes.len() == count
+        && nodes
+            .iter()
+            .zip(0..)
+            .fold(true, |every, (&node, id): (&NodeId, NodeId)| {
+                every & (node == id)
+            })
+}
+
+/// [`walk`] over every node of the snapshot (in id order, see
+/// [`every_node`]) from `start`, `walked` at 0: the same nodes taken in,
+/// passed and rejected, in the same order, but only the nodes that pass
+/// `statics` are visited; the others, which no placement changes, are
+/// counted in `diagnosis` from their totals when the walk takes in every
+/// node (only the diagnosis of a walk that took in every node is read).
+fn walk_every(
+    checks: &filters::NodeChecks,
+    statics: &filters::StaticVerdicts,
+    start: usize,
+    walked: &mut usize,
+    diagnosis: &mut Diagnosis,
+    mut pass: impl FnMut(NodeId, usize) -> Step,
+) {
+    debug_assert_eq!(*walked, 0, "a walk of every node is not resumed");
+    let count = diagnosis.total;
+    let passing = statics.passing();
+    let (before, after) = passing.split_at(passing.partition_point(|&n| (n as usize) < start));
+    // Where the walk from `start` meets `node`.
+    let at = |node: NodeId| (node as usize + count - start) % count;
+    for half in [after, before] {
+        for &node in half {
+            match checks.dynamic(node) {
+                Ok(()) => match pass(node, at(node)) {
+                    Step::Next => {}
+                    Step::StopAfter => {
+                        *walked = at(node) + 1;
+                        return;
+                    }
+                    Step::StopBefore => {
+                        *walked = at(node);
+                        return;
+                    }
+                },
+                Err(rejection) => diagnosis.reject(rejection),
+            }
+        }
+    }
+    statics.reject_failing(diagnosis);
+    *walked = count;
 }
 
 /// Sorts nodes met by a walk: the walk of nodes in id order from a start
@@ -358,7 +417,104 @@ fn sort_walked(nodes: &mut [NodeId]) {
 
 #[cfg(test)]
 mod tests {
-    use super::sort_walked;
+    use super::{Step, every_node, sort_walked, walk, walk_every};
+    use crate::filters::{Diagnosis, NodeChecks, PreFilter, StaticVerdicts};
+    use crate::model::{NodeId, Snapshot};
+
+    /// 60 nodes: every 4th tainted, every 7th cordoned, 1 to 3 cpu in
+    /// turn; a pod of 2 cpu and one of 2 cpu tolerating the taint.
+    fn mixed_cluster() -> Snapshot {
+        let mut text = String::new();
+        for n in 0..60 {
+            let taints = match n % 4 {
+                0 => "[{key: k, value: v, effect: NoSchedule}]",
+                _ => "[]",
+            };
+            text.push_str(&format!(
+                "apiVersion: v1\nkind: Node\nmetadata: {{name: n{n:02}}}\nspec: {{unschedulable: {}, taints: {taints}}}\nstatus: {{allocatable: {{cpu: \"{}\", memory: 8Gi}}}}\n---\n",
+                n % 7 == 3,
+                n % 3 + 1,
+            ));
+        }
+        for (p, tolerations) in ["[]", "[{key: k, operator: Exists}]"].iter().enumerate() {
+            text.push_str(&format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: p{p}, namespace: t}}\nspec:\n  tolerations: {tolerations}\n  containers: [{{name: c, image: x, resources: {{requests: {{cpu: \"2\"}}}}}}]\n---\n"
+            ));
+        }
+        let mut manifests = crate::manifest::Manifests::default();
+        crate::manifest::load_str(&mut manifests, "test.yaml", &text).unwrap();
+        Snapshot::build(&manifests).unwrap()
+    }
+
+    #[test]
+    fn a_walk_of_every_node_visits_the_passing_nodes_alike() {
+        let snapshot = mixed_cluster();
+        let count = snapshot.node_count();
+        let every: Vec<NodeId> = (0..count as NodeId).collect();
+        assert!(every_node(&every, count));
+        assert!(!every_node(&every[1..], count));
+        let mut swapped = every.clone();
+        swapped.swap(3, 4);
+        assert!(!every_node(&swapped, count));
+        let (mut walks, mut whole) = (0, 0);
+        for pod in 0..2 {
+            let statics = StaticVerdicts::of(&snapshot, pod);
+            let state = PreFilter::for_pod(&snapshot, pod);
+            let checks = NodeChecks::new(&snapshot, pod, &statics, &state);
+            for start in 0..count {
+                for (wanted, after) in
+                    [(0, false), (1, true), (3, false), (5, true), (count, false)]
+                {
+                    let run = |all: bool| {
+                        let (mut met, mut walked) = (Vec::new(), 0);
+                        let mut diagnosis = Diagnosis::over(count);
+                        let pass = |node, at| {
+                            if met.len() == wanted && !after {
+                                return Step::StopBefore;
+                            }
+                            met.push((node, at));
+                            match met.len() == wanted {
+                                true => Step::StopAfter,
+                                false => Step::Next,
+                            }
+                        };
+                        match all {
+                            true => walk_every(
+                                &checks,
+                                &statics,
+                                start,
+                                &mut walked,
+                                &mut diagnosis,
+                                pass,
+                            ),
+                            false => {
+                                walk(&checks, &every, start, &mut walked, &mut diagnosis, pass)
+                            }
+                        }
+                        let reason = (walked == count).then(|| diagnosis.render(&snapshot));
+                        (met, walked, reason)
+                    };
+                    let (met, walked, reason) = run(false);
+                    assert_eq!(
+                        run(true),
+                        (met.clone(), walked, reason.clone()),
+                        "pod {pod} from {start}, {wanted} wanted"
+                    );
+                    walks += usize::from(walked < count && !met.is_empty());
+                    if let Some(reason) = reason {
+                        whole += 1;
+                        assert!(reason.contains("unschedulable"), "{reason}");
+                        assert!(reason.contains("Insufficient cpu"), "{reason}");
+                        assert_eq!(reason.contains("taint"), pod == 0, "{reason}");
+                    }
+                }
+            }
+        }
+        assert!(
+            walks > 100 && whole > 100,
+            "{walks} walks stopped early, {whole} took in every node"
+        );
+    }
 
     #[test]
     fn walked_nodes_come_out_in_id_order() {
