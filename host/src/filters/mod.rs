@@ -19,14 +19,16 @@ use crate::model::{NodeId, NodeInfo, PodId, PodInfo, Snapshot, label_selector_ma
 
 mod checks;
 mod score;
+mod wordings;
 pub use checks::NodeChecks;
 pub use score::{default_placement_scores, default_scores, placement_fit, pods_count};
+pub use wordings::Wordings;
 
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
 /// Why one node cannot host a pod: the first failing check, in a form that
 /// costs nothing to record (no strings); [`Diagnosis::render`] words it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Rejection {
     /// `spec.unschedulable` and no toleration for it.
     Unschedulable,
@@ -48,7 +50,7 @@ pub enum Rejection {
 
 /// Why nodes were rejected, counted per reason over `total` nodes
 /// (kube-scheduler's `FitError`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Diagnosis {
     /// Nodes considered.
     pub total: usize,

@@ -64,6 +64,8 @@ pub struct Cycle<'a> {
     statics: pod::StaticCache,
     /// Searches that found no node, while their nodes stay as they were.
     misfits: misfits::Misfits,
+    /// The diagnoses of searches that found no node, worded.
+    wordings: crate::filters::Wordings,
     /// Wall-clock time spent in the native node checks.
     pub node_check_time: std::time::Duration,
     /// While a preemption trial runs: what each node's candidate victims
@@ -102,6 +104,7 @@ impl<'a> Cycle<'a> {
             stats: PlacementStats::default(),
             statics: pod::StaticCache::default(),
             misfits: misfits::Misfits::default(),
+            wordings: Default::default(),
             node_check_time: std::time::Duration::ZERO,
             victim_costs: None,
             ignored_generate: None,

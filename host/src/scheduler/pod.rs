@@ -141,8 +141,9 @@ impl Cycle<'_> {
             (feasible, walked, 0)
         };
         if feasible.is_empty() {
-            let reason = diagnosis.render(self.snapshot);
-            if remember && asked == 0 && diagnosis.node_local() {
+            let node_local = diagnosis.node_local();
+            let reason = self.wordings.render(diagnosis, self.snapshot);
+            if remember && asked == 0 && node_local {
                 let search = Search {
                     statics: &statics,
                     requests: &self.snapshot.pods[pod as usize].requests,
