@@ -171,13 +171,15 @@ pub fn group_nodes_by_label(
         .map(|(value, mut nodes)| {
             nodes.sort_unstable();
             nodes.dedup();
-            sdk::LabelDomain { value, nodes }
+            let value_text = snapshot.symbols.text(value).unwrap_or_default().to_owned();
+            sdk::LabelDomain {
+                value,
+                value_text,
+                nodes,
+            }
         })
         .collect();
-    domains.sort_by(|a, b| {
-        let text = |v| snapshot.symbols.text(v).unwrap_or_default();
-        text(a.value).cmp(text(b.value))
-    });
+    domains.sort_unstable_by(|a, b| (&a.value_text, a.value).cmp(&(&b.value_text, b.value)));
     Ok(domains)
 }
 
@@ -274,5 +276,44 @@ spec:
         assert_eq!(node_resources(&snapshot, &[0], &[0, 0, 0]), unknown);
         let resources = vec![0; snapshot.resource_names.len() + 1];
         assert_eq!(node_resources(&snapshot, &resources, &[0]), unknown);
+    }
+
+    #[test]
+    fn group_nodes_by_label_names_each_domain_and_orders_them_by_text() {
+        let node = |name: &str, rack: Option<&str>| {
+            let labels = rack.map_or(String::new(), |r| format!(", labels: {{rack: {r}}}"));
+            format!(
+                "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}{labels}}}\nstatus: {{allocatable: {{cpu: \"1\"}}}}\n---\n"
+            )
+        };
+        let text: String = [
+            node("n0", Some("r2")),
+            node("n1", Some("r10")),
+            node("n2", None),
+            node("n3", Some("r2")),
+            node("n4", Some("r1")),
+        ]
+        .concat();
+        let mut manifests = crate::manifest::Manifests::default();
+        crate::manifest::load_str(&mut manifests, "racks.yaml", &text).unwrap();
+        let snapshot = Snapshot::build(&manifests).unwrap();
+        let rack = snapshot.symbols.lookup("rack").unwrap();
+        let domains = group_nodes_by_label(&snapshot, rack, &[4, 3, 2, 1, 0, 3]).unwrap();
+        let seen: Vec<(&str, &[NodeId])> = domains
+            .iter()
+            .map(|d| (d.value_text.as_str(), d.nodes.as_slice()))
+            .collect();
+        // By text (byte order), the unlabelled node left out, repeats once.
+        assert_eq!(
+            seen,
+            [("r1", &[4][..]), ("r10", &[1][..]), ("r2", &[0, 3][..])]
+        );
+        for d in &domains {
+            assert_eq!(snapshot.symbols.text(d.value), Some(d.value_text.as_str()));
+        }
+        assert_eq!(
+            group_nodes_by_label(&snapshot, rack, &[0, 5]),
+            Err(sdk::LookupError::Unknown)
+        );
     }
 }

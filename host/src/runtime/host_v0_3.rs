@@ -486,6 +486,7 @@ impl cluster::HostSnapshot for HostState {
             .into_iter()
             .map(|d| types::LabelDomain {
                 value: d.value,
+                value_text: d.value_text,
                 nodes: d.nodes,
             })
             .collect())

@@ -639,6 +639,7 @@ impl From<types::LabelDomain> for plain::LabelDomain {
     fn from(domain: types::LabelDomain) -> Self {
         Self {
             value: domain.value,
+            value_text: domain.value_text,
             nodes: domain.nodes,
         }
     }

@@ -855,26 +855,27 @@ impl Cluster for NativeCluster {
         key: Symbol,
         nodes: &[NodeId],
     ) -> Result<Vec<LabelDomain>, LookupError> {
-        let mut domains: BTreeMap<String, LabelDomain> = BTreeMap::new();
+        let mut domains: BTreeMap<String, (Symbol, Vec<NodeId>)> = BTreeMap::new();
         for &node in nodes {
             let n = self.nodes.get(node as usize).ok_or(LookupError::Unknown)?;
             if let Some(&value) = n.labels.get(&key) {
                 domains
                     .entry(self.symbol_text(value))
-                    .or_insert_with(|| LabelDomain {
-                        value,
-                        nodes: Vec::new(),
-                    })
-                    .nodes
+                    .or_insert_with(|| (value, Vec::new()))
+                    .1
                     .push(node);
             }
         }
         Ok(domains
-            .into_values()
-            .map(|mut d| {
-                d.nodes.sort_unstable();
-                d.nodes.dedup();
-                d
+            .into_iter()
+            .map(|(value_text, (value, mut nodes))| {
+                nodes.sort_unstable();
+                nodes.dedup();
+                LabelDomain {
+                    value,
+                    value_text,
+                    nodes,
+                }
             })
             .collect())
     }

@@ -451,6 +451,9 @@ pub struct PodFacts {
 pub struct LabelDomain {
     /// The label value.
     pub value: Symbol,
+    /// The value's text (what [`Cluster::symbol_text`](crate::Cluster::symbol_text)
+    /// answers for `value`).
+    pub value_text: String,
     /// Those nodes, ascending.
     pub nodes: Vec<NodeId>,
 }

@@ -165,8 +165,9 @@ pub fn pinned_value(
 /// Each placement is named `<key>=<value>`, has the domain `(key, value)`
 /// and its nodes ascending; placements are ordered by value text (byte
 /// order). The result is empty when no parent node carries the label, or
-/// when the pinned domain has no node in the parent. `text` resolves
-/// symbols (once per domain, plus ties).
+/// when the pinned domain has no node in the parent. The domains' own
+/// `value_text` names them; `text` resolves only the values tied for the
+/// most bound pods.
 pub fn topology_placements(
     key: Symbol,
     key_text: &str,
@@ -177,17 +178,20 @@ pub fn topology_placements(
     if let Some(pinned) = pinned_value(bound_counts, &mut text) {
         domains.retain(|d| d.value == pinned);
     }
-    let mut named: Vec<(String, Symbol, Vec<NodeId>)> = domains
+    domains.sort_unstable_by(|a, b| (&a.value_text, a.value).cmp(&(&b.value_text, b.value)));
+    domains
         .into_iter()
-        .map(|d| (text(d.value), d.value, d.nodes))
-        .collect();
-    named.sort_unstable();
-    named
-        .into_iter()
-        .map(|(value_text, value, nodes)| Placement {
-            name: format!("{key_text}={value_text}"),
-            nodes,
-            domain: Some((key, value)),
+        .map(|d| {
+            // Built by hand: `format!` costs a component several times more.
+            let mut name = String::with_capacity(key_text.len() + 1 + d.value_text.len());
+            name.push_str(key_text);
+            name.push('=');
+            name.push_str(&d.value_text);
+            Placement {
+                name,
+                nodes: d.nodes,
+                domain: Some((key, d.value)),
+            }
         })
         .collect()
 }

@@ -104,6 +104,7 @@ fn topology_placements_orders_pins_and_names() {
                 Some(d) => d.nodes.push(node),
                 None => domains.push(LabelDomain {
                     value,
+                    value_text: text(value),
                     nodes: vec![node],
                 }),
             }
