@@ -103,6 +103,13 @@ fn simulate_large_reuse(c: &mut Criterion) {
                 ..all
             },
         ),
+        (
+            "no-placement-reuse",
+            Reuse {
+                placements: false,
+                ..all
+            },
+        ),
     ];
     for (set, plugins) in [("native", &mut native), ("component", &mut wasm)] {
         for (label, reuse) in variants {

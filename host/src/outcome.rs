@@ -56,6 +56,10 @@ pub struct PlacementStats {
     /// ([`Reuse::misfits`](crate::scheduler::Reuse::misfits)) instead of
     /// walked.
     pub remembered_misfits: u64,
+    /// Placement-generate answers handed to a unit from the ones a plugin
+    /// marked reusable ([`Reuse::placements`](crate::scheduler::Reuse::placements))
+    /// instead of asked.
+    pub reused_placements: u64,
 }
 
 /// A preemption attempt of a PodGroup.

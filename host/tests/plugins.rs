@@ -293,14 +293,23 @@ fn components_built_against_0_2_0_keep_loading_and_decide_the_same() {
     }
     snapshots.sort();
     assert!(snapshots.len() > 20);
+    // Placement answers handed on without asking: 0.2.0 has no way to
+    // mark one reusable.
+    let (mut reused, mut reused_adapted) = (0, 0);
     for files in &snapshots {
-        let current = common::simulate_with(files, None, PluginConfig::default()).to_json();
-        let adapted = common::simulate_with(files, Some(&dir), without_binpack.clone()).to_json();
-        assert_eq!(current, adapted, "{files:?}");
+        let current = common::simulate_with(files, None, PluginConfig::default());
+        let adapted = common::simulate_with(files, Some(&dir), without_binpack.clone());
+        reused += current.placement_stats.reused_placements;
+        reused_adapted += adapted.placement_stats.reused_placements;
+        assert_eq!(current.to_json(), adapted.to_json(), "{files:?}");
         let current = common::simulate_with(files, None, with_binpack.clone()).to_json();
         let adapted = common::simulate(files, Some(&dir)).to_json();
         assert_eq!(current, adapted, "{files:?} with GpuBinPacking");
     }
+    assert!(
+        reused > 0 && reused_adapted == 0,
+        "0.3.0 answers reused {reused} times, 0.2.0 answers {reused_adapted}"
+    );
 }
 
 /// The released 0.2.0 contract is frozen beside 0.1.0.

@@ -1,7 +1,7 @@
 //! What a run reuses between attempts (running victim units per snapshot
 //! generation, every permit verdict of a unit's cycle, the searches that
-//! found no node while their nodes stay unchanged) never changes a
-//! decision: with each reuse off, every scenario and generated clusters
+//! found no node while their nodes stay unchanged, placement answers a
+//! plugin marked reusable) never changes a decision: with each reuse off, every scenario and generated clusters
 //! (gangs, trees, preemption) decide byte-identically.
 
 mod common;
@@ -11,12 +11,12 @@ use wasched::generate::{Options, Shape};
 use wasched::scheduler::{Reuse, run_reusing};
 use wasched::{PluginConfig, PluginSet, Snapshot};
 
-/// The permit calls of the last run.
-fn permit_calls(plugins: &PluginSet) -> u64 {
+/// The calls at `point` of the last run.
+fn calls_at(plugins: &PluginSet, point: ExtensionPoint) -> u64 {
     plugins
         .call_times()
         .iter()
-        .filter(|(_, point, _)| *point == ExtensionPoint::Permit)
+        .filter(|(_, at, _)| *at == point)
         .map(|(_, _, times)| times.calls)
         .sum()
 }
@@ -67,24 +67,37 @@ fn reuse_never_changes_a_decision() {
             misfits: false,
             ..all
         },
+        Reuse {
+            placements: false,
+            ..all
+        },
     ];
     let mut evictions = 0;
     // Permit calls with every verdict kept, and with only the latest.
     let (mut kept, mut latest) = (0, 0);
     // Searches answered from the misfits remembered, with them on and off.
     let (mut remembered, mut remembered_off) = (0, 0);
+    // Placement answers reused, and placement-generate calls, on and off.
+    let (mut reused, mut reused_off) = (0, 0);
+    let (mut generate_calls, mut generate_calls_off) = (0, 0);
     for (name, snapshot) in snapshots() {
         let reference = run_reusing(&mut snapshot.clone(), &mut plugins, all);
-        kept += permit_calls(&plugins);
+        kept += calls_at(&plugins, ExtensionPoint::Permit);
+        generate_calls += calls_at(&plugins, ExtensionPoint::PlacementGenerate);
         evictions += reference.evictions.len();
         remembered += reference.placement_stats.remembered_misfits;
+        reused += reference.placement_stats.reused_placements;
         for reuse in variants {
             let outcome = run_reusing(&mut snapshot.clone(), &mut plugins, reuse);
             if !reuse.permit_verdicts {
-                latest += permit_calls(&plugins);
+                latest += calls_at(&plugins, ExtensionPoint::Permit);
             }
             if !reuse.misfits {
                 remembered_off += outcome.placement_stats.remembered_misfits;
+            }
+            if !reuse.placements {
+                reused_off += outcome.placement_stats.reused_placements;
+                generate_calls_off += calls_at(&plugins, ExtensionPoint::PlacementGenerate);
             }
             assert_eq!(
                 outcome.to_json(),
@@ -100,6 +113,15 @@ fn reuse_never_changes_a_decision() {
     assert!(
         remembered > 100 && remembered_off == 0,
         "gangs that fit nowhere are not walked again: {remembered} searches remembered, {remembered_off} with it off"
+    );
+    assert!(
+        reused > 100 && reused_off == 0,
+        "reusable placement answers are handed on: {reused} reused, {reused_off} with it off"
+    );
+    assert_eq!(
+        generate_calls + reused,
+        generate_calls_off,
+        "each answer reused is a placement-generate call saved"
     );
     assert!(
         kept * 10 < latest * 9,

@@ -83,6 +83,10 @@ pub struct Placements {
     pub candidates: Vec<Placement>,
     /// For a composite: how many placements the host may try for the tree.
     pub search_budget: Option<u32>,
+    /// The plugin promised the answer holds for any unit of the same kind
+    /// and topology key without a running pod, over the same parent nodes,
+    /// within one pass (the WIT's `placements.reusable`).
+    pub reusable: bool,
 }
 
 /// Nodes a filter plugin rejected for one reason.

@@ -433,6 +433,7 @@ impl<P: wasched_sdk::Plugin> Plugin for NativePlugin<P> {
                 .map(|c| view.placement_from(c))
                 .collect(),
             search_budget: p.search_budget,
+            reusable: p.reusable,
         }))
     }
 

@@ -657,6 +657,7 @@ impl Checked<'_> {
                 Ok(Ok(Some(Placements {
                     candidates,
                     search_budget: generated.search_budget,
+                    reusable: generated.reusable,
                 })))
             }
             Err(status) if status.code == Code::Skip => Ok(Ok(None)),

@@ -191,32 +191,38 @@ impl Plugin for WasmPlugin {
         let answer = self.call(
             snapshot,
             ExtensionPoint::PlacementGenerate,
-            |exports, store, snap| by_version!(exports;
- shared e => Ok(wired(&e.placement_generate)
+            |exports, store, snap| match exports {
+                VersionExports::Current(e) => Ok(wired(&e.placement_generate)
                     .call_generate_placements(store, snap, wit::unit(unit), &parent_wit)?
                     .map_err(wit::status)
-                    .map(Generated::Current));
-VersionExports::V0_1(e) => match &old {
+                    .map(|g| Generated::Current(g.placements, g.reusable))),
+                VersionExports::V0_2(e) => Ok(wired(&e.placement_generate)
+                    .call_generate_placements(store, snap, wit::unit(unit), &parent_wit)?
+                    .map_err(wit::status)
+                    .map(|p| Generated::Current(p, false))),
+                VersionExports::V0_1(e) => match &old {
                     Some(group) => Ok(wired(&e.placement_generate)
                         .call_generate_placements(store, snap, group, &v0_1::placement(parent))?
                         .map_err(v0_1::status)
                         .map(Generated::V0_1)),
                     None => Ok(Err(skip())),
                 },
-),
+            },
         )?;
         Ok(answer.map(|generated| match generated {
-            Generated::Current(p) => Placements {
+            Generated::Current(p, reusable) => Placements {
                 candidates: p
                     .candidates
                     .into_iter()
                     .map(|p| wit::placement_from(snapshot, p))
                     .collect(),
                 search_budget: p.search_budget,
+                reusable,
             },
             Generated::V0_1(list) => Placements {
                 candidates: list.into_iter().map(v0_1::placement_from).collect(),
                 search_budget: None,
+                reusable: false,
             },
         }))
     }
@@ -311,9 +317,11 @@ VersionExports::V0_1(_) => Err(post_filter_not_wired()),
     }
 }
 
-/// Placements as the component's contract version returned them.
+/// Placements as the component's contract version returned them: 0.3.0's
+/// and 0.2.0's record (with whether it may be reused; never for 0.2.0),
+/// or 0.1.0's list.
 enum Generated {
-    Current(super::bindings::types::Placements),
+    Current(super::bindings::types::Placements, bool),
     V0_1(Vec<v0_1::types::Placement>),
 }
 

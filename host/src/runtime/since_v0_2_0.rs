@@ -8,6 +8,8 @@
 //! conversion; what differs is answered here: 0.2.0's filter answers one
 //! rejection per node (grouped by reason for the host), and its permit a
 //! bare status (never reused: the host asks after every member, as before).
+//! Its placement-generate answers bare `placements`, which the host never
+//! hands to another unit (`calls.rs`).
 
 #![allow(missing_docs)]
 

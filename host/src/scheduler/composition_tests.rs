@@ -182,10 +182,12 @@ fn several_placement_generate_plugins_are_intersected() {
     let racks = Placements {
         candidates: vec![cut("rack=r1", &[0, 1]), cut("rack=r2", &[2, 3])],
         search_budget: Some(50),
+        reusable: true,
     };
     let zones = Placements {
         candidates: vec![cut("zone=a", &[0, 2]), cut("zone=b", &[1, 3])],
         search_budget: Some(20),
+        reusable: true,
     };
     let both = super::group::intersect(racks, zones);
     let names: Vec<(&str, &[NodeId])> = both
@@ -203,6 +205,7 @@ fn several_placement_generate_plugins_are_intersected() {
         ]
     );
     assert_eq!(both.search_budget, Some(20));
+    assert!(!both.reusable, "only each plugin's own answer is reused");
 
     // In a run (no permit plugin: whatever fits binds): two 3-cpu pods of
     // a topology-constrained group fit together in a rack, but a rack ∩

@@ -9,6 +9,7 @@
 
 use super::Cycle;
 use super::costs::Cost;
+use super::placement_memo::UnitShape;
 use crate::filters;
 use crate::framework::{
     Code, ExtensionPoint, PermitVerdict, Placement, Placements, Progress, Status, Unit,
@@ -363,8 +364,34 @@ impl Cycle<'_> {
         parent: &Placement,
     ) -> Result<Option<Placements>, String> {
         let mut combined: Option<(Placements, String)> = None;
-        for mut plugin in self.plugins.at(ExtensionPoint::PlacementGenerate) {
-            let answer = plugin.generate_placements(self.snapshot, unit, parent);
+        // What a reusable answer for this unit is kept under; `None`: ask.
+        let shape = self
+            .reuse
+            .placements
+            .then(|| UnitShape::of(self.snapshot, unit))
+            .flatten();
+        for (at, mut plugin) in self
+            .plugins
+            .at(ExtensionPoint::PlacementGenerate)
+            .enumerate()
+        {
+            let kept = shape
+                .as_ref()
+                .and_then(|shape| self.placement_memo.get(at, shape, &parent.nodes));
+            let answer = match kept {
+                Some(placements) => {
+                    self.stats.reused_placements += 1;
+                    Ok(Ok(Some(placements.clone())))
+                }
+                None => {
+                    let answer = plugin.generate_placements(self.snapshot, unit, parent);
+                    if let (Some(shape), Ok(Ok(Some(placements)))) = (&shape, &answer) {
+                        let memo = &mut self.placement_memo;
+                        memo.insert(at, shape.clone(), &parent.nodes, placements);
+                    }
+                    answer
+                }
+            };
             let ignored = self.failures.ignored_calls;
             let Some(generated) = self.failures.settle(answer)? else {
                 if self.failures.ignored_calls > ignored
@@ -594,8 +621,10 @@ pub fn intersect(first: Placements, second: Placements) -> Placements {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
+    // Each plugin's own answer is what the host may reuse, not this.
     Placements {
         candidates,
         search_budget,
+        reusable: false,
     }
 }

@@ -26,6 +26,7 @@ mod costs;
 pub mod failures;
 pub mod group;
 pub mod misfits;
+pub mod placement_memo;
 mod pod;
 pub mod preemption;
 pub mod queue;
@@ -66,6 +67,8 @@ pub struct Cycle<'a> {
     misfits: misfits::Misfits,
     /// The diagnoses of searches that found no node, worded.
     wordings: crate::filters::Wordings,
+    /// Placement answers the plugins marked reusable.
+    placement_memo: placement_memo::PlacementMemo,
     /// Wall-clock time spent in the native node checks.
     pub node_check_time: std::time::Duration,
     /// While a preemption trial runs: what each node's candidate victims
@@ -105,6 +108,7 @@ impl<'a> Cycle<'a> {
             statics: pod::StaticCache::default(),
             misfits: misfits::Misfits::default(),
             wordings: Default::default(),
+            placement_memo: Default::default(),
             node_check_time: std::time::Duration::ZERO,
             victim_costs: None,
             ignored_generate: None,
@@ -150,6 +154,10 @@ pub struct Reuse {
     /// the next gang of a shape that fits nowhere does not walk the
     /// placements the last one walked.
     pub misfits: bool,
+    /// Placement-generate answers a plugin marked reusable, handed to the
+    /// next unit of the same kind and topology key with no running pod,
+    /// over the same parent nodes ([`placement_memo`]).
+    pub placements: bool,
 }
 
 impl Default for Reuse {
@@ -158,6 +166,7 @@ impl Default for Reuse {
             running_units: true,
             permit_verdicts: true,
             misfits: true,
+            placements: true,
         }
     }
 }

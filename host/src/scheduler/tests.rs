@@ -59,6 +59,7 @@ pub(super) fn placements_by_label(
             })
             .collect(),
         search_budget: None,
+        reusable: false,
     }
 }
 

@@ -456,11 +456,14 @@ impl From<plain::Placement> for types::Placement {
     }
 }
 
-impl From<plain::Placements> for types::Placements {
+impl From<plain::Placements> for types::GeneratedPlacements {
     fn from(placements: plain::Placements) -> Self {
         Self {
-            candidates: map(placements.candidates),
-            search_budget: placements.search_budget,
+            placements: types::Placements {
+                candidates: map(placements.candidates),
+                search_budget: placements.search_budget,
+            },
+            reusable: placements.reusable,
         }
     }
 }
@@ -744,7 +747,7 @@ impl<P: Plugin> export_placement_generate::exports::wasched::scheduler::placemen
         snapshot: &Snapshot,
         unit: types::Unit,
         parent: types::Placement,
-    ) -> Result<types::Placements, types::Status> {
+    ) -> Result<types::GeneratedPlacements, types::Status> {
         let parent = parent.into();
         with_plugin(|p: &mut P| p.generate_placements(&HostCluster(snapshot), unit.into(), &parent))
             .map(Into::into)

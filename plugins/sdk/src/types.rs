@@ -191,6 +191,12 @@ pub struct Placements {
     /// For a composite: how many placements the host may try for the tree
     /// in total; `None` for the host's default.
     pub search_budget: Option<u32>,
+    /// The answer depends only on the unit's kind, its topology key, the
+    /// parent's nodes and the nodes' labels while no pod of the unit runs:
+    /// the host may hand it to another such unit without asking (see the
+    /// WIT's `placements.reusable`). `false` (the default): asked every
+    /// time.
+    pub reusable: bool,
 }
 
 /// One pod assumed onto one node during a cycle.

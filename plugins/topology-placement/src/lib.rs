@@ -347,6 +347,9 @@ impl Plugin for TopologyPlacement {
         Ok(Placements {
             candidates,
             search_budget,
+            // Without bound members the answer is the key's domains over
+            // the parent's nodes, whatever the unit.
+            reusable: bound_nodes.is_empty(),
         })
     }
 }

@@ -428,6 +428,10 @@ fn composite_units_use_their_own_key_and_get_the_budget() {
         .unwrap();
     assert_eq!(names(&placements), ["zone=z1", "zone=z2"]);
     assert_eq!(placements.search_budget, Some(64));
+    assert!(
+        placements.reusable,
+        "no member runs: the key's domains alone"
+    );
 
     // The inner composite, inside the root's z2: one rack there.
     let z2 = placements.candidates[1].clone();
@@ -454,10 +458,12 @@ fn composite_units_use_their_own_key_and_get_the_budget() {
         .generate_placements(&cluster, Unit::Composite(root), &all)
         .unwrap();
     assert_eq!(names(&placements), ["zone=z1"]);
+    assert!(!placements.reusable, "pinned by a running member");
     let placements = plugin
         .generate_placements(&cluster, Unit::Composite(inner), &all)
         .unwrap();
     assert_eq!(names(&placements), ["example.com/rack=r2"]);
+    assert!(!placements.reusable);
 }
 
 #[test]

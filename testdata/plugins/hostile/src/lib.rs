@@ -239,6 +239,7 @@ impl wasched_sdk::Plugin for Hostile {
                         domain: None,
                     }],
                     search_budget: None,
+                    reusable: false,
                 });
             }
             Answer::HugeReason => return Err(huge_reason()),
@@ -254,6 +255,7 @@ impl wasched_sdk::Plugin for Hostile {
             return Ok(Placements {
                 candidates: vec![half("left", left), half("right", right)],
                 search_budget: None,
+                reusable: false,
             });
         }
         Err(Status::new(Code::Skip, ""))
