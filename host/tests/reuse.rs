@@ -1,8 +1,9 @@
 //! What a run reuses between attempts (running victim units per snapshot
 //! generation, every permit verdict of a unit's cycle, the searches that
 //! found no node while their nodes stay unchanged, placement answers a
-//! plugin marked reusable) never changes a decision: with each reuse off, every scenario and generated clusters
-//! (gangs, trees, preemption) decide byte-identically.
+//! plugin marked reusable) never changes a decision: with each reuse off,
+//! every scenario and generated clusters (gangs, trees, preemption) decide
+//! byte-identically.
 
 mod common;
 
@@ -156,4 +157,64 @@ fn misfits_with_filter_plugins_never_change_a_decision() {
         remembered > 0,
         "searches the host's checks alone rejected are remembered: {remembered}"
     );
+}
+
+/// A placement answer kept for a unit without running pods is never handed
+/// to one with a running member: `pinned` (a member running in rack r2)
+/// stays in r2 after `first` (same key, same parent, no running pod) had
+/// its racks generated, though r1 would score higher.
+#[test]
+fn a_unit_with_a_running_member_is_asked_not_handed_a_kept_answer() {
+    let node = |name: &str, rack: &str, cpu: u32| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{example.com/rack: {rack}}}}}\nstatus: {{allocatable: {{cpu: \"{cpu}\", pods: \"110\"}}}}\n---\n"
+        )
+    };
+    let group = |name: &str, min: u32, created: u32| {
+        format!(
+            "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {{name: {name}, namespace: t, creationTimestamp: \"2026-01-01T00:00:{created:02}Z\"}}\nspec: {{schedulingPolicy: {{gang: {{minCount: {min}}}}}, schedulingConstraints: {{topology: [{{key: example.com/rack}}]}}}}\n---\n"
+        )
+    };
+    let pod = |name: &str, group: Option<&str>, cpu: &str, node: Option<&str>| {
+        let group = group.map_or(String::new(), |g| {
+            format!("  schedulingGroup: {{podGroupName: {g}}}\n")
+        });
+        let (node, phase) = node.map_or((String::new(), "Pending"), |n| {
+            (format!("  nodeName: {n}\n"), "Running")
+        });
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: t}}\nspec:\n{group}{node}  containers: [{{name: c, image: x, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}]\nstatus: {{phase: {phase}}}\n---\n"
+        )
+    };
+    let text = [
+        node("n0", "r1", 4),
+        node("n1", "r2", 16),
+        // r1 is nearly full, so it scores higher for a pod that fits there.
+        pod("filler", None, "3", Some("n0")),
+        // `first` fits nowhere, but its racks are generated (and kept).
+        group("first", 1, 1),
+        pod("first-0", Some("first"), "32", None),
+        group("pinned", 2, 2),
+        pod("pinned-0", Some("pinned"), "1", Some("n1")),
+        pod("pinned-1", Some("pinned"), "1", None),
+    ]
+    .concat();
+    let mut manifests = wasched::manifest::Manifests::default();
+    wasched::manifest::load_str(&mut manifests, "pinned.yaml", &text).unwrap();
+    let snapshot = Snapshot::build(&manifests).unwrap();
+    let mut plugins = common::runtime().bundled(&PluginConfig::default()).unwrap();
+    let off = Reuse {
+        placements: false,
+        ..Reuse::default()
+    };
+    let reference = run_reusing(&mut snapshot.clone(), &mut plugins, off);
+    let outcome = run_reusing(&mut snapshot.clone(), &mut plugins, Reuse::default());
+    let bound: Vec<(&str, &str)> = outcome
+        .placements
+        .iter()
+        .map(|b| (b.pod.as_str(), b.node.as_str()))
+        .collect();
+    assert_eq!(bound, [("t/pinned-1", "n1")]);
+    assert_eq!(outcome.to_json(), reference.to_json());
+    assert_eq!(outcome.placement_stats.reused_placements, 0);
 }

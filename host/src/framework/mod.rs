@@ -85,7 +85,7 @@ pub struct Placements {
     pub search_budget: Option<u32>,
     /// The plugin promised the answer holds for any unit of the same kind
     /// and topology key without a running pod, over the same parent nodes,
-    /// within one pass (the WIT's `placements.reusable`).
+    /// within one pass (the WIT's `generated-placements.reusable`).
     pub reusable: bool,
 }
 

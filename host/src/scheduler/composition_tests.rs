@@ -205,7 +205,8 @@ fn several_placement_generate_plugins_are_intersected() {
         ]
     );
     assert_eq!(both.search_budget, Some(20));
-    assert!(!both.reusable, "only each plugin's own answer is reused");
+    // The host keeps each plugin's own answer, never an intersection.
+    assert!(!both.reusable);
 
     // In a run (no permit plugin: whatever fits binds): two 3-cpu pods of
     // a topology-constrained group fit together in a rack, but a rack ∩

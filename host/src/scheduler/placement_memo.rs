@@ -14,8 +14,9 @@ use rustc_hash::FxHashMap;
 use crate::framework::{Placements, Unit};
 use crate::model::{NodeId, PodId, Snapshot};
 
-/// Answers kept at most; past it the memo starts over.
-pub const ANSWERS_KEPT: usize = 1024;
+/// Node ids held at most (the parents' and the placements'); past it the
+/// memo starts over.
+pub const NODES_KEPT: usize = 1 << 21;
 
 /// What a reusable answer is for, but the plugin: the unit's kind and
 /// topology key. `None` from [`UnitShape::of`] when nothing may be reused
@@ -57,27 +58,31 @@ impl UnitShape {
     }
 }
 
-/// The answers for one plugin and [`UnitShape`], each with the parent
-/// nodes it was given.
-type Answers = Vec<(Vec<NodeId>, Placements)>;
+/// One kept answer: the plugin (its position at placement-generate), the
+/// parent nodes it was given, the answer.
+#[derive(Debug)]
+struct Answer {
+    plugin: usize,
+    parent: Vec<NodeId>,
+    placements: Placements,
+}
 
-/// Reusable answers of one run, by plugin (its position at
-/// placement-generate) and [`UnitShape`], each with the parent nodes it
-/// was given.
+/// Reusable answers of one run, by [`UnitShape`].
 #[derive(Debug, Default)]
 pub struct PlacementMemo {
-    answers: FxHashMap<(usize, UnitShape), Answers>,
-    kept: usize,
+    answers: FxHashMap<UnitShape, Vec<Answer>>,
+    /// Node ids held, against [`NODES_KEPT`].
+    nodes_kept: usize,
 }
 
 impl PlacementMemo {
     /// The answer plugin `plugin` gave a unit of `shape` over `parent`.
     pub fn get(&self, plugin: usize, shape: &UnitShape, parent: &[NodeId]) -> Option<&Placements> {
-        let answers = self.answers.get(&(plugin, shape.clone()))?;
-        answers
+        self.answers
+            .get(shape)?
             .iter()
-            .find(|(nodes, _)| nodes.as_slice() == parent)
-            .map(|(_, placements)| placements)
+            .find(|a| a.plugin == plugin && a.parent == parent)
+            .map(|a| &a.placements)
     }
 
     /// Keeps `placements`, the answer of plugin `plugin` for a unit of
@@ -92,15 +97,18 @@ impl PlacementMemo {
         if !placements.reusable {
             return;
         }
-        if self.kept >= ANSWERS_KEPT {
+        let held: usize = placements.candidates.iter().map(|c| c.nodes.len()).sum();
+        let nodes = parent.len() + held;
+        if self.nodes_kept + nodes > NODES_KEPT {
             self.answers.clear();
-            self.kept = 0;
+            self.nodes_kept = 0;
         }
-        self.answers
-            .entry((plugin, shape))
-            .or_default()
-            .push((parent.to_vec(), placements.clone()));
-        self.kept += 1;
+        self.answers.entry(shape).or_default().push(Answer {
+            plugin,
+            parent: parent.to_vec(),
+            placements: placements.clone(),
+        });
+        self.nodes_kept += nodes;
     }
 }
 
@@ -110,7 +118,8 @@ mod tests {
     use crate::framework::Placement;
 
     /// Three gangs keyed by rack (`a` with a running member), one without
-    /// a key.
+    /// a key; two CompositePodGroups keyed by rack, `ca` with a running pod
+    /// in its grandchild PodGroup.
     fn snapshot() -> Snapshot {
         let group = |name: &str, key: &str| {
             format!(
@@ -120,6 +129,20 @@ mod tests {
         let pod = |name: &str, group: &str, node: &str| {
             format!(
                 "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: t}}\nspec:\n  schedulingGroup: {{podGroupName: {group}}}\n  {node}containers: [{{name: c, image: x}}]\n---\n"
+            )
+        };
+        let composite = |name: &str, parent: &str, key: &str| {
+            let parent = match parent {
+                "" => String::new(),
+                p => format!(", parentCompositePodGroupName: {p}"),
+            };
+            format!(
+                "apiVersion: scheduling.k8s.io/v1alpha3\nkind: CompositePodGroup\nmetadata: {{name: {name}, namespace: t}}\nspec: {{workloadRef: {{workloadName: w, templateName: t}}, schedulingPolicy: {{gang: {{minGroupCount: 1}}}}{parent}{key}}}\n---\n"
+            )
+        };
+        let child = |name: &str, parent: &str| {
+            format!(
+                "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {{name: {name}, namespace: t}}\nspec: {{workloadRef: {{workloadName: w, templateName: t}}, parentCompositePodGroupName: {parent}, schedulingPolicy: {{gang: {{minCount: 1}}}}}}\n---\n"
             )
         };
         let rack = ", schedulingConstraints: {topology: [{key: rack}]}";
@@ -134,6 +157,13 @@ mod tests {
             pod("b-0", "b", ""),
             pod("c-0", "c", ""),
             pod("plain-0", "plain", ""),
+            composite("ca", "", rack),
+            composite("ca-inner", "ca", ""),
+            composite("cb", "", rack),
+            child("ca-g", "ca-inner"),
+            child("cb-g", "cb"),
+            pod("ca-g-0", "ca-g", "nodeName: n0\n  "),
+            pod("cb-g-0", "cb-g", ""),
         ]
         .concat();
         let mut manifests = crate::manifest::Manifests::default();
@@ -144,6 +174,11 @@ mod tests {
     fn group(snapshot: &Snapshot, key: &str) -> Unit {
         let id = snapshot.groups.iter().position(|g| g.key == key).unwrap();
         Unit::Group(id as u32)
+    }
+
+    fn composite(snapshot: &Snapshot, key: &str) -> Unit {
+        let id = snapshot.composites.iter().position(|c| c.key == key);
+        Unit::Composite(id.unwrap() as u32)
     }
 
     fn answer(reusable: bool) -> Placements {
@@ -164,7 +199,15 @@ mod tests {
         assert_eq!(UnitShape::of(&snapshot, group(&snapshot, "t/a")), None);
         assert_eq!(UnitShape::of(&snapshot, group(&snapshot, "t/plain")), None);
         let b = UnitShape::of(&snapshot, group(&snapshot, "t/b")).unwrap();
-        assert_eq!(UnitShape::of(&snapshot, group(&snapshot, "t/c")), Some(b));
+        assert_eq!(
+            UnitShape::of(&snapshot, group(&snapshot, "t/c")),
+            Some(b.clone())
+        );
+        // A composite: a running pod anywhere below it; its own kind.
+        assert_eq!(UnitShape::of(&snapshot, composite(&snapshot, "t/ca")), None);
+        let cb = UnitShape::of(&snapshot, composite(&snapshot, "t/cb")).unwrap();
+        assert_ne!(cb, b, "a composite's answers are not a PodGroup's");
+        assert_eq!(cb.topology_key, b.topology_key);
     }
 
     #[test]
@@ -183,11 +226,13 @@ mod tests {
             ..shape.clone()
         };
         assert_eq!(memo.get(0, &composite, &[0]), None, "another kind");
-        // Bounded: past ANSWERS_KEPT it starts over.
-        for parent in 1..=ANSWERS_KEPT as NodeId {
+        // Bounded: past NODES_KEPT node ids (2 per answer here) it starts
+        // over.
+        let last = (NODES_KEPT / 2) as NodeId;
+        for parent in 1..=last {
             memo.insert(0, shape.clone(), &[parent], &answer(true));
         }
         assert_eq!(memo.get(0, &shape, &[0]), None);
-        assert!(memo.get(0, &shape, &[ANSWERS_KEPT as NodeId]).is_some());
+        assert!(memo.get(0, &shape, &[last]).is_some());
     }
 }

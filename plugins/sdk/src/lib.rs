@@ -215,7 +215,10 @@ pub trait Plugin: Sized + 'static {
 
     /// PlacementGenerate: splits `parent` into candidate placements for
     /// `unit`. `Err` with [`Code::Skip`] keeps `parent` as the only
-    /// placement. Default: skip.
+    /// placement. Set [`Placements::reusable`] when the answer depends only
+    /// on the unit's kind and topology key, `parent`'s nodes and node
+    /// labels while no pod of the unit runs: the host then hands it to such
+    /// units without asking. Default: skip.
     fn generate_placements(
         &mut self,
         cluster: &impl Cluster,

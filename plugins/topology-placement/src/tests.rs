@@ -259,6 +259,7 @@ fn one_placement_per_rack_value() {
         placements.search_budget, None,
         "PodGroup units get no budget"
     );
+    assert!(placements.reusable, "no member runs");
 }
 
 #[test]
@@ -327,6 +328,7 @@ fn bound_members_pin_the_domain() {
     let placements = generate(&mut plugin, &cluster);
     assert_eq!(names(&placements), ["example.com/rack=r2"]);
     assert_eq!(placements.candidates[0].nodes, [1, 2]);
+    assert!(!placements.reusable, "pinned by its running member");
     assert!(take_logs().is_empty());
 
     // Members spread over r3 (2 pods) and r2 (1 pod): the majority wins, with a warning.
