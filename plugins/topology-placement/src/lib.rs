@@ -178,7 +178,7 @@ pub fn topology_placements(
     if let Some(pinned) = pinned_value(bound_counts, &mut text) {
         domains.retain(|d| d.value == pinned);
     }
-    domains.sort_unstable_by(|a, b| (&a.value_text, a.value).cmp(&(&b.value_text, b.value)));
+    // `domains` come by value text, as `group-nodes-by-label` answers.
     domains
         .into_iter()
         .map(|d| {
