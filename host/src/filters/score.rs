@@ -30,7 +30,7 @@
 
 use k8s_openapi::api::core::v1::Toleration;
 
-use crate::model::{NodeId, PodId, PodInfo, Snapshot};
+use crate::model::{NodeId, PodId, Snapshot};
 
 /// `framework.MaxNodeScore`.
 const MAX_NODE_SCORE: i64 = 100;
@@ -44,13 +44,21 @@ const AFFINITY_WEIGHT: i64 = 2;
 /// passed the filters, over which scores are normalized).
 pub fn default_scores(snapshot: &Snapshot, pod: PodId, nodes: &[NodeId]) -> Vec<i64> {
     let info = &snapshot.pods[pod as usize];
-    let balanced = info.requests[0] != 0 || info.requests[1] != 0;
+    let request = [info.requests[0], info.requests[1]];
+    let balanced = request != [0, 0];
+    // The allocatable columns taken once: node scores are the scheduling
+    // cycle's most frequent arithmetic.
+    let allocatable = [snapshot.allocatable(0), snapshot.allocatable(1)];
     let mut totals: Vec<i64> = nodes
         .iter()
         .map(|&node| {
-            let mut total = FIT_WEIGHT * least_allocated(snapshot, info, node);
+            let capacity =
+                allocatable.map(|column| column.get(node as usize).copied().unwrap_or(0));
+            let used = snapshot.scoring_requested(node);
+            let mut total = FIT_WEIGHT * least_allocated(capacity, used, info.scoring_requests);
             if balanced {
-                total += BALANCED_WEIGHT * balanced_allocation(snapshot, info, node);
+                let allocated = snapshot.requested_without_nominated(node);
+                total += BALANCED_WEIGHT * balanced_allocation(capacity, allocated, request);
             }
             total
         })
@@ -142,17 +150,18 @@ pub fn default_placement_scores(fits: &[i64], counts: &[i64]) -> Vec<i64> {
         .collect()
 }
 
-/// `leastResourceScorer` over cpu and memory, weight 1 each; resources a
-/// node has none of are left out.
-fn least_allocated(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
-    let requested = snapshot.scoring_requested(node);
+/// `leastResourceScorer` over cpu and memory, weight 1 each, on a node of
+/// `capacity` with `used` requested (as `NodeResourcesFit` counts them)
+/// for a pod requesting `request`; resources the node has none of are
+/// left out.
+fn least_allocated(capacity: [u64; 2], used: [u64; 2], request: [u64; 2]) -> i64 {
     let (mut score, mut weights) = (0i64, 0i64);
-    for (r, (&used, &request)) in requested.iter().zip(&pod.scoring_requests).enumerate() {
-        let capacity = snapshot.allocatable(r)[node as usize] as i64;
+    for r in 0..2 {
+        let capacity = capacity[r] as i64;
         if capacity == 0 {
             continue;
         }
-        let wanted = used.saturating_add(request) as i64;
+        let wanted = used[r].saturating_add(request[r]) as i64;
         score += if wanted > capacity {
             0
         } else {
@@ -163,45 +172,32 @@ fn least_allocated(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
     if weights == 0 { 0 } else { score / weights }
 }
 
-/// `balancedResourceScorer`: the balance of cpu and memory use with the pod
-/// against without it, mapped to 50..=100 (75: unchanged).
-fn balanced_allocation(snapshot: &Snapshot, pod: &PodInfo, node: NodeId) -> i64 {
-    // cpu and memory: at most two entries, on the stack.
-    let (mut with, mut without) = ([(0, 0); 2], [(0, 0); 2]);
-    let mut len = 0;
-    let requested = snapshot.requested_without_nominated(node);
-    for (r, &allocated) in requested.iter().enumerate() {
-        let capacity = snapshot.allocatable(r)[node as usize];
-        if capacity == 0 {
-            continue;
+/// `balancedResourceScorer` on a node of `capacity` with `allocated`
+/// requested (its pods not nominated) for a pod requesting `request`: the
+/// balance of cpu and memory use with the pod against without it, mapped
+/// to 50..=100 (75: unchanged). A node with one of the two resources, or
+/// none, is balanced either way (no deviation over fewer than two).
+fn balanced_allocation(capacity: [u64; 2], allocated: [u64; 2], request: [u64; 2]) -> i64 {
+    let (score_with, score_without) = match capacity {
+        [0, _] | [_, 0] => (MAX_NODE_SCORE, MAX_NODE_SCORE),
+        _ => {
+            let with = [0, 1].map(|r| (allocated[r].saturating_add(request[r]), capacity[r]));
+            let without = [0, 1].map(|r| (allocated[r], capacity[r]));
+            (balance(with), balance(without))
         }
-        with[len] = (allocated.saturating_add(pod.requests[r]), capacity);
-        without[len] = (allocated, capacity);
-        len += 1;
-    }
-    let score_with = balance(&with[..len]);
-    let score_without = balance(&without[..len]);
+    };
     MAX_NODE_SCORE / 2 + (MAX_NODE_SCORE / 2 + score_with - score_without) / 2
 }
 
-/// `balancedResourceScore`: `(1 - std) * 100` of the used fractions.
-fn balance(used: &[(u64, u64)]) -> i64 {
-    let fraction = |&(requested, capacity): &(u64, u64)| {
+/// `balancedResourceScore` of two resources' (requested, capacity):
+/// `(1 - std) * 100` of the used fractions, where the standard deviation
+/// of two is half their difference.
+fn balance(used: [(u64, u64); 2]) -> i64 {
+    let fraction = |(requested, capacity): (u64, u64)| {
         (requested as i64 as f64 / capacity as i64 as f64).min(1.0)
     };
-    if let [a, b] = used {
-        return ((1.0 - ((fraction(a) - fraction(b)) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64;
-    }
-    let fractions: Vec<f64> = used.iter().map(fraction).collect();
-    let std = match fractions.len() {
-        n if n > 2 => {
-            let mean = fractions.iter().sum::<f64>() / n as f64;
-            let sum: f64 = fractions.iter().map(|f| (f - mean) * (f - mean)).sum();
-            (sum / n as f64).sqrt()
-        }
-        _ => 0.0,
-    };
-    ((1.0 - std) * MAX_NODE_SCORE as f64) as i64
+    let [a, b] = used.map(fraction);
+    ((1.0 - ((a - b) / 2.0).abs()) * MAX_NODE_SCORE as f64) as i64
 }
 
 /// `countIntolerableTaintsPreferNoSchedule`, given the pod's tolerations
@@ -253,10 +249,33 @@ mod tests {
     #[test]
     fn balance_is_one_minus_half_the_difference_of_two_fractions() {
         // cpu 50%, memory 10%: std 0.2, score 80.
-        assert_eq!(balance(&[(4000, 8000), (1, 10)]), 80);
+        assert_eq!(balance([(4000, 8000), (1, 10)]), 80);
         // Over capacity counts as full.
-        assert_eq!(balance(&[(9, 8), (8, 8)]), 100);
-        assert_eq!(balance(&[(1, 2)]), 100, "one resource: no deviation");
+        assert_eq!(balance([(9, 8), (8, 8)]), 100);
+    }
+
+    #[test]
+    fn balanced_allocation_compares_the_balance_with_and_without_the_pod() {
+        // The pod evens the node out: cpu 25% → 50%, memory 50%; 87 → 100,
+        // score 50 + (50 + 100 - 87) / 2.
+        assert_eq!(balanced_allocation([8, 8], [2, 4], [2, 0]), 81);
+        // It unbalances it: cpu 50% → 100%, memory 50%; 100 → 75.
+        assert_eq!(balanced_allocation([8, 8], [4, 4], [4, 0]), 62);
+        // One resource, or none: no deviation either way, score 75.
+        assert_eq!(balanced_allocation([0, 8], [0, 4], [0, 2]), 75);
+        assert_eq!(balanced_allocation([8, 0], [7, 0], [1, 0]), 75);
+        assert_eq!(balanced_allocation([0, 0], [0, 0], [1, 1]), 75);
+    }
+
+    #[test]
+    fn least_allocated_averages_the_free_share_over_the_resources_a_node_has() {
+        // cpu (8 - 2 - 2) / 8 = 50, memory (8 - 0 - 2) / 8 = 75: 62.
+        assert_eq!(least_allocated([8, 8], [2, 0], [2, 2]), 62);
+        // No memory on the node: cpu alone.
+        assert_eq!(least_allocated([8, 0], [2, 0], [2, 2]), 50);
+        // Over capacity scores 0 for that resource.
+        assert_eq!(least_allocated([8, 8], [8, 0], [1, 0]), 50);
+        assert_eq!(least_allocated([0, 0], [0, 0], [1, 1]), 0);
     }
 
     #[test]

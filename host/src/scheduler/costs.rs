@@ -116,8 +116,10 @@ impl VictimCosts {
     /// already keep out are not charged again. An estimate for breaking
     /// ties; the reprieve that follows decides the victims.
     pub fn for_pod(&self, snapshot: &Snapshot, pod: PodId, node: NodeId) -> Cost {
-        let Some(on_node) = self.per_node.get(node as usize) else {
-            return Cost::FREE;
+        let on_node = match self.per_node.get(node as usize) {
+            Some(on_node) if !on_node.is_empty() => on_node,
+            // No candidate stands there: nothing to leave out.
+            _ => return Cost::FREE,
         };
         let requests = &snapshot.pods[pod as usize].requests;
         let used: Vec<usize> = (0..requests.len()).filter(|&r| requests[r] > 0).collect();

@@ -565,10 +565,14 @@ impl Cycle<'_> {
         if placements.len() > SHOWN {
             parts.push(format!("and {} more", placements.len() - SHOWN));
         }
+        // The key's column, not each node's label map: the parent is
+        // often the whole cluster.
+        let column = (self.snapshot.symbols.lookup(key))
+            .map_or(&[][..], |key| self.snapshot.label_column(key));
         let unlabelled = parent
             .nodes
             .iter()
-            .filter(|&&n| !self.snapshot.nodes[n as usize].labels.contains_key(key))
+            .filter(|&&n| !matches!(column.get(n as usize), Some(Some(_))))
             .count();
         let mut line = if placements.is_empty() {
             format!("no node has the label {key}")
