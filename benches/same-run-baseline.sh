@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Times this tree's scheduling run against an older commit's on this
+# machine, in this session, on the same generated cluster: figures taken on
+# another machine (an issue's targets) compare only through such a pair.
+#
+#   benches/same-run-baseline.sh [commit] [rounds]
+#
+# commit: the baseline, 6e3d671 by default (the contract 0.2.0 round whose
+# 781 ms / 12,800 pods/s as components issue 16 quotes). Its tree is a git
+# worktree under target/baseline/ with a target directory of its own (the
+# first build takes about 10 minutes here), and the cluster is what its
+# own `wasched generate` prints for 5,000 nodes / 10,000 pending pods
+# (seed 1, gpu), the input of its `simulate_generated`. Each round runs
+# the baseline, then this tree, three times each, as components and then
+# natively, so both see the same load.
+set -euo pipefail
+
+base=${1:-6e3d671}
+rounds=${2:-3}
+root=$(git rev-parse --show-toplevel)
+work=$root/target/baseline
+tree=$work/tree
+example=benches/examples/time_simulate.rs
+
+if [ ! -d "$tree" ]; then
+    git -C "$root" worktree add --detach "$tree" "$base" >/dev/null
+fi
+if [ "$(git -C "$tree" rev-parse HEAD)" != "$(git -C "$root" rev-parse "$base^{commit}")" ]; then
+    git -C "$tree" checkout --detach "$base" >/dev/null
+fi
+# The baseline's build script puts its plugins under the nearest target
+# directory holding CACHEDIR.TAG: without one of its own, that would be
+# this tree's, whose bundled plugins it would overwrite.
+mkdir -p "$work/target" "$tree/benches/examples"
+[ -e "$work/target/CACHEDIR.TAG" ] || printf 'Signature: 8a477f597d28d172789f06886806bc55\n' >"$work/target/CACHEDIR.TAG"
+cp "$root/$example" "$tree/$example"
+
+build() { # tree, target dir
+    (cd "$1" && CARGO_TARGET_DIR=$2 cargo build --release --quiet -p wasched -p wasched-benches --bin wasched --example time_simulate)
+}
+build "$tree" "$work/target"
+build "$root" "$root/target"
+
+cluster=$work/cluster-$base.yaml
+"$work/target/release/wasched" generate --nodes 5000 --pending-pods 10000 --seed 1 --shape gpu >"$cluster"
+
+echo "baseline $base ($(git -C "$tree" log -1 --format=%cs)) against $(git -C "$root" rev-parse --short HEAD), $cluster"
+for round in $(seq "$rounds"); do
+    for plugins in component native; do
+        # Assigned first, so that a failing run stops the script.
+        line=$("$work/target/release/examples/time_simulate" "$cluster" "$plugins" 3)
+        echo "round $round baseline $line"
+        line=$("$root/target/release/examples/time_simulate" "$cluster" "$plugins" 3)
+        echo "round $round this     $line"
+    done
+done
