@@ -22,17 +22,26 @@ work=$root/target/baseline
 tree=$work/tree
 example=benches/examples/time_simulate.rs
 
+# A worktree deleted with target/ (cargo clean) is still registered.
+git -C "$root" worktree prune
 if [ ! -d "$tree" ]; then
     git -C "$root" worktree add --detach "$tree" "$base" >/dev/null
 fi
+rm -f "$tree/$example"
 if [ "$(git -C "$tree" rev-parse HEAD)" != "$(git -C "$root" rev-parse "$base^{commit}")" ]; then
-    git -C "$tree" checkout --detach "$base" >/dev/null
+    git -C "$tree" checkout --force --detach "$base" >/dev/null
 fi
-# The baseline's build script puts its plugins under the nearest target
-# directory holding CACHEDIR.TAG: without one of its own, that would be
-# this tree's, whose bundled plugins it would overwrite.
-mkdir -p "$work/target" "$tree/benches/examples"
-[ -e "$work/target/CACHEDIR.TAG" ] || printf 'Signature: 8a477f597d28d172789f06886806bc55\n' >"$work/target/CACHEDIR.TAG"
+# host/build.rs puts the plugins under the nearest target directory holding
+# CACHEDIR.TAG, which cargo writes only into a directory it creates: the
+# baseline's, pre-made here, would otherwise find this tree's and overwrite
+# its bundled plugins, and this tree's, if made here first, would be
+# missed.
+tag='Signature: 8a477f597d28d172789f06886806bc55'
+for dir in "$root/target" "$work/target"; do
+    mkdir -p "$dir"
+    [ -e "$dir/CACHEDIR.TAG" ] || printf '%s\n' "$tag" >"$dir/CACHEDIR.TAG"
+done
+mkdir -p "$tree/benches/examples"
 cp "$root/$example" "$tree/$example"
 
 build() { # tree, target dir
@@ -41,7 +50,7 @@ build() { # tree, target dir
 build "$tree" "$work/target"
 build "$root" "$root/target"
 
-cluster=$work/cluster-$base.yaml
+cluster=$work/cluster-$(git -C "$root" rev-parse --short "$base^{commit}").yaml
 "$work/target/release/wasched" generate --nodes 5000 --pending-pods 10000 --seed 1 --shape gpu >"$cluster"
 
 echo "baseline $base ($(git -C "$tree" log -1 --format=%cs)) against $(git -C "$root" rev-parse --short HEAD), $cluster"
