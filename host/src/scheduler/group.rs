@@ -567,8 +567,8 @@ impl Cycle<'_> {
         }
         // The key's column, not each node's label map: the parent is
         // often the whole cluster.
-        let column = (self.snapshot.symbols.lookup(key))
-            .map_or(&[][..], |key| self.snapshot.label_column(key));
+        let column = self.snapshot.symbols.lookup(key);
+        let column = column.map_or(&[][..], |key| self.snapshot.label_column(key));
         let unlabelled = parent
             .nodes
             .iter()

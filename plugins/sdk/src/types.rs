@@ -194,8 +194,8 @@ pub struct Placements {
     /// The answer depends only on the unit's kind, its topology key, the
     /// parent's nodes and the nodes' labels while no pod of the unit runs:
     /// the host may hand it to another such unit without asking (see the
-    /// WIT's `generated-placements.reusable`). `false` (the default): asked every
-    /// time.
+    /// WIT's `generated-placements.reusable`). `false` (the default): asked
+    /// every time.
     pub reusable: bool,
 }
 
