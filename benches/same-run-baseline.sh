@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Times this tree's scheduling run against an older commit's on this
-# machine, in this session, on the same generated cluster: figures taken on
-# another machine (an issue's targets) compare only through such a pair.
+# machine, in one run, on the same generated cluster: figures taken on
+# another machine compare only through such a pair.
 #
 #   benches/same-run-baseline.sh [commit] [rounds]
 #
-# commit: the baseline, 6e3d671 by default (the contract 0.2.0 round whose
-# 781 ms / 12,800 pods/s as components issue 16 quotes). Its tree is a git
+# commit: the baseline, 6e3d671 by default (contract 0.2.0, whose figures
+# were 781 ms / 12,800 pods/s as components). Its tree is a git
 # worktree under target/baseline/ with a target directory of its own (the
 # first build takes about 10 minutes here), and the cluster is what its
 # own `wasched generate` prints for 5,000 nodes / 10,000 pending pods

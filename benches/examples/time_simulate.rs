@@ -10,7 +10,7 @@
 //! It uses only what the benches' library has offered since contract 0.2.0
 //! (`snapshot_from`, `bundled_plugins`, `native_plugins`), so
 //! `same-run-baseline.sh` copies it into an older commit's tree and times
-//! both commits on the same machine, in the same session, on the same
+//! both commits one after the other on the same machine, on the same
 //! file: the only fair way to compare with figures taken elsewhere.
 
 use anyhow::{Context, Result, bail};

@@ -65,7 +65,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t = EngineArg::Wasched)]
         engine: EngineArg,
         /// Plugin configuration (YAML or JSON): per-plugin failure policy,
-        /// CPU and memory bounds, and args (see the README). With
+        /// CPU and memory bounds, and args (docs/src/plugins/configuration.md). With
         /// `--engine kube-scheduler` or `kube-scheduler-wasm`: a
         /// KubeSchedulerConfiguration.
         #[arg(long, value_name = "FILE")]

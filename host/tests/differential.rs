@@ -10,10 +10,10 @@
 //! placements, the harness breaks it toward wasched's choice when that is
 //! among the tied best (so one tie does not cascade), and any node of
 //! kube-scheduler's top-score class (from its own scores) is accepted.
-//! Every remaining difference must be a row of the README's table for
-//! that engine (deliberate differences; differences of the two
-//! frameworks), and every row must still be a difference: the tables are
-//! held exact.
+//! Every remaining difference must be an entry of that engine's file
+//! under `testdata/differential/` (deliberate differences; differences of
+//! the two frameworks), and every entry must still be a difference: the
+//! files are held exact.
 //!
 //! These tests need the harness: `WASCHED_KUBE` names it, or it is found
 //! in `kube/bin/`, or built there on first use (`make -C kube`). They never
@@ -32,7 +32,7 @@ use wasched::cluster::{self, Harness, KubeRun, ScheduleOptions, WasmComponents};
 use wasched::framework::{ExtensionPoint, Plugin};
 use wasched::model::{NodeId, PodId, Snapshot};
 
-/// A snapshot under comparison: its name in the README's table, and files.
+/// A snapshot under comparison: its name in the tables, and files.
 struct Case {
     name: String,
     files: Vec<PathBuf>,
@@ -109,7 +109,7 @@ fn wasched_run(snapshot: &Snapshot, extra: Option<Box<dyn Plugin>>) -> wasched::
 /// (each is mostly waiting on its control plane).
 ///
 /// kube-scheduler is not deterministic, so a snapshot whose differences
-/// are not exactly its rows of the README's table is run again (up to
+/// are not exactly its entries of the engine's table is run again (up to
 /// [`RUNS`] times in all) and the first run that matches the table counts;
 /// every such rerun is printed, with the first run's differences and the
 /// path of its control plane's log. A difference that repeats in every run
@@ -195,14 +195,14 @@ fn compare_all(cases: Vec<Case>, engine: &Engine) -> Vec<Compared> {
 /// difference stands.
 const RUNS: usize = 3;
 
-/// Which kube-scheduler wasched is compared with, and the README's table
-/// of its differences.
+/// Which kube-scheduler wasched is compared with, and its table of
+/// accepted differences.
 struct Engine {
     /// Its name in messages.
     name: &'static str,
     /// kube-scheduler runs wasched's components.
     wasm: Option<WasmComponents>,
-    /// The table's marker in the README (`<!-- TABLE:start -->`).
+    /// The table's file stem under `testdata/differential/`.
     table: &'static str,
 }
 
@@ -211,7 +211,7 @@ fn stock() -> Engine {
     Engine {
         name: "kube-scheduler",
         wasm: None,
-        table: "differences",
+        table: "kube-scheduler",
     }
 }
 
@@ -221,40 +221,54 @@ fn with_components() -> Engine {
     Engine {
         name: "kube-scheduler-wasm",
         wasm: Some(WasmComponents::default()),
-        table: "wasm-differences",
+        table: "kube-scheduler-wasm",
     }
 }
 
-/// A README table of differences: (snapshot, pod, field, wasched,
-/// kube-scheduler).
+/// One accepted difference of a table under `testdata/differential/`.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Accepted {
+    snapshot: String,
+    pod: String,
+    field: String,
+    wasched: String,
+    kube_scheduler: String,
+    /// Why the difference is deliberate; required, not compared.
+    #[allow(dead_code)]
+    why: String,
+}
+
+/// The file under `testdata/differential/` listing an engine's accepted
+/// differences.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AcceptedDifferences {
+    differences: Vec<Accepted>,
+}
+
+/// An engine's table of accepted differences: (snapshot, disagreement).
 fn expected_differences(table: &str) -> BTreeSet<(String, Disagreement)> {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
-    let start = readme
-        .find(&format!("<!-- {table}:start -->"))
-        .unwrap_or_else(|| panic!("the README has a table {table}"));
-    let end = readme.find(&format!("<!-- {table}:end -->")).unwrap();
+    let path = common::testdata("differential").join(format!("{table}.yaml"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file: AcceptedDifferences =
+        serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut rows = BTreeSet::new();
-    for line in readme[start..end].lines().filter(|l| l.starts_with("| ")) {
-        let cells: Vec<String> = line
-            .trim_matches('|')
-            .split(" | ")
-            .map(|c| c.trim().trim_matches('`').to_string())
-            .collect();
-        if cells[0] == "snapshot" || cells[0].starts_with("---") {
-            continue;
-        }
-        assert_eq!(cells.len(), 6, "a row of 6 cells: {line}");
-        rows.insert((
-            cells[0].clone(),
+    for d in file.differences {
+        let row = (
+            d.snapshot,
             Disagreement {
-                pod: cells[1].clone(),
-                field: cells[2].clone(),
-                wasched: cells[3].clone(),
-                kube_scheduler: cells[4].clone(),
+                pod: d.pod,
+                field: d.field,
+                wasched: d.wasched,
+                kube_scheduler: d.kube_scheduler,
             },
-        ));
+        );
+        assert!(
+            rows.insert(row),
+            "{}: an entry is listed twice",
+            path.display()
+        );
     }
     rows
 }
@@ -312,7 +326,7 @@ fn check(engine: &Engine) -> Vec<Compared> {
         .difference(&expected)
         .map(|(case, d)| {
             format!(
-                "| {case} | {} | {} | {} | {} |",
+                "  - {{snapshot: {case}, pod: {}, field: {}, wasched: {:?}, kubeScheduler: {:?}, why: ...}}",
                 d.pod, d.field, d.wasched, d.kube_scheduler
             )
         })
@@ -323,7 +337,7 @@ fn check(engine: &Engine) -> Vec<Compared> {
         .collect();
     assert!(
         new.is_empty() && gone.is_empty(),
-        "{} snapshots, {pods} pending pods compared with {}.\nDifferences not in the README's table {}:\n{}\nRows of the table that are no longer differences:\n{}",
+        "{} snapshots, {pods} pending pods compared with {}.\nDifferences not in testdata/differential/{}.yaml:\n{}\nEntries of that file that are no longer differences:\n{}",
         compared.len(),
         engine.name,
         engine.table,
@@ -331,7 +345,7 @@ fn check(engine: &Engine) -> Vec<Compared> {
         gone.join("\n")
     );
     eprintln!(
-        "{} snapshots, {pods} pending pods: wasched and {} agree but for the {} differences of the README's table {}",
+        "{} snapshots, {pods} pending pods: wasched and {} agree but for the {} accepted differences of testdata/differential/{}.yaml",
         compared.len(),
         engine.name,
         expected.len(),

@@ -1,7 +1,7 @@
 //! The bundled plugin components scheduling the snapshots in
 //! `testdata/scenarios/`: key facts per scenario, and the whole JSON output
 //! against `<scenario>.expected.json` (regenerate with `WASCHED_BLESS=1` and
-//! review the diff).
+//! read the diff before committing it).
 
 mod common;
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -88,7 +89,30 @@ func Start(ctx context.Context, options Options) (cp *ControlPlane, err error) {
 	if err := cp.waitReady(ctx, options.StartTimeout); err != nil {
 		return cp, err
 	}
+	recordStart(cp.host)
 	return cp, nil
+}
+
+// StartLogEnv names a file to which every control plane started appends
+// one line (the program that started it and the API server's URL), so that
+// a test run can count them; `make test` sets it.
+const StartLogEnv = "WASCHED_CONTROL_PLANE_LOG"
+
+// recordStart appends the start of a control plane at host to the file
+// StartLogEnv names, if any. One write per line (O_APPEND), so lines of
+// concurrent processes never interleave; a failure to write is ignored,
+// as it changes nothing the control plane does.
+func recordStart(host string) {
+	path := os.Getenv(StartLogEnv)
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = fmt.Fprintf(f, "%s %s\n", filepath.Base(os.Args[0]), host)
 }
 
 // waitReady polls /readyz until it answers ok, the server fails or the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +22,17 @@ import (
 func TestControlPlane(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	if os.Getenv(StartLogEnv) == "" {
+		t.Setenv(StartLogEnv, filepath.Join(t.TempDir(), "starts"))
+	}
 	cp, err := Start(ctx, Options{})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
+	}
+	// The start is counted in the file StartLogEnv names (make test's
+	// summary counts these lines).
+	if starts, err := os.ReadFile(os.Getenv(StartLogEnv)); err != nil || !strings.Contains(string(starts), " "+cp.Host()+"\n") {
+		t.Errorf("%s does not record this start (%s): %q, %v", StartLogEnv, cp.Host(), starts, err)
 	}
 	dir := cp.Dir()
 	if !strings.HasPrefix(cp.Host(), "https://127.0.0.1:") {

@@ -26,7 +26,8 @@
 //! `helper.DefaultNormalizeScore`), integer where it is integer, `f64`
 //! where it is `float64`, so totals equal kube-scheduler's and ties fall
 //! where its ties fall. `ImageLocality`, soft `PodTopologySpread` and
-//! `InterPodAffinity` scores are not modelled (see the README).
+//! `InterPodAffinity` scores are not modelled (see the book's
+//! "Differences from kube-scheduler", `docs/src/semantics/not-modelled.md`).
 
 use k8s_openapi::api::core::v1::Toleration;
 

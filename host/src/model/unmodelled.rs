@@ -1,7 +1,8 @@
 //! What a pod may ask of kube-scheduler that wasched does not model (the
-//! README's "Not modelled" list): a snapshot is scheduled regardless (a
-//! warning of the run names the pods and what was not checked), a live
-//! scheduler must not bind such a pod blindly.
+//! book's "Differences from kube-scheduler",
+//! `docs/src/semantics/not-modelled.md`): a snapshot is scheduled
+//! regardless (a warning of the run names the pods and what was not
+//! checked), a live scheduler must not bind such a pod blindly.
 
 use k8s_openapi::api::core::v1::PodSpec;
 

