@@ -87,7 +87,7 @@ fn serve_pass(c: &mut Criterion) {
         store.apply(kind, Event::Apply(object));
     }
     let options = wasched::model::BuildOptions {
-        scheduler_name: None,
+        schedulers: Vec::new(),
         live: true,
     };
     let held = store.manifests();

@@ -77,7 +77,7 @@ impl View {
     /// scheduler are this view's to place (others' bound pods still count).
     pub fn new(scheduler_name: Option<String>) -> Result<View> {
         let options = BuildOptions {
-            scheduler_name,
+            schedulers: scheduler_name.into_iter().collect(),
             live: true,
         };
         Ok(View {

@@ -56,6 +56,8 @@ pub struct ReadOptions {
     /// Topology policy names of the early CompositePodGroup dialect mapped
     /// to node label keys (`LowLatencyNetwork` → `network.topology.nvidia.com/leaf`).
     pub topology_aliases: std::collections::BTreeMap<String, String>,
+    /// Unknown fields are errors, not warnings (`--strict`).
+    pub strict: bool,
 }
 
 /// Reads a snapshot from files and directories, or the bundled default if
@@ -78,12 +80,17 @@ pub fn read_manifests_with(
 ) -> Result<manifest::Manifests> {
     let mut manifests = manifest::Manifests::default();
     manifests.dialects.topology_aliases = options.topology_aliases.clone();
+    if options.strict {
+        manifests.validation = manifest::FieldValidation::Strict;
+    }
     if files.is_empty() {
         manifest::load_str(&mut manifests, DEFAULT_SNAPSHOT_NAME, DEFAULT_SNAPSHOT)?;
     } else {
         manifest::load_files(&mut manifests, files)?;
     }
     manifest::expand_jobs(&mut manifests)?;
+    let missing = manifests.missing_group_warnings();
+    manifests.warnings.extend(missing);
     Ok(manifests)
 }
 
@@ -231,7 +238,8 @@ impl Simulation {
             Some(kubeconfig) => live::read_cluster(kubeconfig)?,
             None => read_manifests_with(&self.files, &self.read)?,
         };
-        let snapshot = model::Model::build(&manifests, &self.build)?.into_snapshot();
+        let mut snapshot = model::Model::build(&manifests, &self.build)?.into_snapshot();
+        snapshot.notes.extend(self.build.left_out_note(&manifests));
         let read = start.elapsed();
         let cluster = self
             .capture

@@ -77,10 +77,8 @@ enum Command {
         /// Also write the run's metrics (Prometheus text format) to FILE.
         #[arg(long, value_name = "FILE")]
         metrics: Option<PathBuf>,
-        /// Map a topology policy name of the early CompositePodGroup dialect
-        /// to a node label key, e.g. `LowLatencyNetwork=network.topology.nvidia.com/leaf`.
-        #[arg(long, value_name = "NAME=KEY", value_parser = parse_alias)]
-        topology_alias: Vec<(String, String)>,
+        #[command(flatten)]
+        read: ReadArgs,
         /// Print the plugins' log lines to stderr.
         #[arg(long, short)]
         verbose: bool,
@@ -97,12 +95,17 @@ enum Command {
         /// (every modelled kind it serves) instead of files.
         #[arg(long, value_name = "FILE", conflicts_with = "files")]
         kubeconfig: Option<PathBuf>,
-        /// Schedule only the pending pods whose `spec.schedulerName` is
-        /// NAME (`default-scheduler` when a pod names none), as `serve`
-        /// does; other pods still count where they are bound. Default:
-        /// every pending pod.
-        #[arg(long, value_name = "NAME")]
-        scheduler_name: Option<String>,
+        /// Schedule the pending pods whose `spec.schedulerName` is one of
+        /// these (a pod that names none is `default-scheduler`'s); other
+        /// schedulers' pending pods are counted in a note and left out,
+        /// their bound pods still count. `*`: every pending pod.
+        #[arg(
+            long,
+            value_name = "NAME,...",
+            value_delimiter = ',',
+            default_value = "default-scheduler"
+        )]
+        scheduler_name: Vec<String>,
         #[command(flatten)]
         view: ViewArgs,
     },
@@ -171,9 +174,8 @@ enum Command {
         /// Output format.
         #[arg(long, short, value_enum, default_value_t = CompareFormat::Table)]
         output: CompareFormat,
-        /// Map an early-dialect topology policy name to a node label key.
-        #[arg(long, value_name = "NAME=KEY", value_parser = parse_alias)]
-        topology_alias: Vec<(String, String)>,
+        #[command(flatten)]
+        read: ReadArgs,
         /// Also write both cluster maps side by side, differences
         /// highlighted, as a self-contained HTML file.
         #[arg(long, value_name = "FILE")]
@@ -236,9 +238,8 @@ enum ClusterCommand {
         /// `TopologyAwareWorkloadScheduling=false`.
         #[arg(long, value_name = "NAME=BOOL,...")]
         feature_gates: Option<String>,
-        /// Map an early-dialect topology policy name to a node label key.
-        #[arg(long, value_name = "NAME=KEY", value_parser = parse_alias)]
-        topology_alias: Vec<(String, String)>,
+        #[command(flatten)]
+        read: ReadArgs,
     },
 }
 
@@ -265,6 +266,29 @@ struct ViewArgs {
     /// machine's cores). Decisions never depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
+}
+
+/// How manifests are read, in every command that reads them.
+#[derive(clap::Args)]
+struct ReadArgs {
+    /// Map a topology policy name of the early CompositePodGroup dialect
+    /// to a node label key, e.g. `LowLatencyNetwork=network.topology.nvidia.com/leaf`.
+    #[arg(long, value_name = "NAME=KEY", value_parser = parse_alias)]
+    topology_alias: Vec<(String, String)>,
+    /// Refuse an object with a field its kind does not have, as the API
+    /// server's strict field validation does (default: a warning naming
+    /// the field).
+    #[arg(long)]
+    strict: bool,
+}
+
+impl ReadArgs {
+    fn options(self) -> wasched::ReadOptions {
+        wasched::ReadOptions {
+            topology_aliases: self.topology_alias.into_iter().collect(),
+            strict: self.strict,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -385,13 +409,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     config,
                     port,
                     feature_gates,
-                    topology_alias,
+                    read,
                 },
         } => {
-            let read = wasched::ReadOptions {
-                topology_aliases: topology_alias.into_iter().collect(),
-            };
-            let manifests = wasched::read_manifests_with(&files, &read)?;
+            let read = read.options();
+            let manifests = wasched::read_manifests_with(&input_files(files), &read)?;
             let snapshot = wasched::Snapshot::build(&manifests)?;
             let objects = wasched::cluster::translate(&manifests, &snapshot)?;
             for note in &objects.notes {
@@ -418,7 +440,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             config,
             timeout,
             metrics,
-            topology_alias,
+            read,
             verbose,
             stats,
             html,
@@ -427,6 +449,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             view,
         } => {
             use_threads(view.threads)?;
+            let files = if kubeconfig.is_some() {
+                files
+            } else {
+                input_files(files)
+            };
             let title = match &kubeconfig {
                 Some(path) => format!("the cluster of {}", path.display()),
                 None => snapshot_title(&files),
@@ -483,9 +510,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let simulation = wasched::Simulation {
                 engine,
-                read: wasched::ReadOptions {
-                    topology_aliases: topology_alias.into_iter().collect(),
-                },
+                read: read.options(),
                 plugins,
                 config,
                 capture: html.is_some().then(|| view.group_by.clone()),
@@ -493,7 +518,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 files,
                 kubeconfig,
                 build: wasched::model::BuildOptions {
-                    scheduler_name,
+                    schedulers: if scheduler_name.iter().any(|n| n == "*") {
+                        Vec::new()
+                    } else {
+                        scheduler_name
+                    },
                     live: false,
                 },
             };
@@ -509,8 +538,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     eprintln!("[{plugin}] {:?}: {}", line.level, line.message);
                 }
             }
+            eprint!("{}", outcome.diagnostics());
             let text = match output {
-                Format::Table => outcome.to_table(),
+                Format::Table => outcome.to_table_for(terminal_width()),
                 Format::Json => outcome.to_json() + "\n",
                 Format::Yaml => outcome.to_yaml(),
             };
@@ -539,14 +569,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             a,
             b,
             output,
-            topology_alias,
+            read,
             html,
             view,
         } => {
             use_threads(view.threads)?;
-            let read = wasched::ReadOptions {
-                topology_aliases: topology_alias.into_iter().collect(),
-            };
+            let files = input_files(files);
+            let read = read.options();
             let sides = [
                 wasched::compare::PluginChoice::parse(&a).context("--a")?,
                 wasched::compare::PluginChoice::parse(&b).context("--b")?,
@@ -603,8 +632,59 @@ fn snapshot_title(files: &[PathBuf]) -> String {
     if files.is_empty() {
         return wasched::DEFAULT_SNAPSHOT_NAME.to_string();
     }
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| match f.to_str() {
+            Some(wasched::manifest::STDIN) => "standard input".to_string(),
+            _ => f.display().to_string(),
+        })
+        .collect();
     names.join(", ")
+}
+
+/// The files to read: those given (`-` is standard input); with none,
+/// standard input when it is a pipe or a file, else the bundled default
+/// snapshot, said in one line on stderr.
+fn input_files(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    if !files.is_empty() {
+        return files;
+    }
+    if stdin_has_input() {
+        return vec![PathBuf::from(wasched::manifest::STDIN)];
+    }
+    eprintln!(
+        "wasched: no files given and nothing piped in: scheduling the bundled demo snapshot, {}",
+        wasched::DEFAULT_SNAPSHOT_NAME
+    );
+    files
+}
+
+/// The width of the terminal standard output is, if it is one (`COLUMNS`,
+/// else the terminal's own size); `None` when output goes to a pipe or a
+/// file, where table cells are never cut.
+fn terminal_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .or_else(console_width)
+}
+
+/// The terminal's width, asked of the terminal on standard output.
+fn console_width() -> Option<usize> {
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, columns)| usize::from(columns))
+}
+
+/// Whether standard input is a pipe or a regular file (not a terminal, not
+/// /dev/null, not closed).
+fn stdin_has_input() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo() || m.is_file())
 }
 
 fn write_html(path: &std::path::Path, report: &wasched::report::Report) -> anyhow::Result<()> {

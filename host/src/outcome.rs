@@ -186,6 +186,12 @@ pub struct PluginErrorCount {
     pub count: u64,
 }
 
+/// The reason a member of a PodGroup that was not admitted is left
+/// pending with: the group's verdict.
+pub fn member_reason(group: &str, verdict: &str) -> String {
+    format!("PodGroup {group} not admitted: {verdict}")
+}
+
 impl Outcome {
     /// The JSON object scripts read (one line per field is not promised).
     pub fn to_json(&self) -> String {
@@ -197,8 +203,29 @@ impl Outcome {
         serde_norway::to_string(self).expect("outcome serialises")
     }
 
-    /// An aligned table: groups first, then lone pods, then warnings.
+    /// An aligned table: groups first, then pods ([`Outcome::diagnostics`]
+    /// are apart), whole.
     pub fn to_table(&self) -> String {
+        self.to_table_for(None)
+    }
+
+    /// The table for a terminal of `width` columns (`None`: a pipe or a
+    /// file, cells whole). A pending group's verdict is given once, on its
+    /// line; a member left pending for the same reason refers to it.
+    pub fn to_table_for(&self, width: Option<usize>) -> String {
+        // A member's reason that is its group's verdict, as the cycle
+        // words it (or the verdict itself).
+        let group_of_reason: std::collections::HashMap<String, &str> = self
+            .pod_groups
+            .iter()
+            .filter(|g| !g.reason.is_empty())
+            .flat_map(|g| {
+                [
+                    (member_reason(&g.pod_group, &g.reason), g.pod_group.as_str()),
+                    (g.reason.clone(), g.pod_group.as_str()),
+                ]
+            })
+            .collect();
         let mut rows: Vec<[String; 4]> = vec![[
             "KIND".into(),
             "NAME".into(),
@@ -259,7 +286,10 @@ impl Outcome {
             ]);
         }
         for u in &self.unschedulable {
-            let mut detail = u.reason.clone();
+            let mut detail = match group_of_reason.get(&u.reason) {
+                Some(group) => format!("see PodGroup {group}"),
+                None => u.reason.clone(),
+            };
             if let Some(why) = &u.preemption {
                 detail.push_str(&format!("; preemption: {why}"));
             }
@@ -273,7 +303,14 @@ impl Outcome {
                 format!("by {}", e.by),
             ]);
         }
-        let mut out = crate::table::render(&rows);
+        crate::table::render_within(&rows, width)
+    }
+
+    /// How the snapshot was read and what the run could not model, one
+    /// `note:` or `warning:` line each: what the CLI prints on stderr in
+    /// every output mode (the JSON and YAML forms carry them too).
+    pub fn diagnostics(&self) -> String {
+        let mut out = String::new();
         for n in &self.notes {
             out.push_str(&format!("note: {n}\n"));
         }

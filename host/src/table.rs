@@ -4,6 +4,13 @@
 /// padded to its widest cell and two spaces between columns; trailing
 /// spaces are trimmed.
 pub fn render<R: AsRef<[String]>>(rows: &[R]) -> String {
+    render_within(rows, None)
+}
+
+/// [`render`], with every line cut to `width` characters when a width is
+/// given (a terminal's): the last column's text is shortened and ends in
+/// `…`. The other columns are never cut.
+pub fn render_within<R: AsRef<[String]>>(rows: &[R], width: Option<usize>) -> String {
     let columns = rows.iter().map(|r| r.as_ref().len()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -25,7 +32,15 @@ pub fn render<R: AsRef<[String]>>(rows: &[R]) -> String {
                 line.push_str(cell);
             }
         }
-        out.push_str(line.trim_end());
+        let line = line.trim_end();
+        match width {
+            Some(width) if line.chars().count() > width && width > 1 => {
+                let cut: String = line.chars().take(width - 1).collect();
+                out.push_str(cut.trim_end());
+                out.push('…');
+            }
+            _ => out.push_str(line),
+        }
         out.push('\n');
     }
     out
@@ -44,5 +59,18 @@ mod tests {
             super::render(&rows),
             "KIND      NAME                 DETAIL\nPod       default/a-long-name  bound\nPodGroup  x\n"
         );
+    }
+
+    #[test]
+    fn lines_are_cut_to_the_width_given() {
+        let rows = vec![
+            vec!["KIND".to_string(), "DETAIL".into()],
+            vec!["Pod".into(), "a reason that goes on and on".into()],
+        ];
+        assert_eq!(
+            super::render_within(&rows, Some(20)),
+            "KIND  DETAIL\nPod   a reason that…\n"
+        );
+        assert_eq!(super::render_within(&rows, None), super::render(&rows));
     }
 }

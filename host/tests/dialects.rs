@@ -186,6 +186,7 @@ fn volcano_min_member_queue_and_annotation() {
 fn early_composite_pod_group_links_children_with_level_keys() {
     let options = ReadOptions {
         topology_aliases: [("LowLatencyNetwork".to_string(), "rack".to_string())].into(),
+        ..ReadOptions::default()
     };
     let files = [dialect("nodes.yaml"), dialect("composite.yaml")];
     let snapshot = wasched::read_snapshot_with(&files, &options).unwrap();

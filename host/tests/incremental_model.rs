@@ -42,12 +42,7 @@ fn scenarios() -> &'static Vec<(String, Manifests)> {
 
 /// A copy of `manifests` without its objects (how they were read).
 fn read_of(manifests: &Manifests) -> Manifests {
-    Manifests {
-        objects: Vec::new(),
-        skipped: manifests.skipped.clone(),
-        notes: manifests.notes.clone(),
-        dialects: manifests.dialects.clone(),
-    }
+    manifests.without_objects()
 }
 
 /// Version `v` of an object, each changing what the model derives from it:
@@ -248,7 +243,10 @@ proptest! {
         let (file, manifests) = &scenarios()[scenario];
         let base: Vec<Object> = manifests.objects.iter().map(|(_, o)| o.clone()).collect();
         let options = BuildOptions {
-            scheduler_name: wasched_only.then(|| "wasched".to_string()),
+            schedulers: wasched_only
+                .then(|| "wasched".to_string())
+                .into_iter()
+                .collect(),
             live,
         };
         let read = read_of(manifests);

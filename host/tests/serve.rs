@@ -355,7 +355,7 @@ fn simulated(cluster: &Cluster, scheduler: &str) -> BTreeMap<String, String> {
     let simulation = wasched::Simulation {
         kubeconfig: Some(cluster.kubeconfig.clone()),
         build: wasched::model::BuildOptions {
-            scheduler_name: Some(scheduler.into()),
+            schedulers: vec![scheduler.into()],
             live: false,
         },
         ..Default::default()

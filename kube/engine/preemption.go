@@ -5,7 +5,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	alpha3listers "k8s.io/client-go/listers/scheduling/v1alpha3"
 	beta1listers "k8s.io/client-go/listers/scheduling/v1beta1"
@@ -20,6 +22,8 @@ const settleLimit = 5 * time.Second
 // them.
 type preemption struct {
 	victimNamespace, victimName string
+	// victimUID keys the victim in kube-scheduler's cache.
+	victimUID types.UID
 	// kind is Pod, PodGroup or CompositePodGroup.
 	kind            string
 	namespace, name string
@@ -27,7 +31,8 @@ type preemption struct {
 
 // settler holds the next scheduling cycle back until the preemptions of
 // the last one have run their course: every victim gone from the
-// scheduler's informer, then every preemptor moved to the active queue
+// scheduler's informer and from its cache (which the next cycle's
+// snapshot is taken from), then every preemptor moved to the active queue
 // (the queue's Activate, as a plugin's podsToActivate would), past the
 // backoff its failed attempt earned.
 //
@@ -39,7 +44,13 @@ type preemption struct {
 // important entity queued, as when its victims stop before anything else
 // is scheduled; what kube-scheduler decides no longer depends on timing.
 type settler struct {
-	pods       corelisters.PodLister
+	pods corelisters.PodLister
+	// cached finds a pod in kube-scheduler's cache (Cache.GetPod, keyed by
+	// UID). client-go deletes a pod from the informer's store before its
+	// handlers run, and only the scheduler's delete handler takes the pod
+	// out of the cache: in between, a cycle would still see the victim on
+	// its node. nil: not checked.
+	cached     func(*v1.Pod) (*v1.Pod, error)
 	podGroups  beta1listers.PodGroupLister
 	composites alpha3listers.CompositePodGroupLister
 	active     func() []*v1.Pod
@@ -72,6 +83,12 @@ func (s *settler) victimsGone(preemptions []preemption) bool {
 	for _, p := range preemptions {
 		if _, err := s.pods.Pods(p.victimNamespace).Get(p.victimName); !apierrors.IsNotFound(err) {
 			return false
+		}
+		if s.cached != nil && p.victimUID != "" {
+			key := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: p.victimUID, Namespace: p.victimNamespace, Name: p.victimName}}
+			if _, err := s.cached(key); err == nil {
+				return false
+			}
 		}
 	}
 	return true

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	alpha3listers "k8s.io/client-go/listers/scheduling/v1alpha3"
 	beta1listers "k8s.io/client-go/listers/scheduling/v1beta1"
@@ -17,7 +19,7 @@ import (
 func ptr(s string) *string { return &s }
 
 func member(name, group string) *v1.Pod {
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)}}
 	if group != "" {
 		pod.Spec.SchedulingGroup = &v1.PodSchedulingGroup{PodGroupName: ptr(group)}
 	}
@@ -55,7 +57,15 @@ func testSettler(t *testing.T) (*settler, cache.Indexer, map[string][]*v1.Pod) {
 	}
 	state := map[string][]*v1.Pod{}
 	s := &settler{
-		pods:       corelisters.NewPodLister(pods),
+		pods: corelisters.NewPodLister(pods),
+		cached: func(pod *v1.Pod) (*v1.Pod, error) {
+			for _, p := range state["cached"] {
+				if p.UID == pod.UID {
+					return p, nil
+				}
+			}
+			return nil, fmt.Errorf("pod %s not in the cache", pod.UID)
+		},
 		podGroups:  beta1listers.NewPodGroupLister(groups),
 		composites: alpha3listers.NewCompositePodGroupLister(composites),
 		active:     func() []*v1.Pod { return state["active"] },
@@ -94,14 +104,22 @@ func TestSettlerKnowsAPreemptorsPods(t *testing.T) {
 
 func TestSettleWaitsForVictimsThenActivatesThePreemptor(t *testing.T) {
 	s, pods, state := testSettler(t)
-	p := []preemption{{victimNamespace: "ns", victimName: "victim", kind: "CompositePodGroup", namespace: "ns", name: "root"}}
+	item, _, _ := pods.GetByKey("ns/victim")
+	victim := item.(*v1.Pod)
+	state["cached"] = []*v1.Pod{victim}
+	p := []preemption{{victimNamespace: "ns", victimName: "victim", victimUID: victim.UID, kind: "CompositePodGroup", namespace: "ns", name: "root"}}
 	if s.victimsGone(p) {
-		t.Fatal("the victim is still in the informer")
+		t.Fatal("the victim is still in the informer and the cache")
 	}
-	victim, _, _ := pods.GetByKey("ns/victim")
 	if err := pods.Delete(victim); err != nil {
 		t.Fatal(err)
 	}
+	// Gone from the informer's store, not yet from the scheduler's cache
+	// (its delete handler has not run): the next cycle would still see it.
+	if s.victimsGone(p) {
+		t.Fatal("the victim is still in kube-scheduler's cache")
+	}
+	state["cached"] = nil
 	if !s.victimsGone(p) {
 		t.Fatal("the victim is gone")
 	}

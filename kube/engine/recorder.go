@@ -229,6 +229,7 @@ func (e *eventRecorder) observe(regarding, related runtime.Object, reason string
 	e.rec.fresh = append(e.rec.fresh, preemption{
 		victimNamespace: victim.GetNamespace(),
 		victimName:      victim.GetName(),
+		victimUID:       victim.GetUID(),
 		kind:            kind,
 		namespace:       preemptor.GetNamespace(),
 		name:            preemptor.GetName(),

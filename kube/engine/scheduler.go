@@ -126,6 +126,7 @@ func New(ctx context.Context, config *rest.Config, options Options) (*Scheduler,
 	if !options.UpstreamBackoff {
 		s.settler = &settler{
 			pods:       informerFactory.Core().V1().Pods().Lister(),
+			cached:     sched.Cache.GetPod,
 			podGroups:  informerFactory.Scheduling().V1beta1().PodGroups().Lister(),
 			composites: informerFactory.Scheduling().V1alpha3().CompositePodGroups().Lister(),
 			active:     sched.SchedulingQueue.PodsInActiveQ,

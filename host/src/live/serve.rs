@@ -193,7 +193,7 @@ pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
     });
     let executor = Executor::new(client, &options.scheduler_name);
     let model_options = BuildOptions {
-        scheduler_name: Some(options.scheduler_name.clone()),
+        schedulers: vec![options.scheduler_name.clone()],
         live: true,
     };
     let mut server = Server {
@@ -615,7 +615,7 @@ impl Server {
     fn set_aside_unmodelled(&mut self, objects: &mut Vec<Held>) -> Vec<Action> {
         let mut actions = Vec::new();
         let options = BuildOptions {
-            scheduler_name: Some(self.options.scheduler_name.clone()),
+            schedulers: vec![self.options.scheduler_name.clone()],
             live: true,
         };
         objects.retain(|held| {

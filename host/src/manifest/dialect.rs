@@ -91,6 +91,10 @@ pub struct DialectState {
     pub composites: Vec<DialectComposite>,
     /// Pods joined to groups by a dialect's label or annotation: marker → (count, first pod).
     pub pod_markers: BTreeMap<&'static str, (usize, String)>,
+    /// Schedulers those pods named (the dialect's own, `volcano` say) →
+    /// how many: read as `default-scheduler`'s, since their groups are
+    /// read as v1.37 groups.
+    pub pod_schedulers: BTreeMap<String, usize>,
 }
 
 /// Whether the object still needs its typed parse.
@@ -374,6 +378,15 @@ fn pod_membership(into: &mut Manifests, origin: &ObjectRef, value: &mut Value) -
     let mut scheduling_group = Map::new();
     scheduling_group.insert("podGroupName".into(), json!(group));
     spec.insert("schedulingGroup".into(), Value::Object(scheduling_group));
+    if let Some(scheduler) = spec
+        .get("schedulerName")
+        .and_then(Value::as_str)
+        .filter(|s| *s != super::DEFAULT_SCHEDULER_NAME)
+        .map(str::to_string)
+    {
+        spec.remove("schedulerName");
+        *into.dialects.pod_schedulers.entry(scheduler).or_default() += 1;
+    }
     let entry = into
         .dialects
         .pod_markers
@@ -495,6 +508,12 @@ impl Manifests {
                     "{count} pod(s) (first: Pod {first}) joined PodGroups by {what} {marker}, read as spec.schedulingGroup.podGroupName"
                 ))
             })
+            .chain(self.dialects.pod_schedulers.iter().map(|(scheduler, count)| {
+                format!(
+                    "{count} pod(s) of those groups name scheduler {scheduler}: read as \
+                     default-scheduler's, which schedules their groups in v1.37"
+                )
+            }))
             .collect()
     }
 }

@@ -1,6 +1,6 @@
 //! Files → typed Kubernetes objects.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
@@ -13,6 +13,8 @@ use k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup;
 use k8s_openapi::api::scheduling::v1beta1::{PodGroup, Workload};
 use serde::Deserialize;
 use serde_json::Value;
+
+use super::fields::{self, FieldValidation};
 
 /// One object the scheduler models.
 #[derive(Debug, Clone)]
@@ -65,9 +67,83 @@ pub struct Manifests {
     pub notes: Vec<String>,
     /// Group semantics that dialects carry and v1.37 has no field for.
     pub dialects: super::dialect::DialectState,
+    /// How the objects were read that a user should know about: unknown
+    /// fields, kinds that look misspelt.
+    pub warnings: Vec<String>,
+    /// How unknown fields are treated (`--strict`).
+    pub validation: FieldValidation,
+    /// Names given to objects that had only `generateName`.
+    pub generated_names: super::names::GeneratedNames,
 }
 
 impl Manifests {
+    /// Everything read but the objects: how they were read (skipped kinds,
+    /// notes, warnings, dialect state), for a model that takes its
+    /// objects one by one.
+    pub fn without_objects(&self) -> Manifests {
+        Manifests {
+            objects: Vec::new(),
+            skipped: self.skipped.clone(),
+            notes: self.notes.clone(),
+            dialects: self.dialects.clone(),
+            warnings: self.warnings.clone(),
+            validation: self.validation,
+            generated_names: self.generated_names.clone(),
+        }
+    }
+
+    /// One warning per PodGroup that pods name in their namespace and the
+    /// snapshot lacks there, saying where a PodGroup of that name exists (a
+    /// pod joins a group of its own namespace only).
+    pub fn missing_group_warnings(&self) -> Vec<String> {
+        let mut groups: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for (_, object) in &self.objects {
+            if let Object::PodGroup(group) = object {
+                let name = group.metadata.name.as_deref().unwrap_or_default();
+                let namespace = group.metadata.namespace.as_deref().unwrap_or("default");
+                groups.entry(name).or_default().insert(namespace);
+            }
+        }
+        let mut missing: BTreeMap<(&str, &str), (usize, &str)> = BTreeMap::new();
+        for (origin, object) in &self.objects {
+            let Object::Pod(pod) = object else { continue };
+            let Some(name) = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.scheduling_group.as_ref())
+                .and_then(|g| g.pod_group_name.as_deref())
+            else {
+                continue;
+            };
+            let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
+            if groups.get(name).is_some_and(|n| n.contains(namespace)) {
+                continue;
+            }
+            let entry = missing
+                .entry((namespace, name))
+                .or_insert((0, &origin.name));
+            entry.0 += 1;
+        }
+        missing
+            .into_iter()
+            .map(|((namespace, name), (count, first))| {
+                let elsewhere = groups.get(name).map_or_else(
+                    || "no PodGroup of that name is in the snapshot".to_string(),
+                    |namespaces| {
+                        let list: Vec<&str> = namespaces.iter().copied().collect();
+                        format!(
+                            "a PodGroup {name} exists in namespace {} (a pod joins a group of its own namespace)",
+                            list.join(", ")
+                        )
+                    },
+                );
+                format!(
+                    "PodGroup {namespace}/{name} not found, named by {count} pod(s) (first: Pod {first}): {elsewhere}"
+                )
+            })
+            .collect()
+    }
+
     /// One warning line about skipped kinds, if any were skipped.
     pub fn skipped_warning(&self) -> Option<String> {
         if self.skipped.is_empty() {
@@ -86,47 +162,103 @@ impl Manifests {
     }
 }
 
+/// The path that stands for standard input.
+pub const STDIN: &str = "-";
+
 /// Reads every file into `into`, in the order given; a directory stands for
-/// every `*.yaml`, `*.yml` and `*.json` file directly in it, in name order.
-/// Call [`super::expand_jobs`] once everything is read.
+/// every `*.yaml`, `*.yml` and `*.json` file directly in it, in name order
+/// (what else it holds is listed in one warning), and [`STDIN`] for
+/// standard input. Call [`super::expand_jobs`] once everything is read.
 pub fn load_files(into: &mut Manifests, paths: &[impl AsRef<Path>]) -> Result<()> {
     for path in paths {
         let path = path.as_ref();
-        for file in files_at(path)? {
-            let text = std::fs::read_to_string(&file)
+        if path == Path::new(STDIN) {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+                .context("standard input: cannot read")?;
+            load_bytes(into, "(standard input)", bytes)?;
+            continue;
+        }
+        for file in files_at(into, path)? {
+            let bytes = std::fs::read(&file)
                 .with_context(|| format!("{}: cannot read file", file.display()))?;
-            load_str(into, &file.display().to_string(), &text)?;
+            load_bytes(into, &file.display().to_string(), bytes)?;
         }
     }
     Ok(())
 }
 
-fn files_at(path: &Path) -> Result<Vec<std::path::PathBuf>> {
+/// Reads one file's bytes: UTF-8, with or without a byte-order mark; an
+/// encoding error names the byte offset.
+fn load_bytes(into: &mut Manifests, file: &str, mut bytes: Vec<u8>) -> Result<()> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        anyhow!(
+            "{file}: not UTF-8 text: invalid byte 0x{:02x} at byte offset {at}",
+            e.as_bytes()[at]
+        )
+    })?;
+    load_str(into, file, &text)
+}
+
+fn files_at(into: &mut Manifests, path: &Path) -> Result<Vec<std::path::PathBuf>> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
     let entries = std::fs::read_dir(path)
         .with_context(|| format!("{}: cannot read directory", path.display()))?;
-    let mut files: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.extension()
-                    .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
-        })
-        .collect();
-    files.sort();
+    let mut entries: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    let manifest = |p: &Path| {
+        p.extension()
+            .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+    };
+    let (files, others): (Vec<_>, Vec<_>) = entries
+        .into_iter()
+        .partition(|p| p.is_file() && manifest(p));
     if files.is_empty() {
         bail!(
             "{}: no *.yaml, *.yml or *.json files in this directory",
             path.display()
         );
     }
+    if !others.is_empty() {
+        let name = |p: &std::path::PathBuf| {
+            let name = p
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            if p.is_dir() { format!("{name}/") } else { name }
+        };
+        let (folders, rest): (Vec<_>, Vec<_>) = others.iter().partition(|p| p.is_dir());
+        let mut said = Vec::new();
+        if !folders.is_empty() {
+            let names: Vec<String> = folders.iter().map(|p| name(p)).collect();
+            said.push(format!(
+                "{} folder(s) not read (folders are not searched): {}",
+                folders.len(),
+                names.join(", ")
+            ));
+        }
+        if !rest.is_empty() {
+            let names: Vec<String> = rest.iter().map(|p| name(p)).collect();
+            said.push(format!(
+                "{} file(s) not read (not *.yaml, *.yml or *.json): {}",
+                rest.len(),
+                names.join(", ")
+            ));
+        }
+        into.warnings
+            .push(format!("{}: {}", path.display(), said.join("; ")));
+    }
     Ok(files)
 }
 
 /// Reads one file's text (YAML, possibly multi-document, or JSON) into `into`.
 pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // JSON (what `kubectl get -o json` prints) is YAML too, but the JSON
     // parser reads it several times faster.
     if text.trim_start().starts_with('{') {
@@ -139,6 +271,13 @@ pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
             add_value(into, file, value)?;
         }
         return Ok(());
+    }
+    if let Some((line, column)) = super::depth::too_deep(text) {
+        bail!(
+            "{file}: not valid YAML: recursion limit exceeded at line {line} column {column} \
+             (nesting deeper than {} levels)",
+            super::depth::MAX_DEPTH
+        );
     }
     if text.len() >= PARALLEL_FROM {
         let mark = Mark::of(into);
@@ -158,6 +297,8 @@ pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
 struct Mark {
     objects: usize,
     notes: usize,
+    warnings: usize,
+    generated_names: super::names::GeneratedNames,
     skipped: BTreeMap<String, usize>,
     dialects: super::dialect::DialectState,
 }
@@ -167,6 +308,8 @@ impl Mark {
         Self {
             objects: manifests.objects.len(),
             notes: manifests.notes.len(),
+            warnings: manifests.warnings.len(),
+            generated_names: manifests.generated_names.clone(),
             skipped: manifests.skipped.clone(),
             dialects: manifests.dialects.clone(),
         }
@@ -175,6 +318,8 @@ impl Mark {
     fn restore(self, manifests: &mut Manifests) {
         manifests.objects.truncate(self.objects);
         manifests.notes.truncate(self.notes);
+        manifests.warnings.truncate(self.warnings);
+        manifests.generated_names = self.generated_names;
         manifests.skipped = self.skipped;
         manifests.dialects = self.dialects;
     }
@@ -383,21 +528,23 @@ fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
     };
     let field = |key: &str| map.get(key).and_then(Value::as_str).unwrap_or_default();
     let (api_version, kind) = (field("apiVersion").to_string(), field("kind").to_string());
-    let name = object_name(&value);
     if kind.is_empty() || api_version.is_empty() {
         let missing = if kind.is_empty() {
             "kind"
         } else {
             "apiVersion"
         };
-        bail!("{file}: object {name}: field {missing} is missing: not a Kubernetes object");
+        bail!(
+            "{file}: object {}: field {missing} is missing: not a Kubernetes object",
+            object_name(&value)
+        );
     }
-    let origin = ObjectRef {
-        file: file.to_string(),
-        kind: kind.clone(),
-        name,
-    };
     if kind == "List" || (kind.ends_with("List") && map.contains_key("items")) {
+        let origin = ObjectRef {
+            file: file.to_string(),
+            kind,
+            name: object_name(&value),
+        };
         let Value::Object(mut map) = value else {
             unreachable!("checked above")
         };
@@ -409,23 +556,45 @@ fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
         }
         return Ok(());
     }
+    super::names::complete(into, file, &kind, &mut value)?;
+    let origin = ObjectRef {
+        file: file.to_string(),
+        kind: kind.clone(),
+        name: object_name(&value),
+    };
     if super::dialect::translate(into, &origin, &mut value)?
         == super::dialect::Translation::Consumed
     {
         return Ok(());
     }
     let api_version = value["apiVersion"].as_str().unwrap_or_default().to_string();
+    let validation = into.validation;
+    let warnings = &mut into.warnings;
+    // Required fields are checked where a defaulted zero would change a
+    // decision without a word (groups, classes, budgets, nodes' taints,
+    // Jobs); pods, the bulk of a dump, are read as the API server stored
+    // them.
     let object = match (api_version.as_str(), kind.as_str()) {
-        ("v1", "Node") => Object::Node(parse(&origin, value)?),
-        ("batch/v1", "Job") => Object::Job(parse(&origin, value)?),
-        ("v1", "Pod") => Object::Pod(parse(&origin, value)?),
-        ("scheduling.k8s.io/v1beta1", "PodGroup") => Object::PodGroup(parse(&origin, value)?),
-        ("scheduling.k8s.io/v1beta1", "Workload") => Object::Workload(parse(&origin, value)?),
-        ("scheduling.k8s.io/v1alpha3", "CompositePodGroup") => {
-            Object::CompositePodGroup(parse(&origin, value)?)
+        ("v1", "Node") => Object::Node(fields::parse(&origin, value, validation, true, warnings)?),
+        ("batch/v1", "Job") => {
+            Object::Job(fields::parse(&origin, value, validation, true, warnings)?)
         }
-        ("scheduling.k8s.io/v1", "PriorityClass") => Object::PriorityClass(parse(&origin, value)?),
-        ("policy/v1", "PodDisruptionBudget") => Object::PodDisruptionBudget(parse(&origin, value)?),
+        ("v1", "Pod") => Object::Pod(fields::parse(&origin, value, validation, false, warnings)?),
+        ("scheduling.k8s.io/v1beta1", "PodGroup") => {
+            Object::PodGroup(fields::parse(&origin, value, validation, true, warnings)?)
+        }
+        ("scheduling.k8s.io/v1beta1", "Workload") => {
+            Object::Workload(fields::parse(&origin, value, validation, true, warnings)?)
+        }
+        ("scheduling.k8s.io/v1alpha3", "CompositePodGroup") => {
+            Object::CompositePodGroup(fields::parse(&origin, value, validation, true, warnings)?)
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            Object::PriorityClass(fields::parse(&origin, value, validation, true, warnings)?)
+        }
+        ("policy/v1", "PodDisruptionBudget") => {
+            Object::PodDisruptionBudget(fields::parse(&origin, value, validation, true, warnings)?)
+        }
         (_, "Node" | "Pod" | "PodGroup" | "Workload" | "CompositePodGroup" | "PriorityClass")
             if api_version.starts_with("scheduling.k8s.io/") || api_version == "v1" =>
         {
@@ -434,38 +603,73 @@ fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
                 supported_version(&kind)
             )
         }
-        _ if is_unmodelled_kind(&api_version, &kind) => {
+        _ => {
+            // Any other kind, of any group, built in or custom: counted in
+            // one summary line; one that looks like a misspelt modelled
+            // kind is named.
+            if let Some(meant) = near_modelled_kind(&api_version, &kind) {
+                into.warnings.push(format!(
+                    "{origin}: kind {kind} ({api_version}) is not one wasched models, skipped \
+                     (did you mean {meant}?)"
+                ));
+            }
             *into
                 .skipped
                 .entry(format!("{kind} ({api_version})"))
                 .or_default() += 1;
             return Ok(());
         }
-        _ => bail!(
-            "{origin}: field kind: unknown kind {kind} (apiVersion {api_version}); \
-             not a Kubernetes kind wasched knows"
-        ),
     };
     into.objects.push((origin, object));
     Ok(())
 }
 
-/// Deserialises a value into a k8s-openapi type, naming the failing field.
-pub(super) fn parse<T: serde::de::DeserializeOwned>(
-    origin: &ObjectRef,
-    value: Value,
-) -> Result<Box<T>> {
-    serde_path_to_error::deserialize(value)
-        .map(Box::new)
-        .map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." {
-                "(object)".to_string()
-            } else {
-                path
-            };
-            anyhow!("{origin}: field {path}: {}", e.into_inner())
-        })
+/// A modelled kind that `kind` looks like a misspelling of (one edit away,
+/// or the same but for case), in a group modelled kinds come from.
+fn near_modelled_kind(api_version: &str, kind: &str) -> Option<&'static str> {
+    const MODELLED: &[&str] = &[
+        "Node",
+        "Pod",
+        "PodGroup",
+        "Workload",
+        "CompositePodGroup",
+        "PriorityClass",
+        "PodDisruptionBudget",
+        "Job",
+    ];
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    let core =
+        group.is_empty() || group.ends_with(".k8s.io") || group == "batch" || group == "policy";
+    if !core {
+        return None;
+    }
+    MODELLED
+        .iter()
+        .copied()
+        .find(|m| m.eq_ignore_ascii_case(kind) || one_edit_apart(m, kind))
+}
+
+/// Whether `a` becomes `b` by inserting, removing or replacing one letter.
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    if long.len() - short.len() > 1 || a == b {
+        return false;
+    }
+    let prefix = short
+        .iter()
+        .zip(long.iter())
+        .take_while(|(x, y)| x == y)
+        .count();
+    if short.len() == long.len() {
+        short[prefix + 1..] == long[prefix + 1..]
+    } else {
+        short[prefix..] == long[prefix + 1..]
+    }
 }
 
 fn object_name(value: &Value) -> String {
@@ -500,70 +704,6 @@ fn supported_version(kind: &str) -> &'static str {
         "CompositePodGroup" => "scheduling.k8s.io/v1alpha3",
         _ => "scheduling.k8s.io/v1",
     }
-}
-
-/// Real Kubernetes kinds that may appear in a cluster dump but do not affect
-/// what wasched models (yet). Objects of custom API groups (`x.example.com/v1`)
-/// count as real too: a dump of a live cluster contains them.
-fn is_unmodelled_kind(api_version: &str, kind: &str) -> bool {
-    const BUILT_IN: &[&str] = &[
-        "APIService",
-        "Binding",
-        "CSIDriver",
-        "CSINode",
-        "CSIStorageCapacity",
-        "CertificateSigningRequest",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "ComponentStatus",
-        "ConfigMap",
-        "ControllerRevision",
-        "CronJob",
-        "CustomResourceDefinition",
-        "DaemonSet",
-        "Deployment",
-        "DeviceClass",
-        "EndpointSlice",
-        "Endpoints",
-        "Event",
-        "FlowSchema",
-        "HorizontalPodAutoscaler",
-        "Ingress",
-        "IngressClass",
-        "Job",
-        "Lease",
-        "LimitRange",
-        "MutatingWebhookConfiguration",
-        "Namespace",
-        "NetworkPolicy",
-        "PersistentVolume",
-        "PersistentVolumeClaim",
-        "PodDisruptionBudget",
-        "PodTemplate",
-        "PriorityLevelConfiguration",
-        "ReplicaSet",
-        "ReplicationController",
-        "ResourceClaim",
-        "ResourceClaimTemplate",
-        "ResourceQuota",
-        "ResourceSlice",
-        "Role",
-        "RoleBinding",
-        "RuntimeClass",
-        "Secret",
-        "Service",
-        "ServiceAccount",
-        "StatefulSet",
-        "StorageClass",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "ValidatingWebhookConfiguration",
-        "VolumeAttachment",
-        "VolumeAttributesClass",
-    ];
-    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-    let custom_group = group.contains('.') && !group.ends_with(".k8s.io");
-    BUILT_IN.contains(&kind) || custom_group
 }
 
 #[cfg(test)]
@@ -691,10 +831,24 @@ mod tests {
             m.skipped_warning().unwrap(),
             "skipped 2 object(s) of kinds wasched does not model: 2 ConfigMap (v1)"
         );
-        let err = load("apiVersion: v1\nkind: Gizmo\nmetadata: {name: g}\n")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("field kind: unknown kind Gizmo"), "{err}");
+        // Any kind, of any group, that wasched does not model is skipped.
+        let m = load(
+            "apiVersion: v1\nkind: Gizmo\nmetadata: {name: g}\n---\n\
+                      apiVersion: metrics.k8s.io/v1beta1\nkind: NodeMetrics\nmetadata: {name: n}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            m.skipped_warning().unwrap(),
+            "skipped 2 object(s) of kinds wasched does not model: 1 Gizmo (v1), 1 NodeMetrics (metrics.k8s.io/v1beta1)"
+        );
+        assert!(m.warnings.is_empty());
+        let m = load("apiVersion: v1\nkind: pod\nmetadata: {name: g}\n").unwrap();
+        assert_eq!(
+            m.warnings,
+            [
+                "snap.yaml: pod g: kind pod (v1) is not one wasched models, skipped (did you mean Pod?)"
+            ]
+        );
         let err = load("just a string").unwrap_err().to_string();
         assert!(err.contains("expected a Kubernetes object"), "{err}");
         let err = load("a: [1, 2\n").unwrap_err().to_string();

@@ -136,10 +136,11 @@ impl PriorityClasses {
 /// How a snapshot reads its pods.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BuildOptions {
-    /// Schedule only the pending pods whose `spec.schedulerName` is this
-    /// (`default-scheduler` when unset); other schedulers' pending pods are
-    /// left alone, their bound pods still count. `None`: every pending pod.
-    pub scheduler_name: Option<String>,
+    /// Schedule only the pending pods whose `spec.schedulerName` is one of
+    /// these (`default-scheduler` when unset); other schedulers' pending
+    /// pods are left alone, their bound pods still count. Empty: every
+    /// pending pod.
+    pub schedulers: Vec<String>,
     /// A live cluster: pods being deleted keep their resources on their
     /// node until they are gone, as kube-scheduler's cache keeps them (a
     /// snapshot assumes they finish).
@@ -150,18 +151,51 @@ impl BuildOptions {
     /// Whether a pod with this spec, when pending, is this scheduler's to place.
     pub fn schedules(&self, spec: &k8s_openapi::api::core::v1::PodSpec) -> bool {
         let bound = spec.node_name.as_deref().is_some_and(|n| !n.is_empty());
-        bound
-            || self.scheduler_name.as_deref().is_none_or(|name| {
-                spec.scheduler_name
-                    .as_deref()
-                    .unwrap_or(DEFAULT_SCHEDULER_NAME)
-                    == name
-            })
+        let name = spec
+            .scheduler_name
+            .as_deref()
+            .unwrap_or(DEFAULT_SCHEDULER_NAME);
+        bound || self.schedulers.is_empty() || self.schedulers.iter().any(|s| s == name)
     }
 }
 
-/// `spec.schedulerName` when the pod does not name one.
-pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
+impl BuildOptions {
+    /// The note saying which pending pods name a scheduler these options
+    /// leave out, counted per scheduler; none when every pending pod is in.
+    pub fn left_out_note(&self, manifests: &Manifests) -> Option<String> {
+        let mut by_scheduler: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, object) in &manifests.objects {
+            let Object::Pod(pod) = object else { continue };
+            let Some(spec) = &pod.spec else { continue };
+            let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+            let pending = spec.node_name.as_deref().is_none_or(str::is_empty)
+                && pod.metadata.deletion_timestamp.is_none()
+                && !matches!(phase, Some("Succeeded" | "Failed"));
+            if pending && !self.schedules(spec) {
+                let name = spec
+                    .scheduler_name
+                    .as_deref()
+                    .unwrap_or(DEFAULT_SCHEDULER_NAME);
+                *by_scheduler.entry(name).or_default() += 1;
+            }
+        }
+        if by_scheduler.is_empty() {
+            return None;
+        }
+        let total: usize = by_scheduler.values().sum();
+        let counts: Vec<String> = by_scheduler
+            .iter()
+            .map(|(name, n)| format!("{n} of {name}"))
+            .collect();
+        Some(format!(
+            "{total} pending pod(s) name another scheduler ({}): left out; \
+             --scheduler-name NAME,... includes them",
+            counts.join(", ")
+        ))
+    }
+}
+
+pub use crate::manifest::DEFAULT_SCHEDULER_NAME;
 
 impl Snapshot {
     /// Indexes the manifests. Fails on duplicate objects, unknown priority
@@ -194,6 +228,7 @@ impl Snapshot {
         let (mut composites, mut budgets) = (Vec::new(), Vec::new());
         let mut snapshot = Snapshot::default();
         snapshot.warnings.extend(manifests.skipped_warning());
+        snapshot.warnings.extend(manifests.warnings.iter().cloned());
         snapshot.notes = manifests.notes.clone();
         snapshot.notes.extend(manifests.pod_marker_notes());
         for (origin, object) in objects {

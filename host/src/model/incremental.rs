@@ -151,12 +151,7 @@ impl Model {
         };
         let mut model = Model {
             options: options.clone(),
-            read: Manifests {
-                objects: Vec::new(),
-                skipped: read.skipped.clone(),
-                notes: read.notes.clone(),
-                dialects: read.dialects.clone(),
-            },
+            read: read.without_objects(),
             snapshot,
             objects: BTreeMap::new(),
             refused: BTreeMap::new(),
@@ -1268,6 +1263,7 @@ impl Model {
     fn warnings(&self) -> Vec<String> {
         let tally = &self.tally;
         let mut warnings: Vec<String> = self.read.skipped_warning().into_iter().collect();
+        warnings.extend(self.read.warnings.iter().cloned());
         if tally.ignored > 0 {
             warnings.push(format!(
                 "ignored {} terminal or terminating pod(s): they hold no resources",

@@ -14,7 +14,7 @@ use crate::filters;
 use crate::framework::{
     Code, ExtensionPoint, PermitVerdict, Placement, Placements, Progress, Status, Unit,
 };
-use crate::model::{GroupId, NodeId, PodId};
+use crate::model::{GroupId, NodeId, PodId, Snapshot};
 
 /// The result of trying one placement for a group.
 #[derive(Debug, Clone)]
@@ -403,10 +403,7 @@ impl Cycle<'_> {
             };
             match generated {
                 Ok(Some(placements)) if placements.candidates.is_empty() => {
-                    return Err(format!(
-                        "plugin {}: no placement can hold the group",
-                        plugin.name()
-                    ));
+                    return Err(no_placement(self.snapshot, unit, parent, plugin.name()));
                 }
                 Ok(Some(placements)) => {
                     combined = Some(match combined.take() {
@@ -519,6 +516,41 @@ pub fn failure_reason(failure: &Attempt, pod_key: impl Fn(PodId) -> String) -> S
         reason = format!("placement {}: {reason}", failure.placement.name);
     }
     reason
+}
+
+/// Why a placement-generate plugin found no placement for `unit` in
+/// `parent`: no node there carrying the unit's topology key, said
+/// exactly so, or else that the plugin found none.
+fn no_placement(snapshot: &Snapshot, unit: Unit, parent: &Placement, plugin: &str) -> String {
+    let key = match unit {
+        Unit::Group(group) => snapshot.groups[group as usize]
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.topology_key.as_deref()),
+        Unit::Composite(composite) => snapshot.composites[composite as usize]
+            .spec
+            .topology_key
+            .as_deref(),
+    };
+    if let Some(key) = key {
+        let column = snapshot.symbols.lookup(key);
+        let column = column.map_or(&[][..], |key| snapshot.label_column(key));
+        let labelled = parent
+            .nodes
+            .iter()
+            .any(|&n| matches!(column.get(n as usize), Some(Some(_))));
+        if !labelled {
+            let within = if parent.nodes.len() == snapshot.nodes.len() {
+                "no node"
+            } else {
+                "no node of its parent's domain"
+            };
+            return format!(
+                "{within} carries the topology key {key} (spec.schedulingConstraints.topology[0].key)"
+            );
+        }
+    }
+    format!("plugin {plugin}: no placement can hold the group")
 }
 
 impl Cycle<'_> {

@@ -632,7 +632,7 @@ impl Run<'_> {
                 for ((group, pending), decision) in groups.iter().zip(&mut decisions) {
                     let key = &self.cycle.snapshot.groups[*group as usize].key;
                     let text = if attempted {
-                        format!("PodGroup {key} not admitted: {reason}")
+                        crate::outcome::member_reason(&key, &reason)
                     } else {
                         reason.clone()
                     };
@@ -717,7 +717,7 @@ impl Run<'_> {
         let mut decision = self.new_decision(group, pending.len());
         if let Some(invalid) = invalid {
             for &pod in &pending {
-                self.leave_pending(pod, format!("PodGroup {key} not admitted: {invalid}"));
+                self.leave_pending(pod, crate::outcome::member_reason(&key, &invalid));
             }
             decision.reason = invalid;
             decision.condition_reason = "Invalid".into();
@@ -733,7 +733,7 @@ impl Run<'_> {
 
         if let Err(reason) = self.cycle.check_min_resources(group) {
             for &pod in &pending {
-                self.leave_pending(pod, format!("PodGroup {key} not admitted: {reason}"));
+                self.leave_pending(pod, crate::outcome::member_reason(&key, &reason));
             }
             decision.reason = reason;
             return (decision, true);
@@ -757,7 +757,7 @@ impl Run<'_> {
             }
             Err(reason) => {
                 for &pod in &pending {
-                    self.leave_pending(pod, format!("PodGroup {key} not admitted: {reason}"));
+                    self.leave_pending(pod, crate::outcome::member_reason(&key, &reason));
                 }
                 decision.reason = reason;
                 return (decision, true);
@@ -824,7 +824,7 @@ impl Run<'_> {
                         .map(|(_, r)| r.clone());
                     self.leave_pending(
                         pod,
-                        own.unwrap_or_else(|| format!("PodGroup {key} not admitted: {reason}")),
+                        own.unwrap_or_else(|| crate::outcome::member_reason(&key, &reason)),
                     );
                 }
                 decision.reason = reason;

@@ -323,9 +323,10 @@ pub fn log(level: Level, message: &str) {
     native::log(level, message);
 }
 
-/// Registers a [`Plugin`] and names the extension points it implements:
+/// Registers a [`Plugin`] and names the extension points it implements
+/// (the crate documentation's example compiles it):
 ///
-/// ```ignore
+/// ```text
 /// wasched_sdk::register_plugin!(MyGang: pre_enqueue, permit);
 /// ```
 ///

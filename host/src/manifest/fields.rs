@@ -1,0 +1,245 @@
+//! Field validation as the API server's strict field validation does it:
+//! a field the object's type does not have is named (`unknown field
+//! "spec.containers[0].resource"`), and a required field that is absent is
+//! said to be missing rather than read as zero.
+//!
+//! k8s-openapi's types ignore unknown fields and default absent required
+//! ones, so both are found around its deserialisation: unknown fields
+//! through [`serde_ignored`], which sees every value the type skips;
+//! missing ones by serialising the typed object back (k8s-openapi writes a
+//! required field always and an optional one only when set) and naming
+//! the keys that the input lacked.
+
+use std::fmt::Write as _;
+
+use anyhow::{Result, anyhow};
+use serde_json::Value;
+
+use super::load::ObjectRef;
+
+/// How unknown fields are treated (`--strict`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Named in a warning; the object is read without them (the API
+    /// server's `Warn`, kubectl's default).
+    #[default]
+    Warn,
+    /// Refused with the object (the API server's `Strict`).
+    Strict,
+}
+
+/// Deserialises `value` into a k8s-openapi type, naming the failing field
+/// on error. Unknown fields are pushed to `warnings` (or refused under
+/// [`FieldValidation::Strict`]); with `check_required`, an absent required
+/// field is an error.
+pub fn parse<T>(
+    origin: &ObjectRef,
+    value: Value,
+    validation: FieldValidation,
+    check_required: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Box<T>>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize,
+{
+    let input = check_required.then(|| value.clone());
+    let mut unknown = Vec::new();
+    let mut record = |path: serde_ignored::Path<'_>| unknown.push(path_text(&path));
+    let typed: T =
+        serde_path_to_error::deserialize(serde_ignored::Deserializer::new(value, &mut record))
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let path = if path == "." {
+                    "(object)".to_string()
+                } else {
+                    path
+                };
+                anyhow!("{origin}: field {path}: {}", e.into_inner())
+            })?;
+    let named: Vec<String> = unknown
+        .iter()
+        .map(|p| format!("unknown field {p:?}"))
+        .collect();
+    if let Some(input) = input {
+        let written = serde_json::to_value(&typed)
+            .map_err(|e| anyhow!("{origin}: cannot be written back: {e}"))?;
+        let mut missing = Vec::new();
+        missing_fields(&input, &written, &mut String::new(), &mut missing);
+        if let Some(first) = missing.first() {
+            let given = if named.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", named.join(", "))
+            };
+            return Err(anyhow!(
+                "{origin}: field {first}: required field is missing{given}"
+            ));
+        }
+    }
+    if !named.is_empty() {
+        match validation {
+            FieldValidation::Strict => {
+                return Err(anyhow!("{origin}: {} (--strict)", named.join(", ")));
+            }
+            FieldValidation::Warn => {
+                warnings.extend(named.into_iter().map(|n| format!("{origin}: {n}")));
+            }
+        }
+    }
+    Ok(Box::new(typed))
+}
+
+/// `spec.containers[0].resource` for serde_ignored's path.
+fn path_text(path: &serde_ignored::Path<'_>) -> String {
+    use serde_ignored::Path;
+    fn write(path: &Path<'_>, out: &mut String) {
+        match path {
+            Path::Root => {}
+            Path::Seq { parent, index } => {
+                write(parent, out);
+                let _ = write!(out, "[{index}]");
+            }
+            Path::Map { parent, key } => {
+                write(parent, out);
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Path::Some { parent }
+            | Path::NewtypeStruct { parent }
+            | Path::NewtypeVariant { parent } => write(parent, out),
+        }
+    }
+    let mut out = String::new();
+    write(path, &mut out);
+    out
+}
+
+/// The paths of keys that `written` (the typed object serialised back)
+/// has and `input` lacks: the required fields the input left out. Only
+/// objects are compared key by key; lists item by item.
+fn missing_fields(input: &Value, written: &Value, path: &mut String, out: &mut Vec<String>) {
+    match (input, written) {
+        (Value::Object(input), Value::Object(written)) => {
+            for (key, value) in written {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+                match input.get(key) {
+                    None | Some(Value::Null) => out.push(path.clone()),
+                    Some(given) => missing_fields(given, value, path, out),
+                }
+                path.truncate(len);
+            }
+        }
+        (Value::Array(input), Value::Array(written)) => {
+            for (index, (given, value)) in input.iter().zip(written).enumerate() {
+                let len = path.len();
+                let _ = write!(path, "[{index}]");
+                missing_fields(given, value, path, out);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::api::scheduling::v1beta1::PodGroup;
+
+    fn origin(kind: &str) -> ObjectRef {
+        ObjectRef {
+            file: "snap.yaml".into(),
+            kind: kind.into(),
+            name: "ns/x".into(),
+        }
+    }
+
+    fn yaml(text: &str) -> Value {
+        serde_norway::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn unknown_fields_are_named_as_the_api_server_names_them() {
+        let pod = yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: ns, labelz: {a: b}}\n\
+             spec:\n  containers:\n  - name: c\n    resource: {requests: {nvidia.com/gpu: 64}}\n",
+        );
+        let mut warnings = Vec::new();
+        let parsed: Box<Pod> = parse(
+            &origin("Pod"),
+            pod.clone(),
+            FieldValidation::Warn,
+            false,
+            &mut warnings,
+        )
+        .unwrap();
+        assert!(parsed.spec.unwrap().containers[0].resources.is_none());
+        assert_eq!(
+            warnings,
+            [
+                "snap.yaml: Pod ns/x: unknown field \"metadata.labelz\"",
+                "snap.yaml: Pod ns/x: unknown field \"spec.containers[0].resource\"",
+            ]
+        );
+        let error = parse::<Pod>(
+            &origin("Pod"),
+            pod,
+            FieldValidation::Strict,
+            false,
+            &mut Vec::new(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            error,
+            "snap.yaml: Pod ns/x: unknown field \"metadata.labelz\", unknown field \
+             \"spec.containers[0].resource\" (--strict)"
+        );
+    }
+
+    #[test]
+    fn a_missing_required_field_is_said_missing_not_read_as_zero() {
+        let group = yaml(
+            "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: x, namespace: ns}\n\
+             spec: {schedulingPolicy: {gang: {minCont: 4}}}\n",
+        );
+        let mut warnings = Vec::new();
+        let error = parse::<PodGroup>(
+            &origin("PodGroup"),
+            group,
+            FieldValidation::Warn,
+            true,
+            &mut warnings,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            error,
+            "snap.yaml: PodGroup ns/x: field spec.schedulingPolicy.gang.minCount: required field \
+             is missing (unknown field \"spec.schedulingPolicy.gang.minCont\")"
+        );
+        // Everything present, nothing said; null counts as absent.
+        let mut warnings = Vec::new();
+        let good = yaml(
+            "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n\
+             metadata: {name: x, namespace: ns, creationTimestamp: null}\n\
+             spec: {schedulingPolicy: {gang: {minCount: 4}}}\n",
+        );
+        parse::<PodGroup>(
+            &origin("PodGroup"),
+            good,
+            FieldValidation::Strict,
+            true,
+            &mut warnings,
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+}
