@@ -97,7 +97,14 @@ pub fn run(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Compared> {
     let manifests = crate::read_manifests_with(files, read)?;
-    let snapshot = crate::model::Model::build(&manifests, &Default::default())?.into_snapshot();
+    // The pending pods of default-scheduler, as `simulate` and
+    // kube-scheduler take them; other schedulers' are noted.
+    let build = crate::model::BuildOptions {
+        schedulers: vec![crate::model::DEFAULT_SCHEDULER_NAME.to_string()],
+        live: false,
+    };
+    let mut snapshot = crate::model::Model::build(&manifests, &build)?.into_snapshot();
+    snapshot.notes.extend(build.left_out_note(&manifests));
     let cluster = ClusterView::capture(&snapshot, group_by);
     let names = ["A", "B"];
     let mut simulated: [Option<crate::Simulated>; 2] = [None, None];

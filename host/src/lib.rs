@@ -89,8 +89,7 @@ pub fn read_manifests_with(
         manifest::load_files(&mut manifests, files)?;
     }
     manifest::expand_jobs(&mut manifests)?;
-    let missing = manifests.missing_group_warnings();
-    manifests.warnings.extend(missing);
+    manifests.finish();
     Ok(manifests)
 }
 

@@ -682,9 +682,16 @@ fn console_width() -> Option<usize> {
 
 /// Whether standard input is a pipe or a regular file (not a terminal, not
 /// /dev/null, not closed).
+#[cfg(unix)]
 fn stdin_has_input() -> bool {
     use std::os::unix::fs::FileTypeExt;
     std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo() || m.is_file())
+}
+
+/// Elsewhere standard input is read only when named (`-`).
+#[cfg(not(unix))]
+fn stdin_has_input() -> bool {
+    false
 }
 
 fn write_html(path: &std::path::Path, report: &wasched::report::Report) -> anyhow::Result<()> {

@@ -215,17 +215,18 @@ impl Outcome {
     pub fn to_table_for(&self, width: Option<usize>) -> String {
         // A member's reason that is its group's verdict, as the cycle
         // words it (or the verdict itself).
-        let group_of_reason: std::collections::HashMap<String, &str> = self
-            .pod_groups
-            .iter()
-            .filter(|g| !g.reason.is_empty())
-            .flat_map(|g| {
-                [
-                    (member_reason(&g.pod_group, &g.reason), g.pod_group.as_str()),
-                    (g.reason.clone(), g.pod_group.as_str()),
-                ]
-            })
-            .collect();
+        // A bare verdict counts only when one group has it: sibling groups
+        // of a tree may share one.
+        let mut group_of_reason: std::collections::HashMap<String, Option<&str>> =
+            std::collections::HashMap::new();
+        for g in self.pod_groups.iter().filter(|g| !g.reason.is_empty()) {
+            let name = g.pod_group.as_str();
+            group_of_reason.insert(member_reason(name, &g.reason), Some(name));
+            group_of_reason
+                .entry(g.reason.clone())
+                .and_modify(|shared| *shared = None)
+                .or_insert(Some(name));
+        }
         let mut rows: Vec<[String; 4]> = vec![[
             "KIND".into(),
             "NAME".into(),
@@ -287,8 +288,8 @@ impl Outcome {
         }
         for u in &self.unschedulable {
             let mut detail = match group_of_reason.get(&u.reason) {
-                Some(group) => format!("see PodGroup {group}"),
-                None => u.reason.clone(),
+                Some(Some(group)) => format!("see PodGroup {group}"),
+                _ => u.reason.clone(),
             };
             if let Some(why) = &u.preemption {
                 detail.push_str(&format!("; preemption: {why}"));

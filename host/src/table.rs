@@ -8,8 +8,8 @@ pub fn render<R: AsRef<[String]>>(rows: &[R]) -> String {
 }
 
 /// [`render`], with every line cut to `width` characters when a width is
-/// given (a terminal's): the last column's text is shortened and ends in
-/// `…`. The other columns are never cut.
+/// given (a terminal's), ending in `…`: the last column goes first, and a
+/// terminal narrower than the other columns cuts those too.
 pub fn render_within<R: AsRef<[String]>>(rows: &[R], width: Option<usize>) -> String {
     let columns = rows.iter().map(|r| r.as_ref().len()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)

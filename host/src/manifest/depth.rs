@@ -18,9 +18,10 @@ pub const MAX_DEPTH: usize = 128;
 /// Where flow nesting first exceeds [`MAX_DEPTH`]: 1-based line and column.
 pub fn too_deep(text: &str) -> Option<(usize, usize)> {
     let mut depth = 0usize;
-    // The indentation of the line that opened a block scalar, while its
-    // text lasts.
+    // The column of the key whose block scalar's text lasts.
     let mut block_scalar: Option<usize> = None;
+    // The quote of a quoted scalar that goes on past its line.
+    let mut open_quote: Option<u8> = None;
     for (line_index, line) in text.lines().enumerate() {
         let indent = line.len() - line.trim_start_matches(' ').len();
         if let Some(opener) = block_scalar {
@@ -30,7 +31,24 @@ pub fn too_deep(text: &str) -> Option<(usize, usize)> {
             block_scalar = None;
         }
         let bytes = line.as_bytes();
-        let mut i = indent;
+        if open_quote.is_none() && (line.starts_with("---") || line.starts_with("...")) {
+            // A new document: nothing is open any more.
+            depth = 0;
+            continue;
+        }
+        let mut i = match open_quote {
+            Some(quote) => {
+                let end = skip_quoted_from(bytes, 0, quote);
+                if end > bytes.len() {
+                    continue;
+                }
+                open_quote = None;
+                end
+            }
+            None => indent,
+        };
+        // Where the current line's key starts, past `- ` item markers.
+        let mut key_column = i;
         // Whether the next non-space character starts a value.
         let mut value_start = true;
         while i < bytes.len() {
@@ -39,7 +57,11 @@ pub fn too_deep(text: &str) -> Option<(usize, usize)> {
                 b' ' | b'\t' => {}
                 b'#' if i == 0 || matches!(bytes[i - 1], b' ' | b'\t') => break,
                 b'\'' | b'"' if value_start || depth > 0 => {
-                    i = skip_quoted(bytes, i);
+                    i = skip_quoted_from(bytes, i + 1, c);
+                    if i > bytes.len() {
+                        open_quote = Some(c);
+                        break;
+                    }
                     value_start = false;
                     continue;
                 }
@@ -55,13 +77,17 @@ pub fn too_deep(text: &str) -> Option<(usize, usize)> {
                     value_start = false;
                 }
                 b',' if depth > 0 => value_start = true,
-                b':' | b'-' | b'?'
-                    if bytes.get(i + 1).is_none_or(|n| matches!(n, b' ' | b'\t')) =>
-                {
+                b'-' | b'?' if bytes.get(i + 1).is_none_or(|n| matches!(n, b' ' | b'\t')) => {
+                    if depth == 0 && i == key_column {
+                        key_column = i + 2;
+                    }
+                    value_start = true;
+                }
+                b':' if bytes.get(i + 1).is_none_or(|n| matches!(n, b' ' | b'\t')) => {
                     value_start = true;
                 }
                 b'|' | b'>' if value_start && depth == 0 => {
-                    block_scalar = Some(indent);
+                    block_scalar = Some(key_column);
                     break;
                 }
                 _ => value_start = false,
@@ -72,11 +98,11 @@ pub fn too_deep(text: &str) -> Option<(usize, usize)> {
     None
 }
 
-/// The index after the quoted scalar starting at `start` (on this line;
-/// one that goes on past the line ends with it).
-fn skip_quoted(bytes: &[u8], start: usize) -> usize {
-    let quote = bytes[start];
-    let mut i = start + 1;
+/// The index after the quoted scalar whose text starts at `start` and
+/// ends with `quote`; past the line's end (`len + 1`) when it goes on to
+/// the next line.
+fn skip_quoted_from(bytes: &[u8], start: usize, quote: u8) -> usize {
+    let mut i = start;
     while i < bytes.len() {
         match bytes[i] {
             b'\\' if quote == b'"' => i += 2,
@@ -85,7 +111,7 @@ fn skip_quoted(bytes: &[u8], start: usize) -> usize {
             _ => i += 1,
         }
     }
-    bytes.len()
+    bytes.len() + 1
 }
 
 #[cfg(test)]
@@ -118,6 +144,19 @@ mod tests {
         ] {
             assert_eq!(too_deep(&text), None, "{text}");
         }
+        // A block scalar under an item ends with the item's key's column.
+        let item = format!("- a: |\n    text\n  b: {}\n", "[".repeat(MAX_DEPTH + 1));
+        assert_eq!(too_deep(&item), Some((3, 6 + MAX_DEPTH)));
+        // A quoted scalar over several lines, and unbalanced brackets in
+        // earlier documents, never add up.
+        let folded = format!(
+            "a: \"x\n  [[ y\"\nb: {}{}\n",
+            "[".repeat(MAX_DEPTH),
+            "]".repeat(MAX_DEPTH)
+        );
+        assert_eq!(too_deep(&folded), None);
+        let documents = "a: [[\n---\n".repeat(MAX_DEPTH);
+        assert_eq!(too_deep(&documents), None);
         // After a block scalar ends, flow collections count again.
         let after = format!("s: |\n  text\nb: {}\n", "[".repeat(MAX_DEPTH + 1));
         assert_eq!(too_deep(&after), Some((3, 4 + MAX_DEPTH)));

@@ -10,6 +10,7 @@
 //! required field always and an optional one only when set) and naming
 //! the keys that the input lacked.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use anyhow::{Result, anyhow};
@@ -28,16 +29,39 @@ pub enum FieldValidation {
     Strict,
 }
 
+/// Unknown fields found while reading, by kind and path: how many objects
+/// had each and the first of them (a dump from a newer cluster repeats one
+/// new field on every object of a kind).
+#[derive(Debug, Default, Clone)]
+pub struct UnknownFields(BTreeMap<(String, String), (usize, ObjectRef)>);
+
+impl UnknownFields {
+    /// One warning per kind and path: the first object that had it, and
+    /// how many more did.
+    pub fn warnings(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .map(|((kind, path), (count, first))| match count {
+                1 => format!("{first}: unknown field {path:?}"),
+                _ => format!(
+                    "{first}: unknown field {path:?} (and in {} more {kind} object(s))",
+                    count - 1
+                ),
+            })
+            .collect()
+    }
+}
+
 /// Deserialises `value` into a k8s-openapi type, naming the failing field
-/// on error. Unknown fields are pushed to `warnings` (or refused under
-/// [`FieldValidation::Strict`]); with `check_required`, an absent required
-/// field is an error.
+/// on error. Unknown fields are counted in `unknown_fields` (or refused
+/// under [`FieldValidation::Strict`]); with `check_required`, an absent
+/// required field is an error.
 pub fn parse<T>(
     origin: &ObjectRef,
     value: Value,
     validation: FieldValidation,
     check_required: bool,
-    warnings: &mut Vec<String>,
+    unknown_fields: &mut UnknownFields,
 ) -> Result<Box<T>>
 where
     T: serde::de::DeserializeOwned + serde::Serialize,
@@ -82,7 +106,13 @@ where
                 return Err(anyhow!("{origin}: {} (--strict)", named.join(", ")));
             }
             FieldValidation::Warn => {
-                warnings.extend(named.into_iter().map(|n| format!("{origin}: {n}")));
+                for path in unknown {
+                    unknown_fields
+                        .0
+                        .entry((origin.kind.clone(), path))
+                        .or_insert((0, origin.clone()))
+                        .0 += 1;
+                }
             }
         }
     }
@@ -129,6 +159,10 @@ fn missing_fields(input: &Value, written: &Value, path: &mut String, out: &mut V
                 }
                 path.push_str(key);
                 match input.get(key) {
+                    // A string written empty is one Go leaves out when
+                    // empty (`name` of a LocalObjectReference, say), which
+                    // k8s-openapi types as required: not reported.
+                    None | Some(Value::Null) if value.as_str() == Some("") => {}
                     None | Some(Value::Null) => out.push(path.clone()),
                     Some(given) => missing_fields(given, value, path, out),
                 }
@@ -171,18 +205,18 @@ mod tests {
             "apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: ns, labelz: {a: b}}\n\
              spec:\n  containers:\n  - name: c\n    resource: {requests: {nvidia.com/gpu: 64}}\n",
         );
-        let mut warnings = Vec::new();
+        let mut unknown = UnknownFields::default();
         let parsed: Box<Pod> = parse(
             &origin("Pod"),
             pod.clone(),
             FieldValidation::Warn,
             false,
-            &mut warnings,
+            &mut unknown,
         )
         .unwrap();
         assert!(parsed.spec.unwrap().containers[0].resources.is_none());
         assert_eq!(
-            warnings,
+            unknown.warnings(),
             [
                 "snap.yaml: Pod ns/x: unknown field \"metadata.labelz\"",
                 "snap.yaml: Pod ns/x: unknown field \"spec.containers[0].resource\"",
@@ -193,7 +227,7 @@ mod tests {
             pod,
             FieldValidation::Strict,
             false,
-            &mut Vec::new(),
+            &mut UnknownFields::default(),
         )
         .unwrap_err()
         .to_string();
@@ -210,13 +244,12 @@ mod tests {
             "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: x, namespace: ns}\n\
              spec: {schedulingPolicy: {gang: {minCont: 4}}}\n",
         );
-        let mut warnings = Vec::new();
         let error = parse::<PodGroup>(
             &origin("PodGroup"),
             group,
             FieldValidation::Warn,
             true,
-            &mut warnings,
+            &mut UnknownFields::default(),
         )
         .unwrap_err()
         .to_string();
@@ -226,7 +259,7 @@ mod tests {
              is missing (unknown field \"spec.schedulingPolicy.gang.minCont\")"
         );
         // Everything present, nothing said; null counts as absent.
-        let mut warnings = Vec::new();
+        let mut unknown = UnknownFields::default();
         let good = yaml(
             "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\n\
              metadata: {name: x, namespace: ns, creationTimestamp: null}\n\
@@ -237,9 +270,26 @@ mod tests {
             good,
             FieldValidation::Strict,
             true,
-            &mut warnings,
+            &mut unknown,
         )
         .unwrap();
-        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(unknown.warnings().is_empty());
+    }
+
+    #[test]
+    fn one_unknown_field_on_many_objects_is_one_warning() {
+        let mut unknown = UnknownFields::default();
+        for name in ["a", "b", "c"] {
+            let pod = yaml(&format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec: {{newField: 1, containers: []}}\n"
+            ));
+            let mut at = origin("Pod");
+            at.name = format!("ns/{name}");
+            parse::<Pod>(&at, pod, FieldValidation::Warn, false, &mut unknown).unwrap();
+        }
+        assert_eq!(
+            unknown.warnings(),
+            ["snap.yaml: Pod ns/a: unknown field \"spec.newField\" (and in 2 more Pod object(s))"]
+        );
     }
 }

@@ -67,9 +67,12 @@ pub struct Manifests {
     pub notes: Vec<String>,
     /// Group semantics that dialects carry and v1.37 has no field for.
     pub dialects: super::dialect::DialectState,
-    /// How the objects were read that a user should know about: unknown
-    /// fields, kinds that look misspelt.
+    /// How the objects were read that a user should know about: kinds that
+    /// look misspelt, what directories held besides manifests, and (once
+    /// [`Manifests::finish`] ran) unknown fields and PodGroups not found.
     pub warnings: Vec<String>,
+    /// Unknown fields met so far, by kind and path.
+    pub unknown_fields: fields::UnknownFields,
     /// How unknown fields are treated (`--strict`).
     pub validation: FieldValidation,
     /// Names given to objects that had only `generateName`.
@@ -87,6 +90,7 @@ impl Manifests {
             notes: self.notes.clone(),
             dialects: self.dialects.clone(),
             warnings: self.warnings.clone(),
+            unknown_fields: self.unknown_fields.clone(),
             validation: self.validation,
             generated_names: self.generated_names.clone(),
         }
@@ -142,6 +146,16 @@ impl Manifests {
                 )
             })
             .collect()
+    }
+
+    /// Ends reading: the unknown fields met become warnings (one per kind
+    /// and path), and so do PodGroups that pods name and the snapshot
+    /// lacks. Call once, after [`super::expand_jobs`].
+    pub fn finish(&mut self) {
+        let unknown = self.unknown_fields.warnings();
+        let missing = self.missing_group_warnings();
+        self.warnings.extend(unknown);
+        self.warnings.extend(missing);
     }
 
     /// One warning line about skipped kinds, if any were skipped.
@@ -298,6 +312,7 @@ struct Mark {
     objects: usize,
     notes: usize,
     warnings: usize,
+    unknown_fields: fields::UnknownFields,
     generated_names: super::names::GeneratedNames,
     skipped: BTreeMap<String, usize>,
     dialects: super::dialect::DialectState,
@@ -309,6 +324,7 @@ impl Mark {
             objects: manifests.objects.len(),
             notes: manifests.notes.len(),
             warnings: manifests.warnings.len(),
+            unknown_fields: manifests.unknown_fields.clone(),
             generated_names: manifests.generated_names.clone(),
             skipped: manifests.skipped.clone(),
             dialects: manifests.dialects.clone(),
@@ -319,6 +335,7 @@ impl Mark {
         manifests.objects.truncate(self.objects);
         manifests.notes.truncate(self.notes);
         manifests.warnings.truncate(self.warnings);
+        manifests.unknown_fields = self.unknown_fields;
         manifests.generated_names = self.generated_names;
         manifests.skipped = self.skipped;
         manifests.dialects = self.dialects;
@@ -569,7 +586,7 @@ fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
     }
     let api_version = value["apiVersion"].as_str().unwrap_or_default().to_string();
     let validation = into.validation;
-    let warnings = &mut into.warnings;
+    let warnings = &mut into.unknown_fields;
     // Required fields are checked where a defaulted zero would change a
     // decision without a word (groups, classes, budgets, nodes' taints,
     // Jobs); pods, the bulk of a dump, are read as the API server stored
@@ -607,11 +624,16 @@ fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
             // Any other kind, of any group, built in or custom: counted in
             // one summary line; one that looks like a misspelt modelled
             // kind is named.
-            if let Some(meant) = near_modelled_kind(&api_version, &kind) {
-                into.warnings.push(format!(
+            match near_modelled_kind(&api_version, &kind) {
+                Some(meant) if meant == kind => into.warnings.push(format!(
+                    "{origin}: {kind} {api_version} is not read, skipped; wasched reads {}",
+                    supported_version(&kind)
+                )),
+                Some(meant) => into.warnings.push(format!(
                     "{origin}: kind {kind} ({api_version}) is not one wasched models, skipped \
                      (did you mean {meant}?)"
-                ));
+                )),
+                None => {}
             }
             *into
                 .skipped
@@ -702,6 +724,8 @@ fn supported_version(kind: &str) -> &'static str {
         "Node" | "Pod" => "v1",
         "PodGroup" | "Workload" => "scheduling.k8s.io/v1beta1",
         "CompositePodGroup" => "scheduling.k8s.io/v1alpha3",
+        "PodDisruptionBudget" => "policy/v1",
+        "Job" => "batch/v1",
         _ => "scheduling.k8s.io/v1",
     }
 }

@@ -11,7 +11,7 @@
 //!   that prefix came before it, so the same files always give the same
 //!   names. Each generated name is noted.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::{Result, bail};
 use serde_json::Value;
@@ -43,10 +43,13 @@ const NAMESPACED: &[&str] = &[
 ];
 
 /// How many objects with the same prefix and text have had a name made,
-/// so that identical objects get different names.
+/// so that identical objects get different names, and the names taken so
+/// far (given and made), so that a made name never takes one: on a clash
+/// the next suffix is tried, as the API server retries.
 #[derive(Debug, Default, Clone)]
 pub struct GeneratedNames {
     seen: BTreeMap<(String, u64), u64>,
+    taken: BTreeSet<String>,
 }
 
 /// Completes `value`'s namespace and name (see the module's doc).
@@ -62,11 +65,17 @@ pub fn complete(into: &mut Manifests, file: &str, kind: &str, value: &mut Value)
     {
         metadata.insert("namespace".into(), Value::String("default".into()));
     }
-    let named = metadata
+    let given = metadata
         .get("name")
         .and_then(Value::as_str)
-        .is_some_and(|n| !n.is_empty());
-    if named {
+        .filter(|n| !n.is_empty());
+    if let Some(name) = given {
+        let namespace = metadata
+            .get("namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let key = format!("{kind}/{namespace}/{name}");
+        into.generated_names.taken.insert(key);
         return Ok(());
     }
     let Some(prefix) = metadata
@@ -83,13 +92,18 @@ pub fn complete(into: &mut Manifests, file: &str, kind: &str, value: &mut Value)
         .unwrap_or_default()
         .to_string();
     let hash = fnv1a(value.to_string().as_bytes());
-    let count = into
-        .generated_names
+    let names = &mut into.generated_names;
+    let count = names
         .seen
         .entry((format!("{kind}/{namespace}/{prefix}"), hash))
         .or_default();
-    let name = generated_name(&prefix, hash, *count);
-    *count += 1;
+    let name = loop {
+        let name = generated_name(&prefix, hash, *count);
+        *count += 1;
+        if names.taken.insert(format!("{kind}/{namespace}/{name}")) {
+            break name;
+        }
+    };
     let Some(Value::Object(metadata)) = value.get_mut("metadata") else {
         bail!("{file}: {kind} {prefix}: metadata vanished")
     };
@@ -171,6 +185,19 @@ mod tests {
                 names[0]
             )
         );
+        // A made name never takes one already given or made.
+        let mut taken = Manifests::default();
+        let mut first = pod(text);
+        complete(&mut taken, "f.yaml", "Pod", &mut first).unwrap();
+        let clash = first["metadata"]["name"].as_str().unwrap().to_string();
+        let mut given = Manifests::default();
+        let mut named = pod(&format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {clash}}}\n"
+        ));
+        complete(&mut given, "f.yaml", "Pod", &mut named).unwrap();
+        let mut value = pod(text);
+        complete(&mut given, "f.yaml", "Pod", &mut value).unwrap();
+        assert_ne!(value["metadata"]["name"], clash.as_str());
         // A long prefix is cut to 58 characters, as the API server cuts it.
         let long = "p".repeat(70);
         assert_eq!(generated_name(&long, 1, 0).len(), 63);

@@ -632,7 +632,7 @@ impl Run<'_> {
                 for ((group, pending), decision) in groups.iter().zip(&mut decisions) {
                     let key = &self.cycle.snapshot.groups[*group as usize].key;
                     let text = if attempted {
-                        crate::outcome::member_reason(&key, &reason)
+                        crate::outcome::member_reason(key, &reason)
                     } else {
                         reason.clone()
                     };
