@@ -4,7 +4,12 @@
 //! and what the worker threads (`--threads`) buy: reading, and a pod's
 //! static node checks over 5,000 nodes, on 1 and on 2 threads; and what a
 //! `wasched serve` pass spends before its cycle on that cluster (the model
-//! rebuilt from the watched store, identities carried over).
+//! rebuilt from the watched store, identities carried over); what a real
+//! cluster's dump costs to read (2,000 nodes and 60k pods as the API server
+//! stores them, `managedFields` and status included; its peak memory is
+//! `examples/read_dump.rs`'s); and that a YAML text nested past the limit is
+//! read at a cost linear in its depth up to the limit, and refused past it
+//! at the cost of reaching the limit.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -174,5 +179,56 @@ fn serve_pass(c: &mut Criterion) {
     bench.finish();
 }
 
-criterion_group!(benches, load, generate, threads, serve_pass);
+fn dump(c: &mut Criterion) {
+    let options = wasched::generate::Options {
+        nodes: 2_000,
+        pending_pods: 60_000,
+        ..LARGE
+    };
+    let text = wasched::generate::dump_json(&options).unwrap();
+    let mut bench = c.benchmark_group("dump_2000_nodes_60000_pods");
+    bench.sample_size(10);
+    bench.bench_function("json_scan_only", |b| {
+        b.iter(|| {
+            black_box(serde_json::from_str::<serde::de::IgnoredAny>(black_box(&text)).unwrap())
+        })
+    });
+    bench.bench_function("json_to_snapshot", |b| {
+        b.iter(|| {
+            let mut manifests = wasched::manifest::Manifests::default();
+            wasched::manifest::load_str(&mut manifests, "dump.json", black_box(&text)).unwrap();
+            black_box(wasched::model::Model::snapshot_of(manifests, &Default::default()).unwrap())
+        })
+    });
+    bench.finish();
+}
+
+fn nesting(c: &mut Criterion) {
+    let mut bench = c.benchmark_group("yaml_nesting");
+    let read = |text: &str| {
+        let mut manifests = wasched::manifest::Manifests::default();
+        wasched::manifest::load_str(&mut manifests, "deep.yaml", text)
+    };
+    // Within the limit: an object (of a kind skipped) nested `depth` deep.
+    for depth in [32, 64, 128] {
+        let text = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\ndata: {}{}\n",
+            "[".repeat(depth - 1),
+            "]".repeat(depth - 1)
+        );
+        bench.bench_function(format!("read/{depth}"), |b| {
+            b.iter(|| read(black_box(&text)).unwrap())
+        });
+    }
+    // Past it: refused where the limit is crossed, whatever follows.
+    for depth in [2_500, 10_000, 40_000] {
+        let text = format!("a: {}{}\n", "[".repeat(depth), "]".repeat(depth));
+        bench.bench_function(format!("refused/{depth}"), |b| {
+            b.iter(|| black_box(read(black_box(&text)).unwrap_err()))
+        });
+    }
+    bench.finish();
+}
+
+criterion_group!(benches, load, generate, threads, serve_pass, dump, nesting);
 criterion_main!(benches);

@@ -103,12 +103,15 @@ pub fn run(
         schedulers: vec![crate::model::DEFAULT_SCHEDULER_NAME.to_string()],
         live: false,
     };
-    let mut snapshot = crate::model::Model::build(&manifests, &build)?.into_snapshot();
-    snapshot.notes.extend(build.left_out_note(&manifests));
+    let left_out = build.left_out_note(&manifests);
+    let against_kube_scheduler = sides.iter().any(|s| s.kube_scheduler);
+    // kube-scheduler's run loads the objects into its API server.
+    let objects = against_kube_scheduler.then(|| manifests.clone());
+    let mut snapshot = crate::model::Model::snapshot_of(manifests, &build)?;
+    snapshot.notes.extend(left_out);
     let cluster = ClusterView::capture(&snapshot, group_by);
     let names = ["A", "B"];
     let mut simulated: [Option<crate::Simulated>; 2] = [None, None];
-    let against_kube_scheduler = sides.iter().any(|s| s.kube_scheduler);
     for (i, side) in sides.iter().enumerate().filter(|(_, s)| !s.kube_scheduler) {
         let mut config = side.config.clone();
         if against_kube_scheduler {
@@ -135,7 +138,8 @@ pub fn run(
             wasm: side.wasm.clone(),
             ..Default::default()
         };
-        let run = crate::kube_scheduler(&manifests, &snapshot, &options)
+        let objects = objects.as_ref().expect("kept for kube-scheduler");
+        let run = crate::kube_scheduler(objects, &snapshot, &options)
             .with_context(|| format!("side {} ({})", names[i], side.label))?;
         simulated[i] = Some(run);
     }

@@ -30,6 +30,7 @@ pub mod manifest;
 pub mod metrics;
 pub mod model;
 pub mod outcome;
+pub mod progress;
 pub mod report;
 pub mod runtime;
 pub mod scheduler;
@@ -69,7 +70,7 @@ pub fn read_snapshot(files: &[PathBuf]) -> Result<Snapshot> {
 /// [`read_snapshot`] with options.
 pub fn read_snapshot_with(files: &[PathBuf], options: &ReadOptions) -> Result<Snapshot> {
     let manifests = read_manifests_with(files, options)?;
-    Ok(model::Model::build(&manifests, &Default::default())?.into_snapshot())
+    model::Model::snapshot_of(manifests, &Default::default())
 }
 
 /// The manifests a snapshot is built from: the files (or the bundled
@@ -78,7 +79,10 @@ pub fn read_manifests_with(
     files: &[PathBuf],
     options: &ReadOptions,
 ) -> Result<manifest::Manifests> {
-    let mut manifests = manifest::Manifests::default();
+    let mut manifests = manifest::Manifests {
+        progress: progress::Reading::on_terminal(),
+        ..Default::default()
+    };
     manifests.dialects.topology_aliases = options.topology_aliases.clone();
     if options.strict {
         manifests.validation = manifest::FieldValidation::Strict;
@@ -88,6 +92,7 @@ pub fn read_manifests_with(
     } else {
         manifest::load_files(&mut manifests, files)?;
     }
+    manifests.progress.finish();
     manifest::expand_jobs(&mut manifests)?;
     manifests.finish();
     Ok(manifests)
@@ -237,8 +242,11 @@ impl Simulation {
             Some(kubeconfig) => live::read_cluster(kubeconfig)?,
             None => read_manifests_with(&self.files, &self.read)?,
         };
-        let mut snapshot = model::Model::build(&manifests, &self.build)?.into_snapshot();
-        snapshot.notes.extend(self.build.left_out_note(&manifests));
+        let left_out = self.build.left_out_note(&manifests);
+        // kube-scheduler's run loads the objects into its API server.
+        let objects = matches!(self.engine, Engine::KubeScheduler(_)).then(|| manifests.clone());
+        let mut snapshot = model::Model::snapshot_of(manifests, &self.build)?;
+        snapshot.notes.extend(left_out);
         let read = start.elapsed();
         let cluster = self
             .capture
@@ -246,7 +254,10 @@ impl Simulation {
             .map(|group_by| report::ClusterView::capture(&snapshot, group_by));
         let mut simulated = match &self.engine {
             Engine::Wasched => self.schedule(snapshot, runtime, progress)?,
-            Engine::KubeScheduler(options) => kube_scheduler(&manifests, &snapshot, options)?,
+            Engine::KubeScheduler(options) => {
+                let objects = objects.expect("kept for kube-scheduler");
+                kube_scheduler(&objects, &snapshot, options)?
+            }
         };
         simulated.stats.read = read;
         simulated.cluster = cluster;

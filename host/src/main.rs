@@ -7,8 +7,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 
-mod progress;
-
 /// mimalloc: the run allocates many small, short-lived objects (manifest
 /// values, per-call answers), where glibc's allocator spent a fifth of the
 /// time (`perf`). Built without transparent huge pages (fewer, smaller
@@ -206,6 +204,11 @@ enum Command {
         /// Output format (JSON reads back several times faster).
         #[arg(long, short, value_enum, default_value_t = SnapshotFormat::Yaml)]
         output: SnapshotFormat,
+        /// Write the objects as an API server returns them (UIDs, resource
+        /// versions, managedFields, node and pod status): a real dump's
+        /// shape and size.
+        #[arg(long)]
+        as_stored: bool,
     },
 }
 
@@ -386,16 +389,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             seed,
             shape,
             output,
+            as_stored,
         } => {
-            let options = wasched::generate::Options {
+            use wasched::generate;
+            let options = generate::Options {
                 nodes,
                 pending_pods,
                 seed,
                 shape,
             };
+            let mut items = generate::generate(&options)?;
+            if as_stored {
+                generate::as_stored(&mut items);
+            }
             let text = match output {
-                SnapshotFormat::Yaml => wasched::generate::generate_yaml(&options)?,
-                SnapshotFormat::Json => wasched::generate::generate_json(&options)?,
+                SnapshotFormat::Yaml => generate::list_yaml(&options, items)?,
+                SnapshotFormat::Json => generate::list_json(items)?,
             };
             print!("{text}");
             Ok(ExitCode::SUCCESS)
@@ -416,10 +425,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let manifests = wasched::read_manifests_with(&input_files(files), &read)?;
             let snapshot = wasched::Snapshot::build(&manifests)?;
             let objects = wasched::cluster::translate(&manifests, &snapshot)?;
-            for note in &objects.notes {
+            // How the files were read, then how they were translated.
+            for note in snapshot.notes.iter().chain(&objects.notes) {
                 eprintln!("note: {note}");
             }
-            for warning in &objects.warnings {
+            for warning in snapshot.warnings.iter().chain(&objects.warnings) {
                 eprintln!("warning: {warning}");
             }
             let harness = wasched::cluster::Harness::locate()?;
@@ -526,7 +536,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     live: false,
                 },
             };
-            let mut bar = progress::Bar::on_terminal("scheduling");
+            let mut bar = wasched::progress::Bar::on_terminal("scheduling");
             let simulated = simulation
                 .run_observed(&wasched::Runtime::new()?, &mut |done, total| {
                     bar.update(done, total)
@@ -581,7 +591,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 wasched::compare::PluginChoice::parse(&b).context("--b")?,
             ];
             let title = snapshot_title(&files);
-            let mut bar = progress::Bar::on_terminal("comparing");
+            let mut bar = wasched::progress::Bar::on_terminal("comparing");
             let compared = wasched::compare::run(
                 &wasched::Runtime::new()?,
                 &files,

@@ -242,6 +242,17 @@ fn generated_snapshots_are_deterministic_and_schedulable() {
         from_yaml, from_json,
         "YAML and JSON forms are the same snapshot"
     );
+    // As an API server stores them: the same decisions, in a heavier dump.
+    let (code, stored, stderr) = wasched(&[&args[..], &["-o", "json", "--as-stored"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stored.len() > 2 * json.len() && stored.contains("\"managedFields\""));
+    let stored_file = write("stored.json", &stored);
+    let (code, from_stored, stderr) = wasched(&["simulate", &stored_file, "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        from_stored, from_json,
+        "what the server adds changes nothing"
+    );
     let value: serde_json::Value = serde_json::from_str(&from_yaml).unwrap();
     let pending = value["placements"].as_array().unwrap().len()
         + value["unschedulable"].as_array().unwrap().len();

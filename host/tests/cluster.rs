@@ -71,9 +71,17 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
     let tmp = common::tempdir("cluster-up-tmp");
     let dir = common::tempdir("cluster-up");
     let kubeconfig = dir.join("kubeconfig");
+    // A kind wasched does not model: how the files were read is said.
+    let extra = dir.join("extra.yaml");
+    std::fs::write(
+        &extra,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: team}\n",
+    )
+    .unwrap();
     let mut child = wasched(&tmp)
         .args(["cluster", "up"])
         .arg(common::testdata("scenarios/preempt-gang.yaml"))
+        .arg(&extra)
         .arg("--kubeconfig")
         .arg(&kubeconfig)
         .arg("--with-kube-scheduler")
@@ -146,6 +154,12 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(
         stderr.contains("note: PriorityClass wasched-priority-10 (value 10) generated"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "warning: skipped 1 object(s) of kinds wasched does not model: 1 ConfigMap (v1)"
+        ),
         "{stderr}"
     );
     assert_eq!(leftovers(&tmp), Vec::<String>::new(), "left behind");

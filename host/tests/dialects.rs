@@ -233,6 +233,77 @@ fn early_composite_pod_group_links_children_with_level_keys() {
     );
 }
 
+/// A child in another namespace is said once not to be linked (a v1.37
+/// parent is always in its child's namespace), never first linked and then
+/// reported missing; a level's topology key no node carries is said so.
+#[test]
+fn early_composite_children_elsewhere_are_not_linked_and_level_keys_are_explained() {
+    let dir = std::env::temp_dir().join(format!("wasched-dialect-ns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(dialect("composite.yaml"))
+        .unwrap()
+        .replacen(
+            "name: lws-workers-pg\n      namespace: ml-training",
+            "name: lws-workers-pg\n      namespace: other",
+            1,
+        )
+        .replace(
+            "constraint: \"LowLatencyNetwork\"",
+            "constraint: \"SameZone\"",
+        );
+    let file = dir.join("composite.yaml");
+    std::fs::write(&file, text).unwrap();
+    let node = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: '8', memory: 8Gi, pods: '10'}}\n---\n\
+                apiVersion: v1\nkind: Pod\nmetadata: {name: leader-0, namespace: ml-training}\n\
+                spec: {schedulingGroup: {podGroupName: lws-leader-pg}, containers: [{name: c}]}\n";
+    let pods = dir.join("pods.yaml");
+    std::fs::write(&pods, node).unwrap();
+    let manifests =
+        wasched::read_manifests_with(&[file.clone(), pods.clone()], &ReadOptions::default())
+            .unwrap();
+    let warning = manifests
+        .warnings
+        .iter()
+        .find(|w| w.contains("podGroupRef.namespace"))
+        .expect("the child elsewhere is named");
+    assert!(
+        warning.contains("PodGroup other/lws-workers-pg is not in namespace ml-training")
+            && warning.contains("child workers is not linked"),
+        "{warning}"
+    );
+    let snapshot = wasched::read_snapshot(&[file.clone(), pods.clone()]).unwrap();
+    assert!(
+        snapshot
+            .warnings
+            .iter()
+            .all(|w| !w.contains("does not exist")),
+        "{:?}",
+        snapshot.warnings
+    );
+    let composite = snapshot
+        .composites
+        .iter()
+        .find(|c| c.key == "ml-training/lws-train-group")
+        .unwrap();
+    assert_eq!(composite.child_groups.len(), 1);
+    // The leader's level asks for SameZone, a label the node lacks.
+    let out = run_with(
+        &[file.to_str().unwrap(), pods.to_str().unwrap()],
+        &ReadOptions::default(),
+    );
+    let leader = out
+        .pod_groups
+        .iter()
+        .find(|g| g.pod_group == "ml-training/lws-leader-pg")
+        .unwrap();
+    assert!(
+        leader.reason.contains("no node carries the label topology.kubernetes.io/zone, the group's required topology key"),
+        "{}",
+        leader.reason
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn jobs_without_pods_are_expanded_like_the_controller() {
     let out = run("jobs.yaml");

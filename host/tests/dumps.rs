@@ -392,7 +392,7 @@ fn a_gang_says_its_verdict_once_and_its_members_refer_to_it() {
         .find(|l| l.starts_with("PodGroup  ml-training/llama-pretrain "))
         .expect(&table);
     assert!(
-        group_line.contains("gang cannot reach minCount 4"),
+        group_line.contains("minCount (4) cannot be satisfied"),
         "{group_line}"
     );
     let member = table
@@ -426,8 +426,7 @@ fn a_topology_key_no_node_carries_is_said_so() {
     assert_eq!(code, 0, "{stderr}");
     let reason = json(&stdout)["podGroups"][0]["reason"].clone();
     assert_eq!(
-        reason,
-        "no node carries the topology key example.com/rack (spec.schedulingConstraints.topology[0].key)",
+        reason, "no node carries the label example.com/rack, the group's required topology key",
         "{stdout}"
     );
 }

@@ -306,7 +306,11 @@ proptest! {
 fn built_at_once_the_model_is_the_snapshot() {
     for (file, manifests) in scenarios() {
         let options = BuildOptions::default();
-        let model = Model::build(manifests, &options).unwrap().into_snapshot();
+        let model = Model::build(manifests.clone(), &options)
+            .unwrap()
+            .into_snapshot();
+        let at_once = Model::snapshot_of(manifests.clone(), &options).unwrap();
+        assert_eq!(canonical(&model), canonical(&at_once), "{file}");
         let built = Snapshot::build_with(manifests, &options).unwrap();
         assert_eq!(canonical(&model), canonical(&built), "{file}");
         for s in 0..built.symbols.len() as u32 {

@@ -43,7 +43,7 @@ fn gang_that_does_not_fit_binds_nothing() {
     let g = group(&out, "team/trainer");
     assert!(!g.scheduled);
     assert!(
-        g.reason.contains("gang cannot reach minCount 3"),
+        g.reason.contains("minCount (3) cannot be satisfied"),
         "{}",
         g.reason
     );

@@ -123,7 +123,7 @@ func TestGangHeldUntilMembersArriveThenPermitted(t *testing.T) {
 		{"both members", "trainer-1", Request{Point: "pre-enqueue", Unit: unit}, Success},
 		{"one placed, one to go", "", Request{Point: "permit", Unit: unit, Progress: &Progress{1, 1}}, Wait},
 		{"both placed", "", Request{Point: "permit", Unit: unit, Progress: &Progress{2, 0}}, Success},
-		{"cannot reach minCount", "", Request{Point: "permit", Unit: unit, Progress: &Progress{0, 1}}, Unschedulable},
+		{"minCount cannot be satisfied", "", Request{Point: "permit", Unit: unit, Progress: &Progress{0, 1}}, Unschedulable},
 	}
 	for _, tc := range tests {
 		if tc.add != "" {

@@ -461,6 +461,19 @@ fn composite(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Result<
             .get("namespace")
             .and_then(Value::as_str)
             .unwrap_or(ns);
+        if pg_ns != ns {
+            // A v1.37 parentCompositePodGroupName names a CompositePodGroup
+            // of the PodGroup's own namespace: said once, never linked.
+            mapped.push(format!(
+                "child {child_name} not linked: PodGroup {pg_ns}/{pg} is in another namespace"
+            ));
+            into.warnings.push(format!(
+                "{origin}: field spec.children[{i}].podGroupRef.namespace: PodGroup {pg_ns}/{pg} is not \
+                 in namespace {ns}, and a PodGroup's parentCompositePodGroupName names a \
+                 CompositePodGroup of its own namespace: child {child_name} is not linked"
+            ));
+            continue;
+        }
         mapped.push(format!("child {child_name} read as PodGroup {pg_ns}/{pg} with parentCompositePodGroupName {name}"));
         into.dialects.composite_links.push(CompositeLink {
             origin: origin.clone(),

@@ -56,7 +56,7 @@ impl fmt::Display for ObjectRef {
 }
 
 /// Everything read from a set of files.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Manifests {
     /// The modelled objects, in file and document order, with their origin.
     pub objects: Vec<(ObjectRef, Object)>,
@@ -77,6 +77,8 @@ pub struct Manifests {
     pub validation: FieldValidation,
     /// Names given to objects that had only `generateName`.
     pub generated_names: super::names::GeneratedNames,
+    /// The line a long read shows on a terminal (none by default).
+    pub progress: crate::progress::Reading,
 }
 
 impl Manifests {
@@ -93,6 +95,7 @@ impl Manifests {
             unknown_fields: self.unknown_fields.clone(),
             validation: self.validation,
             generated_names: self.generated_names.clone(),
+            progress: self.progress.clone(),
         }
     }
 
@@ -190,10 +193,12 @@ pub fn load_files(into: &mut Manifests, paths: &[impl AsRef<Path>]) -> Result<()
             let mut bytes = Vec::new();
             std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
                 .context("standard input: cannot read")?;
+            into.progress.file("(standard input)");
             load_bytes(into, "(standard input)", bytes)?;
             continue;
         }
         for file in files_at(into, path)? {
+            into.progress.file(&file.display().to_string());
             let bytes = std::fs::read(&file)
                 .with_context(|| format!("{}: cannot read file", file.display()))?;
             load_bytes(into, &file.display().to_string(), bytes)?;
@@ -274,17 +279,9 @@ fn files_at(into: &mut Manifests, path: &Path) -> Result<Vec<std::path::PathBuf>
 pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // JSON (what `kubectl get -o json` prints) is YAML too, but the JSON
-    // parser reads it several times faster.
+    // parser reads it several times faster, and item by item.
     if text.trim_start().starts_with('{') {
-        for (index, value) in serde_json::Deserializer::from_str(text)
-            .into_iter::<Value>()
-            .enumerate()
-        {
-            let value = value
-                .map_err(|e| anyhow!("{file}: document {}: not valid JSON: {e}", index + 1))?;
-            add_value(into, file, value)?;
-        }
-        return Ok(());
+        return super::stream::load_json(into, file, text);
     }
     if let Some((line, column)) = super::depth::too_deep(text) {
         bail!(
@@ -308,7 +305,7 @@ pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
 
 /// What [`add_value`] may have changed, to undo a read in pieces that had
 /// to give up half-way.
-struct Mark {
+pub(super) struct Mark {
     objects: usize,
     notes: usize,
     warnings: usize,
@@ -319,7 +316,7 @@ struct Mark {
 }
 
 impl Mark {
-    fn of(manifests: &Manifests) -> Self {
+    pub(super) fn of(manifests: &Manifests) -> Self {
         Self {
             objects: manifests.objects.len(),
             notes: manifests.notes.len(),
@@ -331,7 +328,7 @@ impl Mark {
         }
     }
 
-    fn restore(self, manifests: &mut Manifests) {
+    pub(super) fn restore(self, manifests: &mut Manifests) {
         manifests.objects.truncate(self.objects);
         manifests.notes.truncate(self.notes);
         manifests.warnings.truncate(self.warnings);
@@ -536,7 +533,8 @@ fn split_documents(text: &str) -> Vec<&str> {
     pieces
 }
 
-fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
+/// Reads one parsed object (a List: each of its items) into `into`.
+pub(super) fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
     let Value::Object(map) = &value else {
         bail!(
             "{file}: expected a Kubernetes object (a mapping with apiVersion and kind), found {}",
@@ -573,6 +571,7 @@ fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
         }
         return Ok(());
     }
+    super::prune::never_read(&kind, &mut value);
     super::names::complete(into, file, &kind, &mut value)?;
     let origin = ObjectRef {
         file: file.to_string(),
@@ -639,10 +638,12 @@ fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> Result<()> {
                 .skipped
                 .entry(format!("{kind} ({api_version})"))
                 .or_default() += 1;
+            into.progress.object();
             return Ok(());
         }
     };
     into.objects.push((origin, object));
+    into.progress.object();
     Ok(())
 }
 

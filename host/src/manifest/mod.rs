@@ -14,7 +14,9 @@ pub mod fields;
 pub mod jobs;
 mod load;
 pub mod names;
+pub mod prune;
 pub mod quantity;
+mod stream;
 
 pub use fields::FieldValidation;
 pub use jobs::expand as expand_jobs;

@@ -202,23 +202,44 @@ impl Model {
         Ok(model)
     }
 
-    /// The model of `manifests`, read at once: what `wasched simulate`
-    /// schedules. Fails on the first object refused, or on one defined
-    /// twice, naming file, object and field.
-    pub fn build(manifests: &Manifests, options: &BuildOptions) -> Result<Model> {
-        let mut model = Model::new(manifests, options)?;
+    /// The model of `manifests`, read at once. Fails on the first object
+    /// refused, or on one defined twice, naming file, object and field.
+    pub fn build(manifests: Manifests, options: &BuildOptions) -> Result<Model> {
+        Self::read_all(manifests, options, Hold::Everything)
+    }
+
+    /// The snapshot of `manifests`: what `wasched simulate` and `compare`
+    /// schedule. As [`Model::build`], except that each pod's object is let
+    /// go once it is read (only a change of PriorityClasses reads pods
+    /// again, and classes are read first), so a dump's pods are never held
+    /// both as objects and as the snapshot's pods.
+    pub fn snapshot_of(manifests: Manifests, options: &BuildOptions) -> Result<Snapshot> {
+        Ok(Self::read_all(manifests, options, Hold::AllButPods)?.into_snapshot())
+    }
+
+    fn read_all(mut manifests: Manifests, options: &BuildOptions, hold: Hold) -> Result<Model> {
+        // The objects move into the model.
+        let mut objects = std::mem::take(&mut manifests.objects);
+        let mut model = Model::new(&manifests, options)?;
         let mut seen: HashMap<(&str, &str), &ObjectRef> = HashMap::new();
-        for (origin, _) in &manifests.objects {
+        for (origin, _) in &objects {
             if let Some(first) = seen.insert((&origin.kind, &origin.name), origin) {
                 bail!("{origin}: defined twice (first in {})", first.file);
             }
         }
         // In name order per kind, classes first: every object is added at
         // the end of its kind and read once.
-        let mut objects: Vec<&(ObjectRef, Object)> = manifests.objects.iter().collect();
-        objects.sort_by_key(|(origin, object)| (rank(object), &origin.name));
-        for (origin, object) in objects {
-            model.upsert(Arc::new((origin.clone(), object.clone())))?;
+        objects.sort_by(|(a, x), (b, y)| (rank(x), &a.name).cmp(&(rank(y), &b.name)));
+        for object in objects {
+            let pod = matches!(object.1, Object::Pod(_));
+            let (kind, name) = (object.0.kind.clone(), object.0.name.clone());
+            model.upsert(Arc::new(object))?;
+            if pod
+                && hold == Hold::AllButPods
+                && let Some(names) = model.objects.get_mut(&kind)
+            {
+                names.remove(&name);
+            }
         }
         model.settle();
         model.compact();
@@ -1314,6 +1335,15 @@ fn position<T>(items: &[T], name_of: impl Fn(&T) -> &String, name: &str) -> Resu
         .binary_search_by(|item| name_of(item).as_str().cmp(name))
         .map(|i| i as u32)
         .map_err(|i| i as u32)
+}
+
+/// Which objects [`Model::read_all`] keeps once read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Every object, for changes to come ([`Model::build`]).
+    Everything,
+    /// All but pods, for a snapshot taken at once ([`Model::snapshot_of`]).
+    AllButPods,
 }
 
 /// The order [`Model::build`] and [`Model::sync`] add kinds in: what others

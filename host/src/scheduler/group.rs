@@ -545,9 +545,9 @@ fn no_placement(snapshot: &Snapshot, unit: Unit, parent: &Placement, plugin: &st
             } else {
                 "no node of its parent's domain"
             };
-            return format!(
-                "{within} carries the topology key {key} (spec.schedulingConstraints.topology[0].key)"
-            );
+            // The key may come from an early dialect's topology policy, so
+            // no field is named: the notes say how a dialect's was read.
+            return format!("{within} carries the label {key}, the group's required topology key");
         }
     }
     format!("plugin {plugin}: no placement can hold the group")

@@ -162,7 +162,7 @@ pub fn permit(policy: Option<Policy>, progress: Progress) -> Status {
     match policy {
         None => Status::new(Code::UnschedulableAndUnresolvable, "PodGroup not found"),
         Some(Policy::Basic) => Status::success(),
-        Some(Policy::Gang { min_count }) => gang_permit("gang", "minCount", min_count, progress),
+        Some(Policy::Gang { min_count }) => gang_permit("minCount", min_count, progress),
     }
 }
 
@@ -176,9 +176,7 @@ pub fn composite_permit(policy: Option<CompositePolicy>, progress: Progress) -> 
             "CompositePodGroup not found",
         ),
         Some(CompositePolicy::Basic) => Status::success(),
-        Some(CompositePolicy::Gang(min)) => {
-            gang_permit("composite", "minGroupCount", min, progress)
-        }
+        Some(CompositePolicy::Gang(min)) => gang_permit("minGroupCount", min, progress),
     }
 }
 
@@ -209,7 +207,7 @@ pub fn verdict(status: Status, min: Option<u32>, progress: Progress) -> PermitVe
     PermitVerdict::reusable(status, bounds)
 }
 
-fn gang_permit(what: &str, field: &str, min: u32, progress: Progress) -> Status {
+fn gang_permit(field: &str, min: u32, progress: Progress) -> Status {
     let Progress {
         scheduled,
         remaining,
@@ -217,8 +215,9 @@ fn gang_permit(what: &str, field: &str, min: u32, progress: Progress) -> Status 
     if scheduled.saturating_add(remaining) < min {
         Status::new(
             Code::Unschedulable,
+            // kube-scheduler's GangScheduling wording.
             format!(
-                "{what} cannot reach {field} {min}: {scheduled} placed + {remaining} left to try < {min}"
+                "{field} ({min}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
             ),
         )
     } else if scheduled < min {

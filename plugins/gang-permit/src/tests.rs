@@ -121,7 +121,7 @@ fn permit_messages() {
     };
     assert_eq!(
         permit(gang(4), at(1, 2)).reason,
-        "gang cannot reach minCount 4: 1 placed + 2 left to try < 4"
+        "minCount (4) cannot be satisfied: 1 scheduled, 2 remaining"
     );
     assert_eq!(permit(gang(4), at(1, 3)).reason, "waiting for minCount 4");
     assert_eq!(permit(None, at(0, 0)).reason, "PodGroup not found");
@@ -130,7 +130,7 @@ fn permit_messages() {
         composite_permit(composite, at(1, 1)),
         Status::new(
             Code::Unschedulable,
-            "composite cannot reach minGroupCount 3: 1 placed + 1 left to try < 3"
+            "minGroupCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
         )
     );
     assert_eq!(
@@ -283,7 +283,7 @@ fn composite_readiness_over_a_native_cluster() {
         gang.permit(&cluster, Unit::Composite(root), progress)
             .status
             .reason,
-        "composite cannot reach minGroupCount 2: 1 placed + 0 left to try < 2"
+        "minGroupCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
     );
     assert!(
         gang.permit(&cluster, Unit::Composite(inner), progress)

@@ -14,6 +14,9 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+mod stored;
+pub use stored::as_stored;
+
 use crate::builder::{
     CompositePodGroupBuilder, NodeBuilder, PodBuilder, PodGroupBuilder, WorkloadBuilder,
 };
@@ -162,16 +165,34 @@ fn weighted<T: Copy>(rng: &mut ChaCha8Rng, choices: &[(T, u32)]) -> T {
 /// Generates the snapshot as one `kind: List` JSON object (what `kubectl get
 /// -o json` prints); much faster to read back than YAML.
 pub fn generate_json(options: &Options) -> Result<String> {
-    let items = generate(options)?;
+    list_json(generate(options)?)
+}
+
+/// Generates the snapshot as a real cluster's dump: one `kind: List` JSON
+/// object whose items carry what the API server stores ([`as_stored`]:
+/// UIDs, resource versions, `managedFields`, node and pod status).
+pub fn dump_json(options: &Options) -> Result<String> {
+    let mut items = generate(options)?;
+    as_stored(&mut items);
+    list_json(items)
+}
+
+/// Generates the snapshot as one `kind: List` YAML document.
+pub fn generate_yaml(options: &Options) -> Result<String> {
+    list_yaml(options, generate(options)?)
+}
+
+/// `items` as one `kind: List` JSON object on one line.
+pub fn list_json(items: Vec<Value>) -> Result<String> {
     let mut out =
         serde_json::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": items}))?;
     out.push('\n');
     Ok(out)
 }
 
-/// Generates the snapshot as one `kind: List` YAML document.
-pub fn generate_yaml(options: &Options) -> Result<String> {
-    let items = generate(options)?;
+/// `items` as one `kind: List` YAML document, after a comment saying which
+/// options generated them.
+pub fn list_yaml(options: &Options, items: Vec<Value>) -> Result<String> {
     let mut out = String::with_capacity(items.len() * 600);
     writeln!(
         out,
