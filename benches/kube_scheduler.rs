@@ -30,6 +30,14 @@ use wasched::generate::{Options, Shape};
 use wasched::{ReadOptions, Snapshot};
 use wasched_benches::bundled_plugins;
 
+/// The objects go to a real kube-scheduler: read whole.
+const KEEP_STORED: ReadOptions = ReadOptions {
+    topology_aliases: std::collections::BTreeMap::new(),
+    strict: false,
+    keep_stored: true,
+    show_progress: false,
+};
+
 /// The clusters: nodes, with 2,000 pending pods each.
 const SIZES: [usize; 2] = [1000, 5000];
 
@@ -63,7 +71,7 @@ fn against_kube_scheduler(c: &mut Criterion) {
         };
         let file = dir.join(format!("generated-{nodes}.json"));
         std::fs::write(&file, wasched::generate::generate_json(&options).unwrap()).unwrap();
-        let manifests = wasched::read_manifests_with(&[file], &ReadOptions::default()).unwrap();
+        let manifests = wasched::read_manifests_with(&[file], &KEEP_STORED).unwrap();
         let snapshot = Snapshot::build(&manifests).unwrap();
         group.bench_function(format!("wasched/{nodes}_nodes"), |b| {
             b.iter_batched_ref(

@@ -96,7 +96,12 @@ pub fn run(
     group_by: &[String],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Compared> {
-    let manifests = crate::read_manifests_with(files, read)?;
+    // A kube-scheduler side loads the objects into a real API server.
+    let read = crate::ReadOptions {
+        keep_stored: sides.iter().any(|s| s.kube_scheduler),
+        ..read.clone()
+    };
+    let manifests = crate::read_manifests_with(files, &read)?;
     // The pending pods of default-scheduler, as `simulate` and
     // kube-scheduler take them; other schedulers' are noted.
     let build = crate::model::BuildOptions {
@@ -104,7 +109,7 @@ pub fn run(
         live: false,
     };
     let left_out = build.left_out_note(&manifests);
-    let against_kube_scheduler = sides.iter().any(|s| s.kube_scheduler);
+    let against_kube_scheduler = read.keep_stored;
     // kube-scheduler's run loads the objects into its API server.
     let objects = against_kube_scheduler.then(|| manifests.clone());
     let mut snapshot = crate::model::Model::snapshot_of(manifests, &build)?;

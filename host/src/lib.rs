@@ -59,6 +59,12 @@ pub struct ReadOptions {
     pub topology_aliases: std::collections::BTreeMap<String, String>,
     /// Unknown fields are errors, not warnings (`--strict`).
     pub strict: bool,
+    /// Keep what wasched's own cycle never reads (`managedFields`, pod and
+    /// node status, [`manifest::prune`]): the objects go to a real API
+    /// server (`cluster up`, the kube-scheduler engines).
+    pub keep_stored: bool,
+    /// Show a long read's progress on stderr if it is a terminal.
+    pub show_progress: bool,
 }
 
 /// Reads a snapshot from files and directories, or the bundled default if
@@ -80,7 +86,12 @@ pub fn read_manifests_with(
     options: &ReadOptions,
 ) -> Result<manifest::Manifests> {
     let mut manifests = manifest::Manifests {
-        progress: progress::Reading::on_terminal(),
+        progress: if options.show_progress {
+            progress::Reading::on_terminal()
+        } else {
+            progress::Reading::default()
+        },
+        keep_stored: options.keep_stored,
         ..Default::default()
     };
     manifests.dialects.topology_aliases = options.topology_aliases.clone();
@@ -240,7 +251,13 @@ impl Simulation {
         let start = std::time::Instant::now();
         let manifests = match &self.kubeconfig {
             Some(kubeconfig) => live::read_cluster(kubeconfig)?,
-            None => read_manifests_with(&self.files, &self.read)?,
+            None => {
+                let read = ReadOptions {
+                    keep_stored: matches!(self.engine, Engine::KubeScheduler(_)),
+                    ..self.read.clone()
+                };
+                read_manifests_with(&self.files, &read)?
+            }
         };
         let left_out = self.build.left_out_note(&manifests);
         // kube-scheduler's run loads the objects into its API server.

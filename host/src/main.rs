@@ -290,6 +290,8 @@ impl ReadArgs {
         wasched::ReadOptions {
             topology_aliases: self.topology_alias.into_iter().collect(),
             strict: self.strict,
+            keep_stored: false,
+            show_progress: true,
         }
     }
 }
@@ -421,7 +423,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     read,
                 },
         } => {
-            let read = read.options();
+            let read = wasched::ReadOptions {
+                // The objects go to a real API server as they are.
+                keep_stored: true,
+                ..read.options()
+            };
             let manifests = wasched::read_manifests_with(&input_files(files), &read)?;
             let snapshot = wasched::Snapshot::build(&manifests)?;
             let objects = wasched::cluster::translate(&manifests, &snapshot)?;

@@ -117,9 +117,12 @@ impl Reading {
         ))))
     }
 
-    /// Reading `file` starts.
+    /// Reading `file` starts (the delay counts from the first file).
     pub fn file(&self, file: &str) {
         self.with(|line| {
+            if line.file.is_empty() {
+                line.started = std::time::Instant::now();
+            }
             line.file = file.to_string();
             line.draw();
         });
@@ -159,7 +162,8 @@ impl ReadingLine {
             && self.started.elapsed() >= self.show_after
             && let Some(target) = self.target.take()
         {
-            let bar = ProgressBar::with_draw_target(None, target);
+            let bar =
+                ProgressBar::with_draw_target(None, target).with_elapsed(self.started.elapsed());
             bar.set_style(
                 ProgressStyle::with_template("reading {msg}: {pos} objects, {elapsed}")
                     .expect("valid template"),

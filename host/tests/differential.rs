@@ -32,6 +32,14 @@ use wasched::cluster::{self, Harness, KubeRun, ScheduleOptions, WasmComponents};
 use wasched::framework::{ExtensionPoint, Plugin};
 use wasched::model::{NodeId, PodId, Snapshot};
 
+/// The objects go to a real kube-scheduler: read whole.
+const KEEP_STORED: ReadOptions = ReadOptions {
+    topology_aliases: std::collections::BTreeMap::new(),
+    strict: false,
+    keep_stored: true,
+    show_progress: false,
+};
+
 /// A snapshot under comparison: its name in the tables, and files.
 struct Case {
     name: String,
@@ -121,7 +129,7 @@ fn compare_all(cases: Vec<Case>, engine: &Engine) -> Vec<Compared> {
     let prepared: Vec<_> = cases
         .into_iter()
         .map(|case| {
-            let manifests = wasched::read_manifests_with(&case.files, &ReadOptions::default())
+            let manifests = wasched::read_manifests_with(&case.files, &KEEP_STORED)
                 .unwrap_or_else(|e| panic!("{}: {e:#}", case.name));
             let snapshot = Snapshot::build(&manifests).unwrap();
             let outcome = wasched_run(&snapshot, None);

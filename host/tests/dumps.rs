@@ -430,3 +430,42 @@ fn a_topology_key_no_node_carries_is_said_so() {
         "{stdout}"
     );
 }
+
+/// What a dump carries and scheduling never reads is dropped, but a
+/// misspelt status field is still named; `cluster up` and the
+/// kube-scheduler engines get the objects whole.
+#[test]
+fn dropped_status_still_names_a_misspelt_field_and_stored_objects_can_be_kept() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  managedFields: [{manager: kubelet}]\n\
+                status:\n  allocatabel: {cpu: '4'}\n  images: [{names: [a], sizeBytes: 1}]\n";
+    let file = write("misspelt-status.yaml", text);
+    let read = |keep_stored: bool| {
+        wasched::read_manifests_with(
+            &[file.clone().into()],
+            &wasched::ReadOptions {
+                keep_stored,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let pruned = read(false);
+    assert!(
+        pruned
+            .warnings
+            .iter()
+            .any(|w| w.contains("status.allocatabel")),
+        "{:?}",
+        pruned.warnings
+    );
+    let node = |m: &wasched::manifest::Manifests| match &m.objects[0].1 {
+        wasched::manifest::Object::Node(node) => node.clone(),
+        other => panic!("{other:?}"),
+    };
+    let lean = node(&pruned);
+    assert!(lean.metadata.managed_fields.is_none());
+    assert!(lean.status.as_ref().unwrap().images.is_none());
+    let whole = node(&read(true));
+    assert!(whole.metadata.managed_fields.is_some());
+    assert!(whole.status.as_ref().unwrap().images.is_some());
+}

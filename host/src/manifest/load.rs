@@ -79,6 +79,9 @@ pub struct Manifests {
     pub generated_names: super::names::GeneratedNames,
     /// The line a long read shows on a terminal (none by default).
     pub progress: crate::progress::Reading,
+    /// What wasched's cycle never reads is kept ([`super::prune`] is not
+    /// applied): the objects go to a real API server.
+    pub keep_stored: bool,
 }
 
 impl Manifests {
@@ -96,6 +99,7 @@ impl Manifests {
             validation: self.validation,
             generated_names: self.generated_names.clone(),
             progress: self.progress.clone(),
+            keep_stored: self.keep_stored,
         }
     }
 
@@ -571,8 +575,11 @@ pub(super) fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> R
         }
         return Ok(());
     }
-    super::prune::never_read(&kind, &mut value);
+    // Names first: a generated name does not depend on what is dropped.
     super::names::complete(into, file, &kind, &mut value)?;
+    if !into.keep_stored {
+        super::prune::never_read(&kind, &mut value);
+    }
     let origin = ObjectRef {
         file: file.to_string(),
         kind: kind.clone(),

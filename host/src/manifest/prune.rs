@@ -11,8 +11,12 @@
 //!   `startTime` (their age, for preemption) and `nominatedNodeName`;
 //! - a Node's `status` but for `allocatable` and `capacity`.
 //!
-//! What is dropped is neither read nor checked for unknown fields; what
-//! is kept is read as before.
+//! A dropped status field keeps its name (its value becomes `null`), so a
+//! misspelt one is still named as an unknown field; what is kept is read as
+//! before. Nothing is dropped when the objects go to a real API server
+//! (`cluster up`, the kube-scheduler engines: `Manifests::keep_stored`),
+//! whose scheduler reads more of them (node images, pods' allocated
+//! resources).
 
 use serde_json::Value;
 
@@ -40,7 +44,11 @@ pub fn never_read(kind: &str, value: &mut Value) {
         _ => return,
     };
     if let Some(Value::Object(status)) = object.get_mut("status") {
-        status.retain(|field, _| kept.contains(&field.as_str()));
+        for (field, value) in status.iter_mut() {
+            if !kept.contains(&field.as_str()) {
+                *value = Value::Null;
+            }
+        }
     }
 }
 
@@ -67,7 +75,8 @@ mod tests {
             json!({
                 "kind": "Pod",
                 "metadata": {"name": "p", "annotations": {"keep": "me"}},
-                "status": {"phase": "Running", "startTime": "t", "nominatedNodeName": "n"},
+                "status": {"phase": "Running", "startTime": "t", "nominatedNodeName": "n",
+                           "conditions": null, "containerStatuses": null, "podIP": null},
             })
         );
         let mut node = json!({"metadata": {"managedFields": []},
@@ -75,7 +84,8 @@ mod tests {
         never_read("Node", &mut node);
         assert_eq!(
             node,
-            json!({"metadata": {}, "status": {"allocatable": {}, "capacity": {}}})
+            json!({"metadata": {}, "status": {"allocatable": {}, "capacity": {}, "images": null,
+                                              "conditions": null}})
         );
         let mut job = json!({"status": {"conditions": [{"type": "Complete"}]}});
         never_read("Job", &mut job.clone());
