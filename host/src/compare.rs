@@ -108,12 +108,8 @@ pub fn run(
         schedulers: vec![crate::model::DEFAULT_SCHEDULER_NAME.to_string()],
         live: false,
     };
-    let left_out = build.left_out_note(&manifests);
     let against_kube_scheduler = read.keep_stored;
-    // kube-scheduler's run loads the objects into its API server.
-    let objects = against_kube_scheduler.then(|| manifests.clone());
-    let mut snapshot = crate::model::Model::snapshot_of(manifests, &build)?;
-    snapshot.notes.extend(left_out);
+    let (snapshot, objects) = crate::snapshot_keeping(manifests, &build, against_kube_scheduler)?;
     let cluster = ClusterView::capture(&snapshot, group_by);
     let names = ["A", "B"];
     let mut simulated: [Option<crate::Simulated>; 2] = [None, None];

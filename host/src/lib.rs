@@ -109,6 +109,21 @@ pub fn read_manifests_with(
     Ok(manifests)
 }
 
+/// The snapshot of `manifests` under `build`, with a note on the pods it
+/// leaves out, and, if `keep_objects`, the objects themselves (for a
+/// kube-scheduler run, which loads them into its API server).
+pub(crate) fn snapshot_keeping(
+    manifests: manifest::Manifests,
+    build: &model::BuildOptions,
+    keep_objects: bool,
+) -> Result<(Snapshot, Option<manifest::Manifests>)> {
+    let left_out = build.left_out_note(&manifests);
+    let objects = keep_objects.then(|| manifests.clone());
+    let mut snapshot = model::Model::snapshot_of(manifests, build)?;
+    snapshot.notes.extend(left_out);
+    Ok((snapshot, objects))
+}
+
 /// Loads the bundled plugins, or every component in `dir`, under `config`.
 pub fn load_plugins(
     runtime: &Runtime,
@@ -249,21 +264,19 @@ impl Simulation {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Simulated> {
         let start = std::time::Instant::now();
+        // kube-scheduler's run loads the objects, whole, into its API server.
+        let keep = matches!(self.engine, Engine::KubeScheduler(_));
         let manifests = match &self.kubeconfig {
             Some(kubeconfig) => live::read_cluster(kubeconfig)?,
             None => {
                 let read = ReadOptions {
-                    keep_stored: matches!(self.engine, Engine::KubeScheduler(_)),
+                    keep_stored: keep,
                     ..self.read.clone()
                 };
                 read_manifests_with(&self.files, &read)?
             }
         };
-        let left_out = self.build.left_out_note(&manifests);
-        // kube-scheduler's run loads the objects into its API server.
-        let objects = matches!(self.engine, Engine::KubeScheduler(_)).then(|| manifests.clone());
-        let mut snapshot = model::Model::snapshot_of(manifests, &self.build)?;
-        snapshot.notes.extend(left_out);
+        let (snapshot, objects) = snapshot_keeping(manifests, &self.build, keep)?;
         let read = start.elapsed();
         let cluster = self
             .capture
