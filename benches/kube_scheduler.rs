@@ -36,6 +36,9 @@ const KEEP_STORED: ReadOptions = ReadOptions {
     strict: false,
     keep_stored: true,
     show_progress: false,
+    controllers: wasched::manifest::ControllerOptions {
+        gang_scheduling: std::collections::BTreeSet::new(),
+    },
 };
 
 /// The clusters: nodes, with 2,000 pending pods each.

@@ -65,6 +65,9 @@ pub struct ReadOptions {
     pub keep_stored: bool,
     /// Show a long read's progress on stderr if it is a terminal.
     pub show_progress: bool,
+    /// How workload controllers are configured where objects do not say
+    /// (`--gang-scheduling-for`).
+    pub controllers: manifest::ControllerOptions,
 }
 
 /// Reads a snapshot from files and directories, or the bundled default if
@@ -95,6 +98,7 @@ pub fn read_manifests_with(
         ..Default::default()
     };
     manifests.dialects.topology_aliases = options.topology_aliases.clone();
+    manifests.controllers = options.controllers.clone();
     if options.strict {
         manifests.validation = manifest::FieldValidation::Strict;
     }
@@ -104,7 +108,7 @@ pub fn read_manifests_with(
         manifest::load_files(&mut manifests, files)?;
     }
     manifests.progress.finish();
-    manifest::expand_jobs(&mut manifests)?;
+    manifest::expand_workloads(&mut manifests)?;
     manifests.finish();
     Ok(manifests)
 }

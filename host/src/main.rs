@@ -283,6 +283,13 @@ struct ReadArgs {
     /// the field).
     #[arg(long)]
     strict: bool,
+    /// Workload controllers that run with gang scheduling configured in the
+    /// controller rather than on the object: LeaderWorkerSet (its
+    /// `gangSchedulingManagement`), PyTorchJob (training-operator's
+    /// `--gang-scheduler-name`). Their expanded pods are grouped as those
+    /// controllers group them.
+    #[arg(long, value_name = "KIND,...", value_delimiter = ',', value_parser = parse_gang_controller)]
+    gang_scheduling_for: Vec<wasched::manifest::ControllerKind>,
 }
 
 impl ReadArgs {
@@ -292,8 +299,23 @@ impl ReadArgs {
             strict: self.strict,
             keep_stored: false,
             show_progress: true,
+            controllers: wasched::manifest::ControllerOptions {
+                gang_scheduling: self.gang_scheduling_for.into_iter().collect(),
+            },
         }
     }
+}
+
+fn parse_gang_controller(text: &str) -> Result<wasched::manifest::ControllerKind, String> {
+    let kinds = wasched::manifest::workloads::GANG_CONFIGURED_IN_CONTROLLER;
+    kinds
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(text))
+        .map(|(_, kind)| *kind)
+        .ok_or_else(|| {
+            let names: Vec<&str> = kinds.iter().map(|(name, _)| *name).collect();
+            format!("{text:?}: one of {}", names.join(", "))
+        })
 }
 
 #[derive(Clone, Copy, ValueEnum)]

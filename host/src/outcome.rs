@@ -158,7 +158,8 @@ pub struct Outcome {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nominations: Vec<Binding>,
     /// One entry per PodGroup with pending members, in scheduling order;
-    /// then one per running PodGroup that preemption disrupted.
+    /// then one per running PodGroup that preemption disrupted; then one
+    /// per PodGroup no pod of the snapshot joins.
     pub pod_groups: Vec<PodGroupDecision>,
     /// How the snapshot was read and what the run could not model.
     pub warnings: Vec<String>,
@@ -166,6 +167,10 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// Plugin calls that failed, counted by plugin, extension point and cause.
     pub plugin_errors: Vec<PluginErrorCount>,
+    /// Workload objects whose controllers make no pods (suspended, zero
+    /// replicas, a missing runtime), and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub without_pods: Vec<crate::manifest::WithoutPods>,
     /// Placements generated and evaluated (metrics only).
     #[serde(skip)]
     pub placement_stats: PlacementStats,
@@ -184,6 +189,42 @@ pub struct PluginErrorCount {
     pub cause: String,
     /// Failed calls.
     pub count: u64,
+}
+
+/// What a run did not attempt and the output must still show, whichever
+/// engine decided: a PodGroup that no pod of the snapshot joins (pending,
+/// with the reason), and the workload objects that make no pods.
+pub fn record_unattempted(snapshot: &crate::Snapshot, outcome: &mut Outcome) {
+    for group in &snapshot.groups {
+        let Some(spec) = &group.spec else { continue };
+        if !group.members.is_empty() || group.parent.is_some() {
+            continue;
+        }
+        let wait = match spec.policy {
+            crate::model::Policy::Gang { min_count } => {
+                format!(": PreEnqueue holds it until minCount ({min_count}) pods exist")
+            }
+            crate::model::Policy::Basic => String::new(),
+        };
+        outcome.pod_groups.push(PodGroupDecision {
+            pod_group: group.key.clone(),
+            scheduled: false,
+            reason: format!(
+                "no pod of the snapshot joins it (spec.schedulingGroup.podGroupName){wait}"
+            ),
+            min_count: group.min_count(),
+            bound: 0,
+            pending: 0,
+            placement: None,
+            domains: Vec::new(),
+            condition_reason: String::new(),
+            preemption: None,
+            disruption: None,
+        });
+    }
+    outcome
+        .without_pods
+        .extend(snapshot.without_pods.iter().cloned());
 }
 
 /// The reason a member of a PodGroup that was not admitted is left
@@ -302,6 +343,14 @@ impl Outcome {
                 e.pod.clone(),
                 "evicted".into(),
                 format!("by {}", e.by),
+            ]);
+        }
+        for w in &self.without_pods {
+            rows.push([
+                w.kind.clone(),
+                w.name.clone(),
+                "no pods".into(),
+                format!("{}: its controller makes none", w.reason),
             ]);
         }
         crate::table::render_within(&rows, width)

@@ -159,14 +159,14 @@ fn real_kinds_that_are_not_modelled_are_skipped_with_one_warning() {
     let file = write(
         "with-configmaps.yaml",
         "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 8Gi}}\n---\n\
-         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: d}\n",
     );
     let (code, stdout, stderr) = wasched(&["simulate", &file, "-o", "json"]);
     assert_eq!(code, 0, "{stderr}");
     let value: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
         value["warnings"][0],
-        "skipped 2 object(s) of kinds wasched does not model: 1 ConfigMap (v1), 1 Deployment (apps/v1)"
+        "skipped 2 object(s) of kinds wasched does not model: 1 ConfigMap (v1), 1 Ingress (networking.k8s.io/v1)"
     );
 }
 

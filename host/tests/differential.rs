@@ -38,6 +38,9 @@ const KEEP_STORED: ReadOptions = ReadOptions {
     strict: false,
     keep_stored: true,
     show_progress: false,
+    controllers: wasched::manifest::ControllerOptions {
+        gang_scheduling: std::collections::BTreeSet::new(),
+    },
 };
 
 /// A snapshot under comparison: its name in the tables, and files.
@@ -62,6 +65,16 @@ fn cases() -> Vec<Case> {
         cases.push(Case {
             name: path.file_stem().unwrap().to_string_lossy().into_owned(),
             files: vec![path],
+        });
+    }
+    // Workloads as users submit them, expanded as their controllers would.
+    for workload in ["jobset", "raycluster", "volcano-job"] {
+        cases.push(Case {
+            name: format!("workloads/{workload}"),
+            files: vec![
+                common::testdata("dialects/nodes.yaml"),
+                common::testdata(&format!("workloads/{workload}.yaml")),
+            ],
         });
     }
     let seeds: u64 = std::env::var("WASCHED_DIFF_SEEDS")

@@ -17,7 +17,7 @@ use wasched::manifest::{Manifests, load_str};
 fn load_and_schedule(text: &str) {
     let mut manifests = Manifests::default();
     if load_str(&mut manifests, "fuzz.yaml", text).is_err()
-        || wasched::manifest::expand_jobs(&mut manifests).is_err()
+        || wasched::manifest::expand_workloads(&mut manifests).is_err()
     {
         return;
     }

@@ -37,7 +37,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use wasched::generate::{Options, Shape};
-use wasched::manifest::{Manifests, expand_jobs, load_str};
+use wasched::manifest::{Manifests, expand_workloads, load_str};
 use wasched::{Outcome, PluginSet, Snapshot};
 
 /// The native property's case count.
@@ -87,7 +87,7 @@ fn snapshot_of(options: &Options) -> Snapshot {
     let yaml = wasched::generate::generate_yaml(options).expect("the generator's own output");
     let mut manifests = Manifests::default();
     load_str(&mut manifests, "generated.yaml", &yaml).unwrap();
-    expand_jobs(&mut manifests).unwrap();
+    expand_workloads(&mut manifests).unwrap();
     Snapshot::build(&manifests).unwrap()
 }
 

@@ -41,7 +41,7 @@ fn snapshots() -> Vec<(String, Snapshot)> {
         let text = wasched::generate::generate_json(&options).unwrap();
         let mut manifests = wasched::manifest::Manifests::default();
         wasched::manifest::load_str(&mut manifests, "generated.json", &text).unwrap();
-        wasched::manifest::expand_jobs(&mut manifests).unwrap();
+        wasched::manifest::expand_workloads(&mut manifests).unwrap();
         all.push((
             format!("generated seed {seed}"),
             Snapshot::build(&manifests).unwrap(),

@@ -282,7 +282,7 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
                 }
             }
             Object::Workload(_) => {}
-            Object::Job(_) => continue, // expanded before
+            Object::Job(_) | Object::Controller(_) => continue, // expanded before
         }
         if let Some(ns) = value
             .pointer("/metadata/namespace")
@@ -371,6 +371,7 @@ fn object_value(object: &Object) -> Value {
         Object::PriorityClass(o) => serde_json::to_value(o.as_ref()),
         Object::PodDisruptionBudget(o) => serde_json::to_value(o.as_ref()),
         Object::Job(o) => serde_json::to_value(o.as_ref()),
+        Object::Controller(c) => Ok(c.value.clone()),
     };
     value.expect("k8s-openapi objects serialize")
 }

@@ -387,6 +387,7 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult, engine: &str) -> Outcom
         }
         outcome.pod_groups.push(decision);
     }
+    crate::outcome::record_unattempted(snapshot, &mut outcome);
     outcome.warnings.push(format!(
         "engine {engine}: the real kube-scheduler v1.37.2 decided (wasched-kube); where it breaks ties between equal scores its choice may differ from run to run"
     ));

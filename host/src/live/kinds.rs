@@ -82,7 +82,7 @@ impl Kind {
             Object::PodGroup(_) => Kind::PodGroup,
             Object::PodDisruptionBudget(_) => Kind::PodDisruptionBudget,
             Object::Pod(_) => Kind::Pod,
-            Object::Job(_) => return None,
+            Object::Job(_) | Object::Controller(_) => return None,
         })
     }
 }
@@ -166,6 +166,15 @@ pub fn origin(object: &Object) -> ObjectRef {
         Object::PriorityClass(o) => ("PriorityClass", key(o.as_ref())),
         Object::PodDisruptionBudget(o) => ("PodDisruptionBudget", key(o.as_ref())),
         Object::Job(o) => ("Job", key(o.as_ref())),
+        Object::Controller(c) => {
+            let (namespace, name) = c.namespace_and_name();
+            let key = if namespace.is_empty() {
+                name
+            } else {
+                format!("{namespace}/{name}")
+            };
+            (c.kind.api().1, key)
+        }
     };
     ObjectRef {
         file: ORIGIN.into(),

@@ -92,7 +92,7 @@ fn kind_rank(object: &Object) -> u8 {
         Object::CompositePodGroup(_) => 3,
         Object::PodGroup(_) => 4,
         Object::PodDisruptionBudget(_) => 5,
-        Object::Job(_) => 6,
+        Object::Job(_) | Object::Controller(_) => 6,
         Object::Pod(_) => 7,
     }
 }

@@ -175,6 +175,15 @@ fn same(object: &Object) -> (String, Option<String>) {
         Object::PriorityClass(o) => &o.metadata,
         Object::PodDisruptionBudget(o) => &o.metadata,
         Object::Job(o) => &o.metadata,
+        Object::Controller(c) => {
+            let field = |k: &str| {
+                c.value
+                    .pointer(&format!("/metadata/{k}"))
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string)
+            };
+            return (field("uid").unwrap_or_default(), field("resourceVersion"));
+        }
     };
     (
         meta.uid.clone().unwrap_or_default(),

@@ -10,7 +10,10 @@
 //!   label `scheduling.x-k8s.io/pod-group`;
 //! - Volcano, `scheduling.volcano.sh/v1beta1` PodGroup (`minMember`,
 //!   `minResources`, `priorityClassName`, `queue`); pods joined by
-//!   annotation `scheduling.k8s.io/group-name`.
+//!   annotation `scheduling.k8s.io/group-name`;
+//! - KAI-Scheduler, `scheduling.run.ai/v2alpha2` PodGroup ([`super::kai`]);
+//!   pods joined by annotation `pod-group-name` (and label
+//!   `kai.scheduler/subgroup-name`).
 //!
 //! Every object read this way gets a note saying how each field was mapped.
 //! A field with no v1.37 equivalent is given its documented meaning by the
@@ -106,11 +109,14 @@ pub enum Translation {
     Consumed,
 }
 
-/// The three ways pods name their group outside v1.37, with the dialect.
-const POD_MARKERS: [(&str, bool, &str); 3] = [
+/// The ways pods name their group outside v1.37 (the early dialect,
+/// Coscheduling, Volcano, KAI-Scheduler): key, whether an annotation, and
+/// how it reads.
+const POD_MARKERS: [(&str, bool, &str); 4] = [
     ("scheduling.k8s.io/pod-group-name", true, "annotation"),
     ("scheduling.x-k8s.io/pod-group", false, "label"),
     ("scheduling.k8s.io/group-name", true, "annotation"),
+    (super::kai::POD_GROUP_ANNOTATION, true, "annotation"),
 ];
 
 /// Rewrites a dialect object into the v1.37 form in place.
@@ -129,6 +135,10 @@ pub fn translate(
         }
         ("scheduling.volcano.sh/v1beta1", "PodGroup") => {
             pod_group(into, origin, value, Dialect::Volcano)?
+        }
+        ("scheduling.run.ai/v2alpha2", "PodGroup") => {
+            super::kai::pod_group(into, origin, value)?;
+            return Ok(Translation::Consumed);
         }
         ("scheduling.k8s.io/v1beta1", "CompositePodGroup") => {
             composite(into, origin, value)?;
@@ -357,9 +367,17 @@ fn pod_membership(into: &mut Manifests, origin: &ObjectRef, value: &mut Value) -
         }
         named = Some((marker, group.to_string()));
     }
-    let Some((marker, group)) = named else {
+    let Some((marker, mut group)) = named else {
         return Ok(());
     };
+    if marker == super::kai::POD_GROUP_ANNOTATION
+        && let Some(subgroup) = value
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(super::kai::SUBGROUP_LABEL))
+            .and_then(Value::as_str)
+    {
+        group = super::kai::subgroup_group(&group, subgroup);
+    }
     let spec = value
         .get_mut("spec")
         .and_then(Value::as_object_mut)

@@ -66,17 +66,50 @@ pub fn parse<T>(
 where
     T: serde::de::DeserializeOwned + serde::Serialize,
 {
+    parse_at(
+        origin,
+        "",
+        value,
+        validation,
+        check_required,
+        unknown_fields,
+    )
+}
+
+/// [`parse`] of a part of an object, `at` its path (`spec.template`), which
+/// every field named is prefixed with.
+pub fn parse_at<T>(
+    origin: &ObjectRef,
+    at: &str,
+    value: Value,
+    validation: FieldValidation,
+    check_required: bool,
+    unknown_fields: &mut UnknownFields,
+) -> Result<Box<T>>
+where
+    T: serde::de::DeserializeOwned + serde::Serialize,
+{
+    let within = |path: String| match (at.is_empty(), path.is_empty()) {
+        (true, _) => path,
+        (false, true) => at.to_string(),
+        (false, false) if path.starts_with('[') => format!("{at}{path}"),
+        (false, false) => format!("{at}.{path}"),
+    };
     let input = check_required.then(|| value.clone());
     let mut unknown = Vec::new();
-    let mut record = |path: serde_ignored::Path<'_>| unknown.push(path_text(&path));
+    let mut record = |path: serde_ignored::Path<'_>| unknown.push(within(path_text(&path)));
     let typed: T =
         serde_path_to_error::deserialize(serde_ignored::Deserializer::new(value, &mut record))
             .map_err(|e| {
                 let path = e.path().to_string();
                 let path = if path == "." {
-                    "(object)".to_string()
+                    if at.is_empty() {
+                        "(object)".to_string()
+                    } else {
+                        at.to_string()
+                    }
                 } else {
-                    path
+                    within(path)
                 };
                 anyhow!("{origin}: field {path}: {}", e.into_inner())
             })?;
@@ -88,7 +121,7 @@ where
         let written = serde_json::to_value(&typed)
             .map_err(|e| anyhow!("{origin}: cannot be written back: {e}"))?;
         let mut missing = Vec::new();
-        missing_fields(&input, &written, &mut String::new(), &mut missing);
+        missing_fields(&input, &written, &mut at.to_string(), &mut missing);
         if let Some(first) = missing.first() {
             let given = if named.is_empty() {
                 String::new()

@@ -34,8 +34,12 @@ pub enum Object {
     /// `policy/v1 PodDisruptionBudget`.
     PodDisruptionBudget(Box<PodDisruptionBudget>),
     /// `batch/v1 Job`; expanded into a Workload, a PodGroup and pods when
-    /// its pods are not in the snapshot (see [`super::jobs`]).
+    /// its pods are not in the snapshot (see [`super::workloads::job`]).
     Job(Box<Job>),
+    /// A workload of another controller (JobSet, LeaderWorkerSet,
+    /// RayCluster, …), expanded into what its controller makes by
+    /// [`super::expand_workloads`] (see [`super::workloads`]).
+    Controller(Box<super::workloads::Controller>),
 }
 
 /// Where an object came from, for messages: `file: Kind ns/name`.
@@ -82,6 +86,12 @@ pub struct Manifests {
     /// What wasched's cycle never reads is kept ([`super::prune`] is not
     /// applied): the objects go to a real API server.
     pub keep_stored: bool,
+    /// How controllers are configured where objects do not say.
+    pub controllers: super::workloads::ControllerOptions,
+    /// Controller objects that make no pods, and why.
+    pub without_pods: Vec<super::workloads::WithoutPods>,
+    /// `v1alpha1` pods' groups, made once everything is read.
+    pub versions: super::versions::AlphaOneState,
 }
 
 impl Manifests {
@@ -100,6 +110,9 @@ impl Manifests {
             generated_names: self.generated_names.clone(),
             progress: self.progress.clone(),
             keep_stored: self.keep_stored,
+            controllers: self.controllers.clone(),
+            without_pods: self.without_pods.clone(),
+            versions: self.versions.clone(),
         }
     }
 
@@ -157,7 +170,7 @@ impl Manifests {
 
     /// Ends reading: the unknown fields met become warnings (one per kind
     /// and path), and so do PodGroups that pods name and the snapshot
-    /// lacks. Call once, after [`super::expand_jobs`].
+    /// lacks. Call once, after [`super::expand_workloads`].
     pub fn finish(&mut self) {
         let unknown = self.unknown_fields.warnings();
         let missing = self.missing_group_warnings();
@@ -189,7 +202,7 @@ pub const STDIN: &str = "-";
 /// Reads every file into `into`, in the order given; a directory stands for
 /// every `*.yaml`, `*.yml` and `*.json` file directly in it, in name order
 /// (what else it holds is listed in one warning), and [`STDIN`] for
-/// standard input. Call [`super::expand_jobs`] once everything is read.
+/// standard input. Call [`super::expand_workloads`] once everything is read.
 pub fn load_files(into: &mut Manifests, paths: &[impl AsRef<Path>]) -> Result<()> {
     for path in paths {
         let path = path.as_ref();
@@ -317,6 +330,7 @@ pub(super) struct Mark {
     generated_names: super::names::GeneratedNames,
     skipped: BTreeMap<String, usize>,
     dialects: super::dialect::DialectState,
+    versions: super::versions::AlphaOneState,
 }
 
 impl Mark {
@@ -329,6 +343,7 @@ impl Mark {
             generated_names: manifests.generated_names.clone(),
             skipped: manifests.skipped.clone(),
             dialects: manifests.dialects.clone(),
+            versions: manifests.versions.clone(),
         }
     }
 
@@ -340,6 +355,7 @@ impl Mark {
         manifests.generated_names = self.generated_names;
         manifests.skipped = self.skipped;
         manifests.dialects = self.dialects;
+        manifests.versions = self.versions;
     }
 }
 
@@ -590,7 +606,16 @@ pub(super) fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> R
     {
         return Ok(());
     }
+    super::versions::convert(into, &origin, &mut value)?;
     let api_version = value["apiVersion"].as_str().unwrap_or_default().to_string();
+    if let Some(kind) = super::workloads::ControllerKind::of(&api_version, &origin.kind) {
+        into.objects.push((
+            origin,
+            Object::Controller(Box::new(super::workloads::Controller { kind, value })),
+        ));
+        into.progress.object();
+        return Ok(());
+    }
     let validation = into.validation;
     let warnings = &mut into.unknown_fields;
     // Required fields are checked where a defaulted zero would change a
@@ -630,6 +655,14 @@ pub(super) fn add_value(into: &mut Manifests, file: &str, mut value: Value) -> R
             // Any other kind, of any group, built in or custom: counted in
             // one summary line; one that looks like a misspelt modelled
             // kind is named.
+            if let Some(read) =
+                super::workloads::ControllerKind::in_other_version(&api_version, &kind)
+            {
+                into.warnings.push(format!(
+                    "{origin}: {kind} {api_version} is not read, skipped; wasched expands {kind} {}",
+                    read.api().0
+                ));
+            }
             match near_modelled_kind(&api_version, &kind) {
                 Some(meant) if meant == kind => into.warnings.push(format!(
                     "{origin}: {kind} {api_version} is not read, skipped; wasched reads {}",
@@ -889,7 +922,7 @@ mod tests {
             "{err}"
         );
         let err =
-            load("apiVersion: scheduling.k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n")
+            load("apiVersion: scheduling.k8s.io/v1alpha9\nkind: PodGroup\nmetadata: {name: g}\n")
                 .unwrap_err()
                 .to_string();
         assert!(

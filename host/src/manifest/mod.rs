@@ -11,14 +11,16 @@
 pub mod depth;
 pub mod dialect;
 pub mod fields;
-pub mod jobs;
+pub mod kai;
 mod load;
 pub mod names;
 pub mod prune;
 pub mod quantity;
 mod stream;
+pub mod versions;
+pub mod workloads;
 
 pub use fields::FieldValidation;
-pub use jobs::expand as expand_jobs;
 pub use load::{Manifests, Object, ObjectRef, STDIN, load_files, load_str};
 pub use names::DEFAULT_SCHEDULER_NAME;
+pub use workloads::{ControllerKind, ControllerOptions, WithoutPods, expand as expand_workloads};

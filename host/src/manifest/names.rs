@@ -40,6 +40,16 @@ const NAMESPACED: &[&str] = &[
     "CompositePodGroup",
     "PodDisruptionBudget",
     "Job",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "JobSet",
+    "LeaderWorkerSet",
+    "RayCluster",
+    "RayJob",
+    "PyTorchJob",
+    "TrainJob",
+    "TrainingRuntime",
 ];
 
 /// How many objects with the same prefix and text have had a name made,

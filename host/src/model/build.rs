@@ -231,6 +231,7 @@ impl Snapshot {
         snapshot.warnings.extend(manifests.warnings.iter().cloned());
         snapshot.notes = manifests.notes.clone();
         snapshot.notes.extend(manifests.pod_marker_notes());
+        snapshot.without_pods = manifests.without_pods.clone();
         for (origin, object) in objects {
             if let Some(first) = seen.insert((origin.kind.clone(), origin.name.clone()), origin) {
                 bail!("{origin}: defined twice (first in {})", first.file);
@@ -245,7 +246,7 @@ impl Snapshot {
                 // Workloads are the objects PodGroups point to; what the
                 // scheduler needs of them is on the PodGroups. Jobs were
                 // expanded before.
-                Object::Workload(_) | Object::Job(_) => {}
+                Object::Workload(_) | Object::Job(_) | Object::Controller(_) => {}
             }
         }
 

@@ -371,6 +371,7 @@ impl Model {
         snapshot.warnings = self.warnings();
         snapshot.notes = self.read.notes.clone();
         snapshot.notes.extend(self.read.pod_marker_notes());
+        snapshot.without_pods = self.read.without_pods.clone();
         snapshot
     }
 
@@ -390,6 +391,7 @@ impl Model {
         snapshot.warnings = warnings;
         snapshot.notes = std::mem::take(&mut self.read.notes);
         snapshot.notes.extend(self.read.pod_marker_notes());
+        snapshot.without_pods = std::mem::take(&mut self.read.without_pods);
         snapshot
     }
 
@@ -443,7 +445,7 @@ impl Model {
             // Workloads are the objects PodGroups point to; what the
             // scheduler needs of them is on the PodGroups. Jobs were
             // expanded before.
-            Object::Workload(_) | Object::Job(_) => Ok(()),
+            Object::Workload(_) | Object::Job(_) | Object::Controller(_) => Ok(()),
         }
     }
 
@@ -474,7 +476,7 @@ impl Model {
                     self.remove_budget(id);
                 }
             }
-            Object::Workload(_) | Object::Job(_) => {}
+            Object::Workload(_) | Object::Job(_) | Object::Controller(_) => {}
         }
     }
 
@@ -1352,7 +1354,7 @@ fn rank(object: &Object) -> u8 {
     match object {
         Object::PriorityClass(_) => 0,
         Object::Node(_) => 1,
-        Object::Workload(_) | Object::Job(_) => 2,
+        Object::Workload(_) | Object::Job(_) | Object::Controller(_) => 2,
         Object::PodGroup(_) => 3,
         Object::CompositePodGroup(_) => 4,
         Object::Pod(_) => 5,

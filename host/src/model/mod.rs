@@ -215,6 +215,8 @@ pub struct Snapshot {
     pub warnings: Vec<String>,
     /// How objects in other dialects were read, one line each.
     pub notes: Vec<String>,
+    /// Workload objects whose controllers make no pods, and why.
+    pub without_pods: Vec<crate::manifest::WithoutPods>,
     allocatable: Vec<Vec<u64>>,
     requested: Vec<Vec<u64>>,
     /// Per node, the sum of its pods' [`PodInfo::scoring_requests`]

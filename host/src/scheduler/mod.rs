@@ -304,6 +304,7 @@ fn run_with(
     run.record_nominations();
     run.record_disruptions();
     outcome = run.outcome;
+    crate::outcome::record_unattempted(run.cycle.snapshot, &mut outcome);
     let cycle = run.cycle;
     if let Some(start) = options.search_start {
         start.set(cycle.next_start_node);

@@ -2,8 +2,13 @@
 //! v1.37 Job controller does it (KEP-5547): a Workload and a PodGroup from
 //! `spec.scheduling` (`basic` when absent; `gang: {}` means `minCount =
 //! parallelism`), then `parallelism` pods from the template that join the
-//! PodGroup. Names are deterministic: `<job>-<index>-<suffix>` for Indexed
-//! Jobs, `<job>-<suffix>` otherwise, the suffix derived from the Job.
+//! PodGroup. A Job whose pod template already names a `schedulingGroup`
+//! (a JobSet's or a TrainJob's child) gets no Workload of its own: its
+//! pods join the group named. Names are deterministic:
+//! `<job>-<index>-<suffix>` for Indexed Jobs, `<job>-<suffix>` otherwise,
+//! the suffix derived from the Job. A Job without `spec.scheduling` that
+//! carries KAI-Scheduler's `kai.scheduler/batch-min-member` annotation is
+//! a gang of that many pods, as KAI's podgrouper groups it.
 
 use std::collections::HashSet;
 
@@ -18,7 +23,14 @@ use k8s_openapi::api::scheduling::v1beta1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use super::load::{Manifests, Object, ObjectRef};
+use super::WithoutPods;
+use super::pods::derived;
+use crate::manifest::load::{Manifests, Object, ObjectRef};
+
+/// KAI-Scheduler's annotation on a Job: how many of its pods are one gang
+/// (its podgrouper's `MinMemberOverrideKey`), read as `gang.minCount` when
+/// the Job has no `spec.scheduling`.
+const KAI_MIN_MEMBER: &str = "kai.scheduler/batch-min-member";
 
 /// The template name of the Workload the controller creates for a Job.
 const TEMPLATE: &str = "job";
@@ -73,26 +85,37 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
         if owned.contains(&(ns.clone(), name.clone())) {
             continue; // the controller already made its pods; they are in the snapshot
         }
-        let Some(count) = pods_to_create(&job, &origin, &mut into.notes) else {
+        let Some(count) = pods_to_create(&job, &origin, into) else {
             continue;
         };
         let spec = job.spec.as_ref().expect("checked by pods_to_create");
         let parallelism = spec.parallelism.unwrap_or(1);
+        let named = super::pods::named_group(&spec.template).map(str::to_string);
         let policy = scheduling_policy(&job, &origin, parallelism)?;
         let (workload, group) = workload_and_group(&job, &ns, &name, policy.clone());
         let mut made = Vec::new();
-        if !workloads.contains(&job_key) {
+        if let Some(named) = &named {
+            made.push(format!(
+                "no Workload of its own (its pod template names PodGroup {named})"
+            ));
+        } else if !workloads.contains(&job_key) {
             into.objects.push((
                 derived(&origin, "Workload", &job_key),
                 Object::Workload(Box::new(workload)),
             ));
             made.push(format!("Workload {job_key}"));
         }
-        let policy_text = match &policy.gang {
-            Some(g) => format!("gang minCount {}", g.min_count),
-            None => "basic".into(),
-        };
-        if !groups.contains(&job_key) {
+        let mut policy_text = super::pods::policy_text(&policy);
+        if spec.scheduling.is_none()
+            && job
+                .metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key(KAI_MIN_MEMBER))
+        {
+            policy_text.push_str(&format!(", from annotation {KAI_MIN_MEMBER}"));
+        }
+        if named.is_none() && !groups.contains(&job_key) {
             into.objects.push((
                 derived(&origin, "PodGroup", &job_key),
                 Object::PodGroup(Box::new(group)),
@@ -102,7 +125,7 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
         let indexed = spec.completion_mode.as_deref() == Some("Indexed");
         let mut names = Vec::new();
         for index in 0..count {
-            let pod = pod(&job, &ns, &name, index, indexed);
+            let pod = pod(&job, &ns, &name, index, indexed, named.as_deref());
             let pod_name = pod.metadata.name.clone().unwrap_or_default();
             into.objects.push((
                 derived(&origin, "Pod", &format!("{ns}/{pod_name}")),
@@ -132,17 +155,9 @@ fn key(meta: &ObjectMeta) -> String {
     )
 }
 
-fn derived(origin: &ObjectRef, kind: &str, name: &str) -> ObjectRef {
-    ObjectRef {
-        file: origin.file.clone(),
-        kind: kind.into(),
-        name: format!("{name} (from Job {})", origin.name),
-    }
-}
-
 /// How many pods the controller would create now; `None` (with a note) for
 /// Jobs that create none: suspended, finished, or complete.
-fn pods_to_create(job: &Job, origin: &ObjectRef, notes: &mut Vec<String>) -> Option<i32> {
+fn pods_to_create(job: &Job, origin: &ObjectRef, into: &mut Manifests) -> Option<i32> {
     let spec = job.spec.as_ref()?;
     let status = job.status.as_ref();
     let finished = status
@@ -162,10 +177,15 @@ fn pods_to_create(job: &Job, origin: &ObjectRef, notes: &mut Vec<String>) -> Opt
     } else {
         return Some(count);
     };
-    notes.push(format!(
+    into.notes.push(format!(
         "Job {}: {why}, so the controller creates no pods",
         origin.name
     ));
+    into.without_pods.push(WithoutPods {
+        kind: "Job".into(),
+        name: origin.name.clone(),
+        reason: why.into(),
+    });
     None
 }
 
@@ -180,6 +200,28 @@ fn scheduling_policy(
         .as_ref()
         .and_then(|s| s.scheduling.as_ref())
         .and_then(|s| s.scheduling_policy.as_ref());
+    let kai_min = job
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(KAI_MIN_MEMBER));
+    if policy.is_none()
+        && let Some(text) = kai_min
+    {
+        let min_count = text
+            .parse::<i32>()
+            .ok()
+            .filter(|n| (1..=parallelism).contains(n))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{origin}: field metadata.annotations.{KAI_MIN_MEMBER}: must be an integer between 1 and parallelism ({parallelism}), got {text:?}"
+                )
+            })?;
+        return Ok(PodGroupSchedulingPolicy {
+            basic: None,
+            gang: Some(GangSchedulingPolicy { min_count }),
+        });
+    }
     let Some(gang) = policy.and_then(|p| p.gang.as_ref()) else {
         return Ok(PodGroupSchedulingPolicy {
             basic: Some(BasicSchedulingPolicy(serde_json::json!({}))),
@@ -281,35 +323,17 @@ fn workload_and_group(
 }
 
 fn owner(job: &Job) -> OwnerReference {
-    OwnerReference {
-        api_version: "batch/v1".into(),
-        kind: "Job".into(),
-        name: job.metadata.name.clone().unwrap_or_default(),
-        uid: job.metadata.uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
+    super::pods::owner("batch/v1", "Job", &job.metadata)
 }
 
 /// The 5-character suffix the controller's generateName would add, derived
 /// from the Job and the pod's index so that runs are reproducible.
 fn suffix(ns: &str, name: &str, index: i32) -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789"; // apimachinery's rand alphabet
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325; // FNV-1a
-    for byte in ns
-        .bytes()
-        .chain([b'/'])
-        .chain(name.bytes())
-        .chain(index.to_le_bytes())
-    {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-    }
-    (0..5)
-        .map(|i| ALPHABET[((hash >> (i * 12)) % ALPHABET.len() as u64) as usize] as char)
-        .collect()
+    let named_index: Vec<u8> = name.bytes().chain(index.to_le_bytes()).collect();
+    super::pods::suffix(&[ns.as_bytes(), &named_index])
 }
 
-fn pod(job: &Job, ns: &str, name: &str, index: i32, indexed: bool) -> Pod {
+fn pod(job: &Job, ns: &str, name: &str, index: i32, indexed: bool, group: Option<&str>) -> Pod {
     let template = job
         .spec
         .as_ref()
@@ -345,7 +369,7 @@ fn pod(job: &Job, ns: &str, name: &str, index: i32, indexed: bool) -> Pod {
     meta.owner_references = Some(vec![owner(job)]);
     let mut spec = template.spec.unwrap_or_default();
     spec.scheduling_group = Some(PodSchedulingGroup {
-        pod_group_name: Some(name.into()),
+        pod_group_name: Some(group.unwrap_or(name).into()),
     });
     Pod {
         metadata: meta,
