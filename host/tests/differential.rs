@@ -70,7 +70,7 @@ fn cases() -> Vec<Case> {
     // Workloads as users submit them, expanded as their controllers would.
     for workload in ["jobset", "raycluster", "volcano-job"] {
         cases.push(Case {
-            name: format!("workloads/{workload}"),
+            name: format!("workload {workload}"),
             files: vec![
                 common::testdata("dialects/nodes.yaml"),
                 common::testdata(&format!("workloads/{workload}.yaml")),

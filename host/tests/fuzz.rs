@@ -1,5 +1,5 @@
 //! Property-based fuzzing of what comes from outside: manifests in every
-//! dialect (and Jobs) into the loader and snapshot builder, and plugin
+//! dialect (and Jobs, workloads, earlier API versions) into the loader and snapshot builder, and plugin
 //! answers into the host's checks.
 //! Neither may ever panic; accepted answers must satisfy the contract.
 //!
@@ -27,7 +27,7 @@ fn load_and_schedule(text: &str) {
     }
 }
 
-const SEED_SNAPSHOTS: [&str; 8] = [
+const SEED_SNAPSHOTS: [&str; 18] = [
     include_str!("../../testdata/scenarios/node-checks.yaml"),
     include_str!("../../testdata/scenarios/priority-competition.yaml"),
     include_str!("../../testdata/sandbox/snapshot.yaml"),
@@ -36,6 +36,16 @@ const SEED_SNAPSHOTS: [&str; 8] = [
     include_str!("../../testdata/dialects/coscheduling.yaml"),
     include_str!("../../testdata/dialects/volcano.yaml"),
     include_str!("../../testdata/dialects/jobs.yaml"),
+    include_str!("../../testdata/workloads/jobset.yaml"),
+    include_str!("../../testdata/workloads/jobset-per-replicated-job.yaml"),
+    include_str!("../../testdata/workloads/leaderworkerset.yaml"),
+    include_str!("../../testdata/workloads/raycluster.yaml"),
+    include_str!("../../testdata/workloads/pytorchjob.yaml"),
+    include_str!("../../testdata/workloads/trainjob.yaml"),
+    include_str!("../../testdata/workloads/volcano-job.yaml"),
+    include_str!("../../testdata/workloads/apps.yaml"),
+    include_str!("../../testdata/workloads/kueue-kai.yaml"),
+    include_str!("../../testdata/workloads/versions.yaml"),
 ];
 
 /// Scalars that tend to break parsers and arithmetic.
@@ -66,6 +76,16 @@ fn plausible_object() -> impl Strategy<Value = Value> {
         Just(("scheduling.volcano.sh/v1beta1", "PodGroup")),
         Just(("scheduling.k8s.io/v1beta1", "CompositePodGroup")),
         Just(("batch/v1", "Job")),
+        Just(("apps/v1", "Deployment")),
+        Just(("apps/v1", "StatefulSet")),
+        Just(("jobset.x-k8s.io/v1alpha2", "JobSet")),
+        Just(("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")),
+        Just(("ray.io/v1", "RayCluster")),
+        Just(("kubeflow.org/v1", "PyTorchJob")),
+        Just(("batch.volcano.sh/v1alpha1", "Job")),
+        Just(("scheduling.run.ai/v2alpha2", "PodGroup")),
+        Just(("scheduling.k8s.io/v1alpha2", "PodGroup")),
+        Just(("scheduling.k8s.io/v1alpha1", "Workload")),
     ];
     (kinds, nasty_scalar(), nasty_scalar(), nasty_scalar(), "[a-c]{1,2}", 0..4u8).prop_map(
         |((api, kind), a, b, c, name, node)| {
@@ -86,6 +106,20 @@ fn plausible_object() -> impl Strategy<Value = Value> {
                     "topologySpreadConstraints": [{"maxSkew": a, "topologyKey": "k", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}}],
                     "containers": [{"name": "c", "resources": {"requests": {"cpu": b, "memory": c, "x/y": a}}}],
                     "taints": [{"key": "k", "effect": c}],
+                    "replicas": b,
+                    "selector": {"matchLabels": {"a": "b"}},
+                    "replicatedJobs": [{"name": name, "replicas": a, "template": {"spec": {"parallelism": b, "template": {"spec": {"containers": []}}}}}],
+                    "scheduling": {"schedulingPolicy": {"gang": {"minCount": c}}},
+                    "leaderWorkerTemplate": {"size": a, "workerTemplate": {"spec": {"containers": []}}},
+                    "headGroupSpec": {"template": {"spec": {"containers": []}}},
+                    "workerGroupSpecs": [{"groupName": name, "replicas": a, "numOfHosts": b, "minReplicas": c, "template": {"spec": {"containers": []}}}],
+                    "pytorchReplicaSpecs": {"Worker": {"replicas": a, "template": {"spec": {"containers": []}}}},
+                    "tasks": [{"name": name, "replicas": a, "minAvailable": b, "template": {"spec": {"containers": []}}}],
+                    "minAvailable": c,
+                    "subGroups": [{"name": name, "minMember": a}],
+                    "podGroupTemplateRef": {"workload": {"workloadName": name, "podGroupTemplateName": c}},
+                    "disruptionMode": a,
+                    "podGroups": [{"name": name, "policy": {"gang": {"minCount": b}}}],
                 },
                 "status": {"allocatable": {"cpu": a, "memory": b, "pods": c}},
             })

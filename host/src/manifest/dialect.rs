@@ -370,6 +370,13 @@ fn pod_membership(into: &mut Manifests, origin: &ObjectRef, value: &mut Value) -
     let Some((marker, mut group)) = named else {
         return Ok(());
     };
+    // KAI's annotation has no prefix of its own: it is KAI's only on its pods.
+    if marker == super::kai::POD_GROUP_ANNOTATION
+        && value.pointer("/spec/schedulerName").and_then(Value::as_str)
+            != Some(super::kai::SCHEDULER_NAME)
+    {
+        return Ok(());
+    }
     if marker == super::kai::POD_GROUP_ANNOTATION
         && let Some(subgroup) = value
             .pointer("/metadata/labels")

@@ -21,7 +21,7 @@
 //!   `stalenessGracePeriod`) change nothing in a one-instant simulation and
 //!   are noted.
 //!
-//! Pods join by the annotation `pod-group-name`; their `schedulerName`
+//! Pods of `kai-scheduler` join by the annotation `pod-group-name`; their `schedulerName`
 //! (`kai-scheduler`) is read as `default-scheduler`'s.
 
 use anyhow::{Result, anyhow, bail};
@@ -32,6 +32,8 @@ use super::load::Manifests;
 
 /// The pod annotation that names a pod's KAI PodGroup.
 pub const POD_GROUP_ANNOTATION: &str = "pod-group-name";
+/// KAI-Scheduler's `schedulerName`: only its pods' `pod-group-name` is read.
+pub const SCHEDULER_NAME: &str = "kai-scheduler";
 /// The pod label that names its subgroup.
 pub const SUBGROUP_LABEL: &str = "kai.scheduler/subgroup-name";
 
@@ -303,8 +305,18 @@ pub fn pod_group(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Res
                 "spec": composite_spec,
             }),
         );
+        let sum: i64 = subgroups
+            .iter()
+            .filter_map(|s| s.get("minMember").and_then(Value::as_i64))
+            .sum();
         let total = match min_member {
-            Some(n) if n > 0 => format!(" (the group's minMember {n} is met by its subgroups')"),
+            Some(n) if n > sum => bail!(
+                "{origin}: field spec.minMember: {n} is more than its subgroups' minMember together ({sum}), \
+                 which a v1.37 CompositePodGroup cannot express"
+            ),
+            Some(n) if n > 0 => {
+                format!(" (the group's minMember {n} is met by its subgroups' {sum})")
+            }
             _ => String::new(),
         };
         mapped.insert(

@@ -37,6 +37,9 @@ use super::load::{Manifests, Object, ObjectRef};
 /// The version everything here is read as.
 const V1BETA1: &str = "scheduling.k8s.io/v1beta1";
 
+/// A `v1alpha1` pod group replica: (namespace, Workload, pod group, replica key).
+type GroupReplica = (String, String, String, Option<String>);
+
 /// `v1alpha1` state: the pod groups Workloads declare and the groups pods
 /// were put in, to make those groups once everything is read.
 #[derive(Debug, Clone, Default)]
@@ -44,7 +47,7 @@ pub struct AlphaOneState {
     /// `namespace/workload` → its pod groups' policies by name.
     workloads: BTreeMap<String, BTreeMap<String, Value>>,
     /// (namespace, workload, podGroup, replica key) → (PodGroup name, pods, first pod).
-    groups: BTreeMap<(String, String, String, Option<String>), (String, usize, ObjectRef)>,
+    groups: BTreeMap<GroupReplica, (String, usize, ObjectRef)>,
 }
 
 /// Rewrites an earlier-version Workload or PodGroup, or a `v1alpha1` pod's
@@ -326,10 +329,8 @@ pub fn finish(into: &mut Manifests) {
             .and_then(|groups| groups.get(&pod_group))
         else {
             into.warnings.push(format!(
-                "{pods} pod(s) (first: Pod {}) name Workload {namespace}/{workload} pod group \
-                 {pod_group} in spec.workloadRef (v1alpha1), which the snapshot lacks: they wait \
-                 for it",
-                first.name
+                "{first}: spec.workloadRef (v1alpha1) names Workload {namespace}/{workload} pod group \
+                 {pod_group}, which the snapshot lacks: {pods} pod(s) wait for it"
             ));
             continue;
         };
@@ -337,7 +338,7 @@ pub fn finish(into: &mut Manifests) {
             Ok(policy) => policy,
             Err(e) => {
                 into.warnings.push(format!(
-                    "Workload {namespace}/{workload} pod group {pod_group}: policy not read: {e}"
+                    "{first}: Workload {namespace}/{workload} pod group {pod_group}: field policy not read: {e}"
                 ));
                 continue;
             }

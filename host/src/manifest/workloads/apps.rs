@@ -109,6 +109,7 @@ pub fn replica_set(context: &Context, read: &mut Reader) -> Result<Expansion> {
     if replicas <= 0 {
         return Ok(Expansion::NoPods("spec.replicas is 0".into()));
     }
+    read.bounded(replicas as u128, "spec.replicas")?;
     let template = spec.template.unwrap_or_default();
     let mut objects = Vec::new();
     let mut made = Vec::new();
@@ -147,11 +148,17 @@ pub fn stateful_set(context: &Context, read: &mut Reader) -> Result<Expansion> {
     if replicas <= 0 {
         return Ok(Expansion::NoPods("spec.replicas is 0".into()));
     }
-    let start = spec.ordinals.as_ref().and_then(|o| o.start).unwrap_or(0);
+    read.bounded(replicas as u128, "spec.replicas")?;
+    let start = spec
+        .ordinals
+        .as_ref()
+        .and_then(|o| o.start)
+        .unwrap_or(0)
+        .max(0);
     let revision = format!("{name}-{}", template_hash(&spec.template));
     let mut objects = Vec::new();
     let mut made = Vec::new();
-    for ordinal in start..start + replicas {
+    for ordinal in i64::from(start)..i64::from(start) + i64::from(replicas) {
         let pod_name = format!("{name}-{ordinal}");
         let mut pod = pod(
             &spec.template,

@@ -6,9 +6,10 @@
 //! (a JobSet's or a TrainJob's child) gets no Workload of its own: its
 //! pods join the group named. Names are deterministic:
 //! `<job>-<index>-<suffix>` for Indexed Jobs, `<job>-<suffix>` otherwise,
-//! the suffix derived from the Job. A Job without `spec.scheduling` that
-//! carries KAI-Scheduler's `kai.scheduler/batch-min-member` annotation is
-//! a gang of that many pods, as KAI's podgrouper groups it.
+//! the suffix derived from the Job. A Job of `kai-scheduler` pods without
+//! `spec.scheduling` that carries KAI-Scheduler's
+//! `kai.scheduler/batch-min-member` annotation is a gang of that many
+//! pods, as KAI's podgrouper groups it.
 
 use std::collections::HashSet;
 
@@ -31,6 +32,16 @@ use crate::manifest::load::{Manifests, Object, ObjectRef};
 /// (its podgrouper's `MinMemberOverrideKey`), read as `gang.minCount` when
 /// the Job has no `spec.scheduling`.
 const KAI_MIN_MEMBER: &str = "kai.scheduler/batch-min-member";
+
+/// Whether the Job's pods are KAI-Scheduler's (whose podgrouper reads
+/// [`KAI_MIN_MEMBER`]).
+fn kai_scheduled(job: &Job) -> bool {
+    job.spec
+        .as_ref()
+        .and_then(|s| s.template.spec.as_ref())
+        .and_then(|s| s.scheduler_name.as_deref())
+        == Some(crate::manifest::kai::SCHEDULER_NAME)
+}
 
 /// The template name of the Workload the controller creates for a Job.
 const TEMPLATE: &str = "job";
@@ -88,6 +99,12 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
         let Some(count) = pods_to_create(&job, &origin, into) else {
             continue;
         };
+        if count as usize > super::MAX_PODS {
+            anyhow::bail!(
+                "{origin}: field spec.parallelism: makes {count} pods, more than the {} wasched expands one object into",
+                super::MAX_PODS
+            );
+        }
         let spec = job.spec.as_ref().expect("checked by pods_to_create");
         let parallelism = spec.parallelism.unwrap_or(1);
         let named = super::pods::named_group(&spec.template).map(str::to_string);
@@ -107,6 +124,7 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
         }
         let mut policy_text = super::pods::policy_text(&policy);
         if spec.scheduling.is_none()
+            && kai_scheduled(&job)
             && job
                 .metadata
                 .annotations
@@ -204,7 +222,8 @@ fn scheduling_policy(
         .metadata
         .annotations
         .as_ref()
-        .and_then(|a| a.get(KAI_MIN_MEMBER));
+        .and_then(|a| a.get(KAI_MIN_MEMBER))
+        .filter(|_| kai_scheduled(job));
     if policy.is_none()
         && let Some(text) = kai_min
     {

@@ -130,9 +130,12 @@ impl Level {
             let field = format!("{at}.schedulingPolicy");
             match (get(policy, "/gang"), get(policy, "/basic")) {
                 (Some(gang), None) => {
-                    let min =
-                        read.int(get(gang, "/minCount"), &format!("{field}.gang.minCount"), 0)?;
-                    level.gang = Some((min > 0).then(|| min as i32));
+                    let at = format!("{field}.gang.minCount");
+                    let min = read.int(get(gang, "/minCount"), &at, 0)?;
+                    if !(0..=i64::from(i32::MAX)).contains(&min) {
+                        bail!("{}: field {at}: must be at least 1, got {min}", read.origin);
+                    }
+                    level.gang = Some((min > 0).then_some(min as i32));
                 }
                 (None, Some(_)) => level.basic = true,
                 _ => bail!(
@@ -171,18 +174,30 @@ impl Level {
         }
     }
 
-    /// The template of a group of `pods` pods named `name`.
-    fn template(&self, name: &str, pods: i64, priority_class: Option<String>) -> PodGroupTemplate {
+    /// The template of a group of `pods` pods named `name`: a gang's
+    /// `minCount` is the one given (refused above `pods`, as JobSet's
+    /// webhook refuses it), else `pods`.
+    fn template(
+        &self,
+        read: &Reader,
+        name: &str,
+        pods: i64,
+        priority_class: Option<String>,
+    ) -> Result<PodGroupTemplate> {
         let min_count = if self.basic {
             None
         } else {
-            Some(
-                self.gang
-                    .flatten()
-                    .unwrap_or(pods.clamp(1, i64::from(i32::MAX)) as i32),
-            )
+            let pods = pods.clamp(1, i64::from(i32::MAX)) as i32;
+            match self.gang.flatten() {
+                Some(min) if min > pods => bail!(
+                    "{}: field spec.scheduling: gang minCount {min} is more than the {pods} pods of PodGroup template {name}",
+                    read.origin
+                ),
+                Some(min) => Some(min),
+                None => Some(pods),
+            }
         };
-        PodGroupTemplate {
+        Ok(PodGroupTemplate {
             name: name.into(),
             scheduling_policy: super::pods::policy(min_count),
             scheduling_constraints: self.constraints.clone(),
@@ -190,20 +205,28 @@ impl Level {
             resource_claims: self.claims.clone(),
             priority_class_name: priority_class,
             ..Default::default()
+        })
+    }
+
+    /// This level without an explicit `minCount` (computed from the pods).
+    fn computed(&self) -> Level {
+        let mut level = self.clone();
+        if let Some(Some(_)) = level.gang {
+            level.gang = Some(None);
         }
+        level
     }
 }
 
 /// A JobSet: its Jobs, and its groups (see the module's doc).
 pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
-    let meta = read.metadata()?;
-    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-    let name = meta.name.clone().unwrap_or_default();
-    if context.present.owned_by(&namespace, "JobSet", &name)
-        || context
-            .present
-            .pod_labelled(&namespace, "jobset.sigs.k8s.io/jobset-name", &name)
-    {
+    let (meta, namespace, name) = read.identity()?;
+    if context.present.made(
+        &namespace,
+        "JobSet",
+        &name,
+        "jobset.sigs.k8s.io/jobset-name",
+    ) {
         return Ok(Expansion::Present("its Jobs or pods are".into()));
     }
     let value = read.value;
@@ -233,6 +256,12 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
             .text(get(rj, "/groupName"), &format!("{at}.groupName"))?
             .unwrap_or("default")
             .to_string();
+        if jobs.iter().any(|j: &ReplicatedJob| j.name == rj_name) {
+            bail!(
+                "{}: field {at}.name: {rj_name} names two replicated jobs",
+                read.origin
+            );
+        }
         jobs.push(ReplicatedJob {
             name: rj_name,
             replicas,
@@ -240,7 +269,16 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
             group_name,
         });
     }
-    let total: usize = jobs.iter().map(|j| j.replicas).sum();
+    let total = read.bounded(
+        jobs.iter().map(|j| j.replicas as u128).sum(),
+        "spec.replicatedJobs[].replicas",
+    )?;
+    read.bounded(
+        jobs.iter()
+            .map(|j| j.replicas as u128 * j.parallelism().max(0) as u128)
+            .sum(),
+        "spec.replicatedJobs[].replicas × parallelism",
+    )?;
     if total == 0 {
         return Ok(Expansion::NoPods("no replicated job has replicas".into()));
     }
@@ -302,7 +340,7 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
             let priority = jobs.first().and_then(ReplicatedJob::priority_class);
             groups.push((
                 workload_name.clone(),
-                top.template(&workload_name, pods, priority),
+                top.template(read, &workload_name, pods, priority)?,
             ));
             for rj in &jobs {
                 for index in 0..rj.replicas {
@@ -360,33 +398,33 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
                         let group = group_name(&template);
                         groups.push((
                             group.clone(),
-                            job_level.template(
+                            // A Job's gang is its parallelism, whatever minCount says.
+                            job_level.computed().template(
+                                read,
                                 &template,
                                 i64::from(rj.parallelism()),
                                 rj.priority_class(),
-                            ),
+                            )?,
                         ));
                         joins.insert((rj.name.clone(), index), (group, template));
                     }
                 } else {
                     let joined = targets.join("-");
-                    let template = if targets.len() == 1 {
-                        hashed_name(
-                            &joined,
-                            &short_hash(&format!("ReplicatedJob/{namespace}/{name}/{joined}")),
-                        )
-                    } else {
-                        hashed_name(
-                            &joined,
-                            &short_hash(&format!("ReplicatedJobGroup/{namespace}/{name}/{joined}")),
-                        )
-                    };
+                    let template = hashed_name(
+                        &joined,
+                        &short_hash(&format!("ReplicatedJobGroup/{namespace}/{name}/{joined}")),
+                    );
                     let group = group_name(&template);
                     let members: Vec<&ReplicatedJob> =
                         targets.iter().filter_map(|t| find(t)).collect();
                     let pods: i64 = members.iter().map(|j| j.pods()).sum();
                     let priority = members.first().and_then(|j| j.priority_class());
-                    groups.push((group.clone(), level.template(&template, pods, priority)));
+                    // Under sequenced startup an explicit minCount gives way to the pods'.
+                    let level = if sequenced { level.computed() } else { level };
+                    groups.push((
+                        group.clone(),
+                        level.template(read, &template, pods, priority)?,
+                    ));
                     for rj in members {
                         for index in 0..rj.replicas {
                             joins.insert(
@@ -397,13 +435,8 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
                     }
                 }
             }
-            let mut top_rj = top.clone();
-            if sequenced && entries.is_empty() {
-                // An explicit global minCount is ignored under sequenced startup.
-                if let Some(Some(_)) = top_rj.gang {
-                    top_rj.gang = Some(None);
-                }
-            }
+            // A replicated job's own group is a gang of its pods.
+            let top_rj = top.computed();
             for rj in jobs.iter().filter(|j| !targeted.contains(&j.name)) {
                 let template = hashed_name(
                     &rj.name,
@@ -412,7 +445,7 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
                 let group = group_name(&template);
                 groups.push((
                     group.clone(),
-                    top_rj.template(&template, rj.pods(), rj.priority_class()),
+                    top_rj.template(read, &template, rj.pods(), rj.priority_class())?,
                 ));
                 for index in 0..rj.replicas {
                     joins.insert((rj.name.clone(), index), (group.clone(), template.clone()));
@@ -447,7 +480,17 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
     let uid = meta.uid.clone();
     let mut job_names = Vec::new();
     let mut global = 0usize;
+    // Per group name: its replicas, and the jobs of earlier replicated jobs.
+    let mut group_replicas: BTreeMap<&str, usize> = BTreeMap::new();
     for rj in &jobs {
+        *group_replicas.entry(&rj.group_name).or_default() += rj.replicas;
+    }
+    let mut group_before: BTreeMap<&str, usize> = BTreeMap::new();
+    for rj in &jobs {
+        let before = *group_before.entry(&rj.group_name).or_default();
+        *group_before
+            .get_mut(rj.group_name.as_str())
+            .expect("inserted") += rj.replicas;
         for index in 0..rj.replicas {
             let job_name = format!("{name}-{}-{index}", rj.name);
             let mut template = rj.template.clone();
@@ -467,6 +510,14 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
                 ),
                 ("jobset.sigs.k8s.io/restart-attempt", "0".into()),
                 ("jobset.sigs.k8s.io/group-name", rj.group_name.clone()),
+                (
+                    "jobset.sigs.k8s.io/group-replicas",
+                    group_replicas[rj.group_name.as_str()].to_string(),
+                ),
+                (
+                    "jobset.sigs.k8s.io/job-group-index",
+                    (before + index).to_string(),
+                ),
             ];
             if let Some(uid) = &uid {
                 marks.push(("jobset.sigs.k8s.io/jobset-uid", uid.clone()));

@@ -41,14 +41,13 @@ use super::{Context, ControllerKind, Expansion, Reader, get, manifest};
 /// A PyTorchJob: its master and worker pods, and the gang
 /// training-operator makes when configured to.
 pub fn pytorch_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
-    let meta = read.metadata()?;
-    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-    let name = meta.name.clone().unwrap_or_default();
-    if context.present.owned_by(&namespace, "PyTorchJob", &name)
-        || context
-            .present
-            .pod_labelled(&namespace, "training.kubeflow.org/job-name", &name)
-    {
+    let (meta, namespace, name) = read.identity()?;
+    if context.present.made(
+        &namespace,
+        "PyTorchJob",
+        &name,
+        "training.kubeflow.org/job-name",
+    ) {
         return Ok(Expansion::Present("its pods are".into()));
     }
     let value = read.value;
@@ -93,7 +92,10 @@ pub fn pytorch_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
         replicas.push((kind.to_string(), template, count, restart));
     }
     replicas.sort_by_key(|(kind, ..)| kind != "master");
-    let total: usize = replicas.iter().map(|r| r.2).sum();
+    let total = read.bounded(
+        replicas.iter().map(|r| r.2 as u128).sum(),
+        "spec.pytorchReplicaSpecs",
+    )?;
     if total == 0 {
         return Ok(Expansion::NoPods("no replica spec has replicas".into()));
     }
@@ -192,14 +194,13 @@ const ANCESTOR: &str = "trainer.kubeflow.org/trainjob-ancestor-step";
 
 /// A TrainJob: the JobSet its runtime describes.
 pub fn train_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
-    let meta = read.metadata()?;
-    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-    let name = meta.name.clone().unwrap_or_default();
-    if context.present.owned_by(&namespace, "TrainJob", &name)
-        || context
-            .present
-            .pod_labelled(&namespace, "jobset.sigs.k8s.io/jobset-name", &name)
-    {
+    let (meta, namespace, name) = read.identity()?;
+    if context.present.made(
+        &namespace,
+        "TrainJob",
+        &name,
+        "jobset.sigs.k8s.io/jobset-name",
+    ) {
         return Ok(Expansion::Present("its JobSet or pods are".into()));
     }
     let value = read.value;
@@ -208,7 +209,12 @@ pub fn train_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
     }
     let runtime_name = read
         .text(get(value, "/spec/runtimeRef/name"), "spec.runtimeRef.name")?
-        .unwrap_or_default()
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: field spec.runtimeRef.name: required field is missing",
+                read.origin
+            )
+        })?
         .to_string();
     let runtime_kind = read
         .text(get(value, "/spec/runtimeRef/kind"), "spec.runtimeRef.kind")?
@@ -243,7 +249,7 @@ pub fn train_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
     });
     let trainer = get(value, "/spec/trainer").cloned().unwrap_or(Value::Null);
     let nodes = match get(&trainer, "/numNodes") {
-        Some(n) => Some(read.int(Some(n), "spec.trainer.numNodes", 1)?),
+        Some(n) => Some(read.count(Some(n), "spec.trainer.numNodes", 1)? as i64),
         None => ml_nodes,
     };
     let resources: Option<ResourceRequirements> = read.typed(
@@ -251,14 +257,25 @@ pub fn train_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
         get(&trainer, "/resourcesPerNode"),
     )?;
     let gang = get(runtime_value, "/spec/podGroupPolicy").is_some();
+    // MPI sets the node count on the replicated job named `node` (less
+    // the launcher when it runs as a node); the other frameworks on the
+    // trainer's.
+    let mpi = get(runtime_value, "/spec/mlPolicy/mpi");
+    let launcher_as_node = mpi
+        .and_then(|m| get(m, "/runLauncherAsNode"))
+        .and_then(Value::as_bool)
+        == Some(true);
+    let runtime_origin = format!("{runtime_kind} {runtime_name}");
     let mut pods_total = 0i64;
     let mut found_trainer = false;
-    for rj in jobset_spec
+    for (i, rj) in jobset_spec
         .get_mut("replicatedJobs")
         .and_then(Value::as_array_mut)
         .into_iter()
         .flatten()
+        .enumerate()
     {
+        let at = format!("{runtime_origin}: field spec.template.spec.replicatedJobs[{i}]");
         let ancestor = rj
             .pointer(&format!(
                 "/template/metadata/labels/{}",
@@ -266,39 +283,62 @@ pub fn train_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
             ))
             .and_then(Value::as_str)
             .map(str::to_string);
-        match ancestor.as_deref() {
-            Some("trainer") => {
-                found_trainer = true;
-                rj["replicas"] = json!(1);
-                if let Some(nodes) = nodes {
-                    rj["template"]["spec"]["parallelism"] = json!(nodes);
-                    rj["template"]["spec"]["completions"] = json!(nodes);
-                }
-                if let Some(containers) = rj
-                    .pointer_mut("/template/spec/template/spec/containers")
-                    .and_then(Value::as_array_mut)
-                {
-                    for container in containers.iter_mut().filter(|c| c["name"] == "node") {
-                        for field in ["image", "command", "args"] {
-                            if let Some(given) = trainer.get(field).filter(|v| !v.is_null()) {
-                                container[field] = given.clone();
-                            }
-                        }
-                        if let Some(resources) = &resources {
-                            merge_resources(container, resources);
-                        }
+        let rj_name = rj
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let trainer_job = ancestor.as_deref() == Some("trainer");
+        found_trainer |= trainer_job;
+        if ancestor.is_some() {
+            set(rj, &["replicas"], json!(1), &at)?;
+        }
+        let counted = if mpi.is_some() {
+            rj_name == "node"
+        } else {
+            trainer_job
+        };
+        if counted && let Some(nodes) = nodes {
+            let count = if mpi.is_some() && launcher_as_node {
+                (nodes - 1).max(1)
+            } else {
+                nodes
+            };
+            set(rj, &["template", "spec", "parallelism"], json!(count), &at)?;
+            set(rj, &["template", "spec", "completions"], json!(count), &at)?;
+        }
+        let takes_trainer = if mpi.is_some() && launcher_as_node {
+            rj_name == "node"
+        } else {
+            trainer_job
+        };
+        if takes_trainer
+            && let Some(containers) = rj
+                .pointer_mut("/template/spec/template/spec/containers")
+                .and_then(Value::as_array_mut)
+        {
+            for container in containers
+                .iter_mut()
+                .filter_map(Value::as_object_mut)
+                .filter(|c| c.get("name").and_then(Value::as_str) == Some("node"))
+            {
+                for field in ["image", "command", "args"] {
+                    if let Some(given) = trainer.get(field).filter(|v| !v.is_null()) {
+                        container.insert(field.into(), given.clone());
                     }
                 }
+                if let Some(resources) = &resources {
+                    merge_resources(container, resources);
+                }
             }
-            Some(_) => rj["replicas"] = json!(1),
-            None => {}
         }
-        let replicas = rj.get("replicas").and_then(Value::as_i64).unwrap_or(1);
-        let parallelism = rj
+        // The gang counts each replicated job's pods once (its PodSet
+        // count), whatever its replicas.
+        pods_total += rj
             .pointer("/template/spec/parallelism")
             .and_then(Value::as_i64)
-            .unwrap_or(1);
-        pods_total += replicas * parallelism;
+            .unwrap_or(1)
+            .max(0);
     }
     if !found_trainer {
         bail!(
@@ -335,8 +375,12 @@ pub fn train_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
             .into_iter()
             .flatten()
         {
-            rj["template"]["spec"]["template"]["spec"]["schedulingGroup"] =
-                json!({"podGroupName": name});
+            set(
+                rj,
+                &["template", "spec", "template", "spec", "schedulingGroup"],
+                json!({"podGroupName": name}),
+                &runtime_origin,
+            )?;
         }
     }
     if let Some(spec) = jobset_spec.as_object_mut() {
@@ -366,13 +410,30 @@ pub fn train_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
     Ok(Expansion::Made { objects, made })
 }
 
+/// Sets `path` in `value` to `to`, making the mappings on the way; a
+/// value on the way that is not a mapping is an error naming `at`.
+fn set(value: &mut Value, path: &[&str], to: Value, at: &str) -> Result<()> {
+    let mut here = value;
+    for (i, key) in path.iter().enumerate() {
+        let map = here
+            .as_object_mut()
+            .ok_or_else(|| anyhow::anyhow!("{at}.{}: expected a mapping", path[..i].join(".")))?;
+        if i + 1 == path.len() {
+            map.insert((*key).to_string(), to);
+            return Ok(());
+        }
+        here = map.entry(*key).or_insert_with(|| json!({}));
+    }
+    Ok(())
+}
+
 /// `resources` merged into a container's, resource by resource (the
 /// Trainer's `MergeResourceRequirements`).
-fn merge_resources(container: &mut Value, resources: &ResourceRequirements) {
-    let into = container
-        .as_object_mut()
-        .map(|c| c.entry("resources").or_insert_with(|| json!({})));
-    let Some(into) = into else { return };
+fn merge_resources(
+    container: &mut serde_json::Map<String, Value>,
+    resources: &ResourceRequirements,
+) {
+    let into = container.entry("resources").or_insert_with(|| json!({}));
     for (field, given) in [
         ("limits", &resources.limits),
         ("requests", &resources.requests),

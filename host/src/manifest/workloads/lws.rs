@@ -37,16 +37,13 @@ const LABEL: &str = "leaderworkerset.sigs.k8s.io";
 /// A LeaderWorkerSet: its groups' pods, and a gang per group when gang
 /// scheduling is on.
 pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
-    let meta = read.metadata()?;
-    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-    let name = meta.name.clone().unwrap_or_default();
-    if context
-        .present
-        .owned_by(&namespace, "LeaderWorkerSet", &name)
-        || context
-            .present
-            .pod_labelled(&namespace, &format!("{LABEL}/name"), &name)
-    {
+    let (meta, namespace, name) = read.identity()?;
+    if context.present.made(
+        &namespace,
+        "LeaderWorkerSet",
+        &name,
+        &format!("{LABEL}/name"),
+    ) {
         return Ok(Expansion::Present("its pods are".into()));
     }
     let value = read.value;
@@ -63,6 +60,10 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
     if size == 0 {
         bail!("{}: field {at}.size: must be at least 1", read.origin);
     }
+    read.bounded(
+        replicas as u128 * size as u128,
+        "spec.replicas × spec.leaderWorkerTemplate.size",
+    )?;
     let worker: PodTemplateSpec = read.template(
         &format!("{at}.workerTemplate"),
         get(value, "/spec/leaderWorkerTemplate/workerTemplate"),
@@ -80,6 +81,28 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
             .options
             .gang_scheduling
             .contains(&ControllerKind::LeaderWorkerSet);
+    if gang {
+        for (template, field) in [(&leader, "leaderTemplate"), (&worker, "workerTemplate")] {
+            if super::pods::named_group(template).is_some() {
+                bail!(
+                    "{}: field spec.leaderWorkerTemplate.{field}.spec.schedulingGroup: managed pod \
+                     templates must not set it when the LWS is gang-scheduled",
+                    read.origin
+                );
+            }
+        }
+        if get(value, "/spec/startupPolicy").and_then(Value::as_str) == Some("LeaderReady") {
+            bail!(
+                "{}: field spec.startupPolicy: LeaderReady cannot be gang-scheduled (the leader \
+                 starts before its workers exist)",
+                read.origin
+            );
+        }
+    }
+    // `UniquePerReplica`: each group's pods in a subdomain of the leader's name.
+    let unique_subdomain = get(value, "/spec/networkConfig/subdomainPolicy")
+        .and_then(Value::as_str)
+        == Some("UniquePerReplica");
     let mut objects = Vec::new();
     let mut made = Vec::new();
     let mut group_names = Vec::new();
@@ -149,7 +172,11 @@ pub fn expand(context: &Context, read: &mut Reader) -> Result<Expansion> {
             }
             if let Some(spec) = made_pod.spec.as_mut() {
                 spec.hostname = Some(pod_name.clone());
-                spec.subdomain = Some(name.clone());
+                spec.subdomain = Some(if unique_subdomain {
+                    leader_name.clone()
+                } else {
+                    name.clone()
+                });
             }
             objects.push(manifest("v1", "Pod", &made_pod));
             pod_names.push(pod_name);

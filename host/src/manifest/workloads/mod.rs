@@ -38,7 +38,7 @@ pub mod volcano;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -165,6 +165,11 @@ impl Controller {
     }
 }
 
+/// The most pods one workload object is expanded into: a bound on what
+/// a manifest can make wasched allocate (a `replicas: 2000000000` is
+/// refused by name, not tried).
+pub const MAX_PODS: usize = 100_000;
+
 /// How the controllers are configured where the objects do not say: what a
 /// controller's own flags or configuration decide.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -206,6 +211,9 @@ pub struct Present {
     /// (namespace, Deployment) of pods owned by a ReplicaSet
     /// `<deployment>-<pod-template-hash>`.
     deployments: BTreeSet<(String, String)>,
+    /// (kind, `namespace/name`) of every PodGroup, Workload and
+    /// CompositePodGroup.
+    groups: BTreeSet<(&'static str, String)>,
 }
 
 impl Present {
@@ -223,6 +231,7 @@ impl Present {
         };
         let mut labels = Vec::new();
         let mut deployments = Vec::new();
+        let mut groups = Vec::new();
         for (_, object) in objects {
             match object {
                 Object::Pod(pod) => {
@@ -249,6 +258,11 @@ impl Present {
                     let namespace = job.metadata.namespace.as_deref().unwrap_or("default");
                     owners(namespace, refs(&job.metadata));
                 }
+                Object::PodGroup(g) => groups.push(("PodGroup", meta_key(&g.metadata))),
+                Object::Workload(w) => groups.push(("Workload", meta_key(&w.metadata))),
+                Object::CompositePodGroup(c) => {
+                    groups.push(("CompositePodGroup", meta_key(&c.metadata)))
+                }
                 Object::Controller(controller) => {
                     let (namespace, _) = controller.namespace_and_name();
                     let owners_of: Option<Vec<(String, String)>> = controller
@@ -272,6 +286,7 @@ impl Present {
         }
         present.pod_labels.extend(labels);
         present.deployments.extend(deployments);
+        present.groups.extend(groups);
         present
     }
 
@@ -281,11 +296,39 @@ impl Present {
             .contains(&(namespace.to_string(), kind.to_string(), name.to_string()))
     }
 
+    /// `Kind namespace/name` of `value` if it is a PodGroup, Workload or
+    /// CompositePodGroup the snapshot holds already.
+    pub fn group_object(&self, value: &Value) -> Option<String> {
+        let kind = value.get("kind").and_then(Value::as_str)?;
+        let kind = ["PodGroup", "Workload", "CompositePodGroup"]
+            .into_iter()
+            .find(|k| *k == kind)?;
+        let field = |k: &str| {
+            value
+                .pointer(&format!("/metadata/{k}"))
+                .and_then(Value::as_str)
+        };
+        let key = format!(
+            "{}/{}",
+            field("namespace").unwrap_or("default"),
+            field("name")?
+        );
+        self.groups
+            .contains(&(kind, key.clone()))
+            .then(|| format!("{kind} {key}"))
+    }
+
     /// Whether a pod of the snapshot belongs to a ReplicaSet of Deployment
     /// `name`.
     pub fn deployment_has_pods(&self, namespace: &str, name: &str) -> bool {
         self.deployments
             .contains(&(namespace.to_string(), name.to_string()))
+    }
+
+    /// Whether what controller `kind` `name` makes is in the snapshot: an
+    /// object it owns, or a pod with its `label` (`label=name`).
+    pub fn made(&self, namespace: &str, kind: &str, name: &str, label: &str) -> bool {
+        self.owned_by(namespace, kind, name) || self.pod_labelled(namespace, label, name)
     }
 
     /// Whether a pod of the snapshot carries label `key=value`.
@@ -331,7 +374,12 @@ pub struct Context<'a> {
 pub fn expand(into: &mut Manifests) -> Result<()> {
     super::versions::finish(into);
     let options = into.controllers.clone();
-    for level in 0..4 {
+    // Each level makes objects of a lower one (TrainJob → JobSet → Job,
+    // RayJob → RayCluster, Deployment → ReplicaSet): three at most.
+    for level in 0.. {
+        // What is in the snapshot, this level's controllers included (a
+        // Deployment's ReplicaSet in the snapshot is its pods' maker).
+        let present = Present::index(&into.objects);
         let (controllers, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut into.objects)
             .into_iter()
             .partition(|(_, o)| matches!(o, Object::Controller(_)));
@@ -339,8 +387,10 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
         if controllers.is_empty() {
             break;
         }
-        let present = Present::index(&into.objects);
-        // What the next level reads is kept as objects for it.
+        if level == LEVELS {
+            let (origin, _) = &controllers[0];
+            bail!("{origin}: made by a chain of more than {LEVELS} controllers, not expanded");
+        }
         let mut runtimes = BTreeMap::new();
         let mut now = Vec::new();
         for (origin, object) in controllers {
@@ -349,6 +399,11 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
             };
             match controller.kind {
                 ControllerKind::TrainingRuntime | ControllerKind::ClusterTrainingRuntime => {
+                    let (_, kind) = controller.kind.api();
+                    into.notes.push(format!(
+                        "{kind} {}: a runtime, read for the TrainJobs that name it",
+                        origin.name
+                    ));
                     let (namespace, name) = controller.namespace_and_name();
                     runtimes.insert((namespace, name), *controller);
                 }
@@ -369,9 +424,15 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
         for (origin, controller, expansion) in made_here {
             let (kind, name) = (origin.kind.clone(), origin.name.clone());
             match expansion {
-                Expansion::Made { objects, made } => {
+                Expansion::Made { objects, mut made } => {
                     let file = format!("{} (from {kind} {name})", origin.file);
                     for value in objects {
+                        // A group the snapshot holds already (a queued
+                        // Volcano Job's PodGroup, say) is used as it is.
+                        if let Some(existing) = present.group_object(&value) {
+                            made.push(format!("{existing} in the snapshot, used as it is"));
+                            continue;
+                        }
                         super::load::add_value(into, &file, value)?;
                     }
                     into.notes.push(format!(
@@ -391,18 +452,14 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
                 }
             }
         }
-        if level == 0 {
-            for ((_, name), runtime) in &runtimes {
-                let (_, kind) = runtime.kind.api();
-                into.notes.push(format!(
-                    "{kind} {name}: a runtime, read for the TrainJobs that name it"
-                ));
-            }
-        }
     }
+    job::expand(into)?;
     kueue::note_groups(into);
-    job::expand(into)
+    Ok(())
 }
+
+/// The most levels of controllers making controllers.
+const LEVELS: usize = 4;
 
 /// Whose behaviour an expansion follows, for its note.
 fn expanded_as(kind: ControllerKind) -> &'static str {
@@ -463,6 +520,20 @@ pub struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// The object's metadata, namespace (`default` when absent) and name.
+    pub fn identity(
+        &mut self,
+    ) -> Result<(
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        String,
+        String,
+    )> {
+        let meta = self.metadata()?;
+        let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
+        let name = meta.name.clone().unwrap_or_default();
+        Ok((meta, namespace, name))
+    }
+
     /// The object's metadata.
     pub fn metadata(
         &mut self,
@@ -493,6 +564,20 @@ impl Reader<'_> {
                 self.origin
             )
         })
+    }
+
+    /// Refuses an object that would make more than [`MAX_PODS`] pods,
+    /// naming the fields that say how many.
+    pub fn bounded(&self, pods: u128, fields: &str) -> Result<usize> {
+        usize::try_from(pods)
+            .ok()
+            .filter(|&n| n <= MAX_PODS)
+            .ok_or_else(|| {
+                anyhow!(
+                    "{}: field {fields}: makes {pods} pods, more than the {MAX_PODS} wasched expands one object into",
+                    self.origin
+                )
+            })
     }
 
     /// A boolean field, `false` when absent.
@@ -587,6 +672,14 @@ impl Reader<'_> {
 /// The value at a JSON pointer (`/spec/replicas`) of `value`, if set.
 pub fn get<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
     value.pointer(pointer).filter(|v| !v.is_null())
+}
+
+fn meta_key(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or("default"),
+        meta.name.as_deref().unwrap_or_default()
+    )
 }
 
 /// An object as a manifest value, with its apiVersion and kind.

@@ -35,13 +35,10 @@ const API_VERSION: &str = "ray.io/v1";
 /// A RayCluster: its head and worker pods, and its gang when the cluster
 /// asks for one.
 pub fn cluster(context: &Context, read: &mut Reader) -> Result<Expansion> {
-    let meta = read.metadata()?;
-    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-    let name = meta.name.clone().unwrap_or_default();
-    if context.present.owned_by(&namespace, "RayCluster", &name)
-        || context
-            .present
-            .pod_labelled(&namespace, "ray.io/cluster", &name)
+    let (meta, namespace, name) = read.identity()?;
+    if context
+        .present
+        .made(&namespace, "RayCluster", &name, "ray.io/cluster")
     {
         return Ok(Expansion::Present("its pods are".into()));
     }
@@ -66,7 +63,12 @@ pub fn cluster(context: &Context, read: &mut Reader) -> Result<Expansion> {
         let at = format!("spec.workerGroupSpecs[{i}]");
         let group_name = read
             .text(get(group, "/groupName"), &format!("{at}.groupName"))?
-            .unwrap_or_default()
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: field {at}.groupName: required field is missing",
+                    read.origin
+                )
+            })?
             .to_string();
         let template: PodTemplateSpec =
             read.template(&format!("{at}.template"), get(group, "/template"))?;
@@ -84,10 +86,16 @@ pub fn cluster(context: &Context, read: &mut Reader) -> Result<Expansion> {
             r if r > max => max,
             r => r,
         };
-        let pods = usize::try_from(replicas.max(0) * hosts.max(1)).unwrap_or(0);
+        let pods = read.bounded(
+            replicas.max(0) as u128 * hosts.max(1) as u128,
+            &format!("{at}.replicas × {at}.numOfHosts"),
+        )?;
         groups.push((group_name, template, pods));
     }
-    let workers: usize = groups.iter().map(|(_, _, pods)| pods).sum();
+    let workers = read.bounded(
+        groups.iter().map(|(_, _, pods)| *pods as u128).sum(),
+        "spec.workerGroupSpecs",
+    )?;
     let gang_label = meta
         .labels
         .as_ref()
@@ -126,9 +134,11 @@ pub fn cluster(context: &Context, read: &mut Reader) -> Result<Expansion> {
                ray_group: &str,
                index: usize,
                names: &mut Vec<String>| {
-        let prefix: String = prefix.chars().take(50).collect::<String>().to_lowercase();
+        // The suffix is drawn from the whole prefix: two groups whose
+        // names share the 50 characters kept still get apart names.
+        let cut: String = prefix.chars().take(50).collect::<String>().to_lowercase();
         let pod_name = format!(
-            "{prefix}-{node_type}-{}",
+            "{cut}-{node_type}-{}",
             suffix(&[
                 namespace.as_bytes(),
                 prefix.as_bytes(),
@@ -178,14 +188,13 @@ pub fn cluster(context: &Context, read: &mut Reader) -> Result<Expansion> {
 
 /// A RayJob: its RayCluster.
 pub fn job(context: &Context, read: &mut Reader) -> Result<Expansion> {
-    let meta = read.metadata()?;
-    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-    let name = meta.name.clone().unwrap_or_default();
-    if context.present.owned_by(&namespace, "RayJob", &name)
-        || context
-            .present
-            .pod_labelled(&namespace, "ray.io/originated-from-cr-name", &name)
-    {
+    let (meta, namespace, name) = read.identity()?;
+    if context.present.made(
+        &namespace,
+        "RayJob",
+        &name,
+        "ray.io/originated-from-cr-name",
+    ) {
         return Ok(Expansion::Present("its RayCluster or pods are".into()));
     }
     let value = read.value;

@@ -27,9 +27,7 @@ const API_VERSION: &str = "batch.volcano.sh/v1alpha1";
 
 /// A Volcano Job: its tasks' pods in one gang.
 pub fn job(context: &Context, read: &mut Reader) -> Result<Expansion> {
-    let meta = read.metadata()?;
-    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-    let name = meta.name.clone().unwrap_or_default();
+    let (meta, namespace, name) = read.identity()?;
     if context
         .present
         .pod_labelled(&namespace, "volcano.sh/job-name", &name)
@@ -59,7 +57,7 @@ pub fn job(context: &Context, read: &mut Reader) -> Result<Expansion> {
             read.template(&format!("{at}.template"), get(task, "/template"))?;
         tasks.push((task_name, template, replicas, min));
     }
-    let total: usize = tasks.iter().map(|t| t.2).sum();
+    let total = read.bounded(tasks.iter().map(|t| t.2 as u128).sum(), "spec.tasks")?;
     if total == 0 {
         return Ok(Expansion::NoPods("no task has replicas".into()));
     }
