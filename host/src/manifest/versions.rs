@@ -314,7 +314,7 @@ pub fn finish(into: &mut Manifests) {
         .objects
         .iter()
         .filter_map(|(_, o)| match o {
-            Object::PodGroup(g) => Some(key(&g.metadata)),
+            Object::PodGroup(g) => Some(super::workloads::pods::key(&g.metadata)),
             _ => None,
         })
         .collect();
@@ -391,12 +391,4 @@ fn namespaced_key(value: &Value) -> String {
         namespace
     };
     format!("{namespace}/{}", field("name"))
-}
-
-fn key(meta: &ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or("default"),
-        meta.name.as_deref().unwrap_or_default()
-    )
 }

@@ -11,8 +11,6 @@
 //! `kai.scheduler/batch-min-member` annotation is a gang of that many
 //! pods, as KAI's podgrouper groups it.
 
-use std::collections::HashSet;
-
 use anyhow::{Result, bail};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Pod, PodSchedulingGroup};
@@ -48,36 +46,7 @@ const TEMPLATE: &str = "job";
 
 /// Expands every Job without pods in `into`; Jobs themselves are not kept.
 pub fn expand(into: &mut Manifests) -> Result<()> {
-    let mut owned: HashSet<(String, String)> = HashSet::new();
-    let mut groups: HashSet<String> = HashSet::new();
-    let mut workloads: HashSet<String> = HashSet::new();
-    for (_, object) in &into.objects {
-        match object {
-            Object::Pod(pod) => {
-                let ns = pod
-                    .metadata
-                    .namespace
-                    .clone()
-                    .unwrap_or_else(|| "default".into());
-                for owner in pod
-                    .metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .filter(|o| o.kind == "Job")
-                {
-                    owned.insert((ns.clone(), owner.name.clone()));
-                }
-            }
-            Object::PodGroup(pg) => {
-                groups.insert(key(&pg.metadata));
-            }
-            Object::Workload(w) => {
-                workloads.insert(key(&w.metadata));
-            }
-            _ => {}
-        }
-    }
+    let present = super::Present::index(&into.objects);
     let (jobs, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut into.objects)
         .into_iter()
         .partition(|(_, o)| matches!(o, Object::Job(_)));
@@ -93,7 +62,7 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
             .unwrap_or_else(|| "default".into());
         let name = job.metadata.name.clone().unwrap_or_default();
         let job_key = format!("{ns}/{name}");
-        if owned.contains(&(ns.clone(), name.clone())) {
+        if present.owned_by(&ns, "Job", &name) {
             continue; // the controller already made its pods; they are in the snapshot
         }
         let Some(count) = pods_to_create(&job, &origin, into) else {
@@ -115,7 +84,7 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
             made.push(format!(
                 "no Workload of its own (its pod template names PodGroup {named})"
             ));
-        } else if !workloads.contains(&job_key) {
+        } else if !present.holds("Workload", &job_key) {
             into.objects.push((
                 derived(&origin, "Workload", &job_key),
                 Object::Workload(Box::new(workload)),
@@ -133,7 +102,7 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
         {
             policy_text.push_str(&format!(", from annotation {KAI_MIN_MEMBER}"));
         }
-        if named.is_none() && !groups.contains(&job_key) {
+        if named.is_none() && !present.holds("PodGroup", &job_key) {
             into.objects.push((
                 derived(&origin, "PodGroup", &job_key),
                 Object::PodGroup(Box::new(group)),
@@ -151,26 +120,13 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
             ));
             names.push(pod_name);
         }
-        let pods = match names.as_slice() {
-            [one] => format!("pod {one}"),
-            [first, .., last] => format!("{} pods {first} … {last}", names.len()),
-            [] => "no pods".into(),
-        };
-        made.push(pods);
+        made.push(super::pods::pods_text(&names));
         into.notes.push(format!(
             "Job {job_key}: expanded as the v1.37 Job controller would: {}",
             made.join(", ")
         ));
     }
     Ok(())
-}
-
-fn key(meta: &ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or("default"),
-        meta.name.as_deref().unwrap_or_default()
-    )
 }
 
 /// How many pods the controller would create now; `None` (with a note) for

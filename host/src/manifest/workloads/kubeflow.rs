@@ -31,11 +31,9 @@ use std::collections::BTreeMap;
 
 use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1::{PodTemplateSpec, ResourceRequirements};
-use k8s_openapi::api::scheduling::v1beta1::{PodGroup, PodGroupSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
-use super::pods::{owner, pod, pods_text, policy, policy_text};
+use super::pods::{lone_pod_group, owner, pod, pods_text, policy, policy_text};
 use super::{Context, ControllerKind, Expansion, Reader, get, manifest};
 
 /// A PyTorchJob: its master and worker pods, and the gang
@@ -120,21 +118,14 @@ pub fn pytorch_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
             )?
             .map(str::to_string);
         let gang_policy = policy(Some(i32::try_from(min.max(1)).unwrap_or(i32::MAX)));
-        let group = PodGroup {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                namespace: Some(namespace.clone()),
-                creation_timestamp: meta.creation_timestamp.clone(),
-                owner_references: Some(vec![owner("kubeflow.org/v1", "PyTorchJob", &meta)]),
-                ..Default::default()
-            },
-            spec: PodGroupSpec {
-                scheduling_policy: gang_policy.clone(),
-                priority_class_name: priority,
-                ..Default::default()
-            },
-            status: None,
-        };
+        let group = lone_pod_group(
+            &namespace,
+            &name,
+            owner("kubeflow.org/v1", "PyTorchJob", &meta),
+            &meta,
+            gang_policy.clone(),
+            priority,
+        );
         objects.push(manifest("scheduling.k8s.io/v1beta1", "PodGroup", &group));
         made.push(format!(
             "PodGroup {namespace}/{name} ({}, as with --gang-scheduler-name)",
@@ -350,20 +341,14 @@ pub fn train_job(context: &Context, read: &mut Reader) -> Result<Expansion> {
     let mut made = Vec::new();
     if gang {
         let gang_policy = policy(Some(i32::try_from(pods_total.max(1)).unwrap_or(i32::MAX)));
-        let group = PodGroup {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                namespace: Some(namespace.clone()),
-                creation_timestamp: meta.creation_timestamp.clone(),
-                owner_references: Some(vec![owner(TRAINER, "TrainJob", &meta)]),
-                ..Default::default()
-            },
-            spec: PodGroupSpec {
-                scheduling_policy: gang_policy.clone(),
-                ..Default::default()
-            },
-            status: None,
-        };
+        let group = lone_pod_group(
+            &namespace,
+            &name,
+            owner(TRAINER, "TrainJob", &meta),
+            &meta,
+            gang_policy.clone(),
+            None,
+        );
         objects.push(manifest("scheduling.k8s.io/v1beta1", "PodGroup", &group));
         made.push(format!(
             "PodGroup {namespace}/{name} ({}, from the runtime's podGroupPolicy)",

@@ -258,10 +258,10 @@ impl Present {
                     let namespace = job.metadata.namespace.as_deref().unwrap_or("default");
                     owners(namespace, refs(&job.metadata));
                 }
-                Object::PodGroup(g) => groups.push(("PodGroup", meta_key(&g.metadata))),
-                Object::Workload(w) => groups.push(("Workload", meta_key(&w.metadata))),
+                Object::PodGroup(g) => groups.push(("PodGroup", pods::key(&g.metadata))),
+                Object::Workload(w) => groups.push(("Workload", pods::key(&w.metadata))),
                 Object::CompositePodGroup(c) => {
-                    groups.push(("CompositePodGroup", meta_key(&c.metadata)))
+                    groups.push(("CompositePodGroup", pods::key(&c.metadata)))
                 }
                 Object::Controller(controller) => {
                     let (namespace, _) = controller.namespace_and_name();
@@ -313,9 +313,13 @@ impl Present {
             field("namespace").unwrap_or("default"),
             field("name")?
         );
-        self.groups
-            .contains(&(kind, key.clone()))
-            .then(|| format!("{kind} {key}"))
+        self.holds(kind, &key).then(|| format!("{kind} {key}"))
+    }
+
+    /// Whether the snapshot holds PodGroup, Workload or CompositePodGroup
+    /// (`kind`) `key` (`namespace/name`).
+    pub fn holds(&self, kind: &'static str, key: &str) -> bool {
+        self.groups.contains(&(kind, key.to_string()))
     }
 
     /// Whether a pod of the snapshot belongs to a ReplicaSet of Deployment
@@ -672,14 +676,6 @@ impl Reader<'_> {
 /// The value at a JSON pointer (`/spec/replicas`) of `value`, if set.
 pub fn get<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
     value.pointer(pointer).filter(|v| !v.is_null())
-}
-
-fn meta_key(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or("default"),
-        meta.name.as_deref().unwrap_or_default()
-    )
 }
 
 /// An object as a manifest value, with its apiVersion and kind.

@@ -167,6 +167,44 @@ pub fn workload(
     }
 }
 
+/// A PodGroup of no Workload, as a controller of another scheduler's
+/// groups makes one (Volcano's, training-operator's, the Trainer's),
+/// read as v1.37's: `name` in `namespace`, owned by `owner`, created with
+/// `created`.
+pub fn lone_pod_group(
+    namespace: &str,
+    name: &str,
+    owner: OwnerReference,
+    created: &ObjectMeta,
+    policy: PodGroupSchedulingPolicy,
+    priority_class_name: Option<String>,
+) -> PodGroup {
+    PodGroup {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            creation_timestamp: created.creation_timestamp.clone(),
+            owner_references: Some(vec![owner]),
+            ..Default::default()
+        },
+        spec: PodGroupSpec {
+            scheduling_policy: policy,
+            priority_class_name,
+            ..Default::default()
+        },
+        status: None,
+    }
+}
+
+/// `namespace/name` of an object (`default` when it has no namespace).
+pub fn key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or("default"),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
 /// A PodGroup `name` made from `template` of `workload`
 /// (`workloadbuilder`'s `NewPodGroup`): the template's policy, constraints,
 /// disruption mode, priority and claims, owned as the Workload is.

@@ -17,10 +17,8 @@
 
 use anyhow::{Result, anyhow};
 use k8s_openapi::api::core::v1::PodTemplateSpec;
-use k8s_openapi::api::scheduling::v1beta1::{PodGroup, PodGroupSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use super::pods::{owner, pod, pods_text, policy, policy_text};
+use super::pods::{lone_pod_group, owner, pod, pods_text, policy, policy_text};
 use super::{Context, Expansion, Reader, get, manifest};
 
 const API_VERSION: &str = "batch.volcano.sh/v1alpha1";
@@ -97,21 +95,14 @@ pub fn job(context: &Context, read: &mut Reader) -> Result<Expansion> {
     let gang = policy(Some(
         i32::try_from(min_available.max(1)).unwrap_or(i32::MAX),
     ));
-    let group = PodGroup {
-        metadata: ObjectMeta {
-            name: Some(group_name.clone()),
-            namespace: Some(namespace.clone()),
-            creation_timestamp: meta.creation_timestamp.clone(),
-            owner_references: Some(vec![owner(API_VERSION, "Job", &meta)]),
-            ..Default::default()
-        },
-        spec: PodGroupSpec {
-            scheduling_policy: gang.clone(),
-            priority_class_name: priority.clone(),
-            ..Default::default()
-        },
-        status: None,
-    };
+    let group = lone_pod_group(
+        &namespace,
+        &group_name,
+        owner(API_VERSION, "Job", &meta),
+        &meta,
+        gang.clone(),
+        priority.clone(),
+    );
     let mut objects = vec![manifest("scheduling.k8s.io/v1beta1", "PodGroup", &group)];
     let mut made = vec![format!(
         "PodGroup {namespace}/{group_name} ({}, from {from})",
