@@ -65,7 +65,7 @@ pub fn bundled_plugins_with(
 pub fn v0_2_0_plugins() -> Result<(Runtime, PluginSet)> {
     let runtime = Runtime::with_cache(wasched::runtime::ComponentCache::off())?;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/plugins/v0.2.0");
-    let config = wasched::PluginConfig::parse("plugins: [{name: GpuBinPacking, enabled: false}]")?;
+    let config = wasched::PluginConfig::default().disable("GpuBinPacking");
     let plugins = runtime.from_dir(&dir, &config)?;
     Ok((runtime, plugins))
 }
@@ -133,9 +133,7 @@ pub fn native_plugins_with_binpack(args: &str) -> PluginSet {
 pub fn v0_2_0_plugins_with_binpack(args: &str) -> Result<(Runtime, PluginSet)> {
     let runtime = Runtime::with_cache(wasched::runtime::ComponentCache::off())?;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/plugins/v0.2.0");
-    let config = wasched::PluginConfig::parse(&format!(
-        "plugins: [{{name: GpuBinPacking, enabled: true, args: {args}}}]"
-    ))?;
+    let config = binpack_config("GpuBinPacking", args)?;
     let plugins = runtime.from_dir(&dir, &config)?;
     Ok((runtime, plugins))
 }
@@ -143,11 +141,18 @@ pub fn v0_2_0_plugins_with_binpack(args: &str) -> Result<(Runtime, PluginSet)> {
 /// The bundled components with `GpuBinPacking` enabled under `args` (JSON).
 pub fn bundled_plugins_with_binpack(args: &str) -> Result<(Runtime, PluginSet)> {
     let runtime = Runtime::with_cache(wasched::runtime::ComponentCache::off())?;
-    let config = wasched::PluginConfig::parse(&format!(
-        "plugins: [{{name: WaschedGpuBinPacking, enabled: true, args: {args}}}]"
-    ))?;
+    let config = binpack_config("WaschedGpuBinPacking", args)?;
     let plugins = runtime.bundled(&config)?;
     Ok((runtime, plugins))
+}
+
+/// A configuration enabling the bin-packing plugin called `name` with
+/// `args` (JSON) as its own args.
+fn binpack_config(name: &str, args: &str) -> Result<wasched::PluginConfig> {
+    let args: serde_json::Value = serde_json::from_str(args)?;
+    wasched::PluginConfig::default()
+        .enable(name)
+        .configure(name, serde_json::json!({ "args": args }))
 }
 
 /// A cluster in zones, blocks and racks: `nodes` nodes of 32 cpu, 256 GiB

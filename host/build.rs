@@ -6,7 +6,9 @@
 //! workspace's `plugin` profile, in a target directory of their own (sharing
 //! the outer one would deadlock on its lock). Each crate's component exports
 //! exactly the extension points its `register_plugin!` names, so they can
-//! share one build. The wasm target is added with rustup when it is missing.
+//! share one build. A missing wasm target stops the build with the command
+//! that adds it (`rust-toolchain.toml` lists it, so rustup installs it with
+//! the toolchain); the build never runs rustup itself.
 //!
 //! Test fixture plugins under `testdata/plugins/` are built the same way but
 //! not embedded; `WASCHED_TEST_PLUGINS` tells tests where they are.
@@ -113,7 +115,8 @@ fn plugin_target_dir(out_dir: &Path) -> PathBuf {
         .unwrap_or_else(|| out_dir.join("wasm-plugins"))
 }
 
-/// Adds the wasm target with rustup if the active toolchain lacks it.
+/// Stops the build, saying how to add it, if the active toolchain lacks
+/// the wasm target.
 fn ensure_wasm_target() {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let installed = Command::new(&rustc)
@@ -126,15 +129,8 @@ fn ensure_wasm_target() {
     if installed {
         return;
     }
-    println!("cargo:warning=installing the {TARGET} target with rustup");
-    let status = Command::new("rustup")
-        .args(["target", "add", TARGET])
-        .status();
-    match status {
-        Ok(status) if status.success() => {}
-        _ => panic!(
-            "the {TARGET} target is missing and `rustup target add {TARGET}` failed; \
-             install it and build again"
-        ),
-    }
+    panic!(
+        "the {TARGET} target the plugins compile to is not installed for {rustc}: \
+         add it with `rustup target add {TARGET}` and build again"
+    );
 }

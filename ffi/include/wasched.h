@@ -33,6 +33,12 @@ extern "C" {
 // directory). Null on failure, with `error` set.
 struct WaschedRuntime *wasched_runtime_new(struct WaschedBuffer *error);
 
+// The bundled components, as JSON: `[{"name": "WaschedGangScheduling",
+// "crate": "gang-permit", "onByDefault": true}, ...]`, in the order the
+// host loads them: the one list of their names and defaults for
+// kube-scheduler's registry and profile. Free the buffer.
+struct WaschedBuffer wasched_bundled(void);
+
 // Frees a runtime (plugins loaded from it keep working until freed).
 //
 // # Safety

@@ -119,6 +119,18 @@ pub extern "C" fn wasched_runtime_new(error: *mut WaschedBuffer) -> *mut Wasched
     })
 }
 
+/// The bundled components, as JSON: `[{"name": "WaschedGangScheduling",
+/// "crate": "gang-permit", "onByDefault": true}, ...]`, in the order the
+/// host loads them: the one list of their names and defaults for
+/// kube-scheduler's registry and profile. Free the buffer.
+#[unsafe(no_mangle)]
+pub extern "C" fn wasched_bundled() -> WaschedBuffer {
+    guarded(std::ptr::null_mut(), WaschedBuffer::EMPTY, || {
+        let json = serde_json::to_vec(&wasched::runtime::BUNDLED)?;
+        Ok(WaschedBuffer::new(json))
+    })
+}
+
 /// Frees a runtime (plugins loaded from it keep working until freed).
 ///
 /// # Safety

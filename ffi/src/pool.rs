@@ -183,14 +183,15 @@ impl Plugin {
 
 /// The bundled component that calls itself `name`.
 fn bundled(name: &str) -> Result<(String, Vec<u8>)> {
-    let crate_name = BUNDLED_NAMES
+    let crate_name = wasched::runtime::BUNDLED
         .iter()
-        .find(|(plugin, _)| *plugin == name)
-        .map(|(_, c)| *c)
+        .find(|b| b.name == name)
+        .map(|b| b.crate_name)
         .ok_or_else(|| {
+            let names: Vec<&str> = wasched::runtime::BUNDLED.iter().map(|b| b.name).collect();
             anyhow!(
                 "no bundled component is called {name} (bundled: {}); give its file as `component`",
-                BUNDLED_NAMES.map(|(p, _)| p).join(", ")
+                names.join(", ")
             )
         })?;
     let (_, bytes) = wasched::runtime::bundled_plugins()
@@ -199,12 +200,3 @@ fn bundled(name: &str) -> Result<(String, Vec<u8>)> {
         .ok_or_else(|| anyhow!("bundled component {crate_name} is missing from this build"))?;
     Ok((format!("bundled:{crate_name}"), bytes.to_vec()))
 }
-
-/// The bundled plugins' names and their crates.
-pub const BUNDLED_NAMES: [(&str, &str); 5] = [
-    ("WaschedGangScheduling", "gang-permit"),
-    ("WaschedTopologyPlacement", "topology-placement"),
-    ("WaschedWorkloadPreemption", "workload-preemption"),
-    ("WaschedGpuBinPacking", "gpu-binpack"),
-    ("WaschedTaintToleration", "taint-toleration"),
-];

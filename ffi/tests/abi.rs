@@ -592,14 +592,25 @@ fn bad_input_is_refused_with_a_message_naming_it() {
 fn the_bundled_names_are_what_the_components_call_themselves() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut h = Handles::new();
-    for (name, _) in wasched_ffi::pool::BUNDLED_NAMES {
-        h.load(json!({"name": name})).unwrap();
-    }
+    let bundled: serde_json::Value =
+        serde_json::from_str(&take(wasched_ffi::wasched_bundled())).unwrap();
+    let bundled = bundled.as_array().unwrap();
     assert_eq!(
-        wasched_ffi::pool::BUNDLED_NAMES.len(),
+        bundled.len(),
         wasched::runtime::bundled_plugins().len(),
-        "every bundled component has a name here"
+        "every bundled component is listed"
     );
+    for entry in bundled {
+        let name = entry["name"].as_str().unwrap();
+        h.load(json!({"name": name})).unwrap();
+        assert!(entry["onByDefault"].is_boolean(), "{entry}");
+    }
+    let off: Vec<&str> = bundled
+        .iter()
+        .filter(|e| e["onByDefault"] == false)
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(off, ["WaschedGpuBinPacking", "WaschedTaintToleration"]);
 }
 
 #[test]

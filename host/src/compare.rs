@@ -48,11 +48,7 @@ impl PluginChoice {
         } else if path.is_dir() {
             (Some(path.to_path_buf()), PluginConfig::default())
         } else if path.is_file() {
-            let config = PluginConfig::from_file(path)?;
-            for warning in config.warnings() {
-                eprintln!("warning: {}: {warning}", path.display());
-            }
-            (None, config)
+            (None, PluginConfig::read_noting(Some(path), false)?)
         } else {
             bail!(
                 "{text}: expected `bundled`, `kube-scheduler`, `kube-scheduler-wasm`, a plugin directory or a configuration file; no such file or directory"

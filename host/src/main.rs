@@ -57,7 +57,7 @@ enum Command {
         output: Format,
         /// Which scheduler decides: wasched's cycle with the plugin
         /// components, the real kube-scheduler v1.37.2 on a real control
-        /// plane (built from Go modules on first use), or that
+        /// plane (`make -C kube` builds it from Go modules), or that
         /// kube-scheduler running the components (`kube-scheduler-wasm`:
         /// the bundled ones, or those of `--plugins`).
         #[arg(long, value_enum, default_value_t = EngineArg::Wasched)]
@@ -181,6 +181,11 @@ enum Command {
         #[command(flatten)]
         view: ViewArgs,
     },
+    /// Configuration files.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// A real Kubernetes v1.37.2 control plane on this machine.
     Cluster {
         #[command(subcommand)]
@@ -209,6 +214,16 @@ enum Command {
         /// shape and size.
         #[arg(long)]
         as_stored: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print the KubeSchedulerConfiguration equivalent to a configuration
+    /// in wasched's former format (`defaults:` and `plugins:`).
+    Migrate {
+        /// The former configuration file.
+        file: PathBuf,
     },
 }
 
@@ -385,7 +400,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tls_cert_file,
             tls_private_key_file,
         } => {
-            let config = read_config(config.as_deref())?;
+            let config = wasched::PluginConfig::read_noting(config.as_deref(), true)?;
             let lease = leader_elect.then(|| wasched::live::leader::LeaseOptions {
                 namespace: lease_namespace,
                 name: lease_name.unwrap_or_else(|| scheduler_name.clone()),
@@ -405,6 +420,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ..Default::default()
             };
             wasched::live::serve::run(options, &wasched::Runtime::new()?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Config {
+            command: ConfigCommand::Migrate { file },
+        } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("{}: cannot read config", file.display()))?;
+            let names: Vec<&str> = wasched::runtime::BUNDLED.iter().map(|b| b.name).collect();
+            let migrated = wasched::config::migrate::migrate(&text, &names)
+                .map_err(|e| anyhow::anyhow!("{}: {e:#}", file.display()))?;
+            print!("{migrated}");
             Ok(ExitCode::SUCCESS)
         }
         Command::Generate {
@@ -514,7 +540,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 (None, None) => "bundled".to_string(),
             };
             let (engine, config) = match engine {
-                EngineArg::Wasched => (wasched::Engine::Wasched, read_config(config.as_deref())?),
+                EngineArg::Wasched => (
+                    wasched::Engine::Wasched,
+                    wasched::PluginConfig::read_noting(config.as_deref(), false)?,
+                ),
                 EngineArg::KubeScheduler => {
                     if plugins.is_some() {
                         anyhow::bail!(
@@ -650,19 +679,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
     }
-}
-
-/// The plugin configuration of `--config`, its warnings printed; the
-/// default without one.
-fn read_config(path: Option<&std::path::Path>) -> anyhow::Result<wasched::PluginConfig> {
-    let Some(path) = path else {
-        return Ok(wasched::PluginConfig::default());
-    };
-    let config = wasched::PluginConfig::from_file(path)?;
-    for warning in config.warnings() {
-        eprintln!("warning: {}: {warning}", path.display());
-    }
-    Ok(config)
 }
 
 /// How the report names the snapshot: its files, or the bundled default.

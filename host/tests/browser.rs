@@ -291,7 +291,7 @@ fn the_comparison_report_shows_both_maps_and_marks_the_differences() {
     let config = dir.join("binpack.yaml");
     std::fs::write(
         &config,
-        "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: true\n",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: WaschedGpuBinPacking}]\n",
     )
     .unwrap();
     let report = dir.join("compare.html");

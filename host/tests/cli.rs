@@ -174,7 +174,7 @@ fn real_kinds_that_are_not_modelled_are_skipped_with_one_warning() {
 fn config_and_metrics_files() {
     let config = write(
         "config.yaml",
-        "defaults: {fuel: 50000000}\nplugins:\n- {name: WaschedGangScheduling, failurePolicy: Ignore}\n",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - {name: WaschedGangScheduling, args: {failurePolicy: Ignore, fuel: 50000000}}\n",
     );
     let metrics = common::tempdir("cli-metrics").join("metrics.txt");
     let metrics = metrics.display().to_string();
@@ -203,12 +203,22 @@ fn config_and_metrics_files() {
         assert!(text.contains(line), "{line} missing from\n{text}");
     }
 
-    let bad = write("bad-config.yaml", "defaults: {memoryLimit: lots}\n");
+    let bad = write(
+        "bad-config.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig: [{name: WaschedGangScheduling, args: {memoryLimit: lots}}]\n",
+    );
     assert_one_line_error(
         &["simulate", "--config", &bad],
-        &[&bad, "field defaults.memoryLimit", "invalid quantity"],
+        &[
+            &bad,
+            "field profiles[0].pluginConfig[0].args.memoryLimit",
+            "invalid quantity",
+        ],
     );
-    let typo = write("typo-config.yaml", "plugins: [{name: GangSchedulng}]\n");
+    let typo = write(
+        "typo-config.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig: [{name: GangSchedulng}]\n",
+    );
     assert_one_line_error(
         &["simulate", "--config", &typo],
         &["names plugin GangSchedulng, but no loaded plugin has that name"],
@@ -315,7 +325,7 @@ fn stats_report_where_the_time_went_on_stderr() {
 fn binpack_config() -> String {
     write(
         "binpack.yaml",
-        "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: true\n",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: WaschedGpuBinPacking}]\n",
     )
 }
 
@@ -383,7 +393,7 @@ fn gpu_bin_packing_is_off_by_default_and_its_args_are_checked() {
         "--config",
         &write(
             "off.yaml",
-            "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: false\n",
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: WaschedGpuBinPacking}]\n",
         ),
     ]);
     assert_eq!(default, explicit_off);
@@ -396,7 +406,7 @@ fn gpu_bin_packing_is_off_by_default_and_its_args_are_checked() {
             "--config",
             &write(
                 "bad.yaml",
-                "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: true\n    args: {resources: []}\n",
+                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: WaschedGpuBinPacking}]\n  pluginConfig:\n  - {name: WaschedGpuBinPacking, args: {args: {resources: []}}}\n",
             ),
         ],
         &["WaschedGpuBinPacking: resources is empty"],
@@ -484,10 +494,11 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// `--config` takes a KubeSchedulerConfiguration too: the sample in
-/// `testdata/config` decides as the same arrangement in wasched's own
-/// format, and notes the in-tree plugins it names; wasched's own format
-/// still takes the old plugin names, with a deprecation warning.
+/// `--config` takes a KubeSchedulerConfiguration: the sample in
+/// `testdata/config` notes the in-tree plugins it names, and decides as
+/// the same arrangement written in wasched's former format once `config
+/// migrate` has turned it into a KubeSchedulerConfiguration; the former
+/// format itself is refused with that way out.
 #[test]
 fn a_kube_scheduler_configuration_configures_simulate() {
     let sample = common::testdata("config/kube-scheduler.yaml");
@@ -517,12 +528,23 @@ fn a_kube_scheduler_configuration_configures_simulate() {
         "own.yaml",
         "plugins:\n  - {name: GpuBinPacking, enabled: true, weight: 2, failurePolicy: Ignore, timeout: 500ms, args: {resources: [{name: nvidia.com/gpu, weight: 5}, {name: cpu, weight: 1}]}}\n  - {name: WaschedWorkloadPreemption, fuel: 200000000}\n",
     );
-    let (code, from_own, stderr) = wasched(&["simulate", "--config", &own, "-o", "json"]);
+    assert_one_line_error(
+        &["simulate", "--config", &own],
+        &[
+            &own,
+            "former configuration format",
+            "wasched config migrate FILE",
+        ],
+    );
+    let (code, migrated, stderr) = wasched(&["config", "migrate", &own]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stderr.contains("plugin name GpuBinPacking is deprecated, use WaschedGpuBinPacking"),
-        "{stderr}"
+        migrated.contains("name: WaschedGpuBinPacking"),
+        "{migrated}"
     );
+    let migrated = write("migrated.yaml", &migrated);
+    let (code, from_own, stderr) = wasched(&["simulate", "--config", &migrated, "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
     let decisions = |text: &str| {
         let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
         v.as_object_mut().unwrap().remove("notes");

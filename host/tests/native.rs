@@ -16,11 +16,7 @@ fn native_plugins_decide_every_scenario_as_the_components_do() {
         }
     }
     files.sort();
-    let binpack = wasched::PluginConfig::parse(&format!(
-        "plugins: [{{name: WaschedGpuBinPacking, enabled: true, args: {}}}]",
-        common::BINPACK_ARGS
-    ))
-    .unwrap();
+    let binpack = common::binpack_config(common::BINPACK_ARGS);
     let mut moved = 0;
     for snapshot in files {
         let wasm = common::simulate(&snapshot, None).to_json();

@@ -213,9 +213,12 @@ fn refuses_what_is_not_a_plugin_component() {
 #[test]
 fn refuses_bad_args_and_duplicate_names() {
     let runtime = runtime();
-    let config =
-        PluginConfig::parse("plugins: [{name: WaschedGangScheduling, args: {minCount: 2}}]")
-            .unwrap();
+    let config = PluginConfig::default()
+        .configure(
+            "WaschedGangScheduling",
+            serde_json::json!({"args": {"minCount": 2}}),
+        )
+        .unwrap();
     let err = format!(
         "{:#}",
         runtime
@@ -241,8 +244,12 @@ fn refuses_bad_args_and_duplicate_names() {
         "{err}"
     );
 
-    let typo =
-        PluginConfig::parse("plugins: [{name: GangSchedulng, failurePolicy: Ignore}]").unwrap();
+    let typo = PluginConfig::default()
+        .configure(
+            "GangSchedulng",
+            serde_json::json!({"failurePolicy": "Ignore"}),
+        )
+        .unwrap();
     let err = runtime.bundled(&typo).unwrap_err().to_string();
     assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: WaschedGangScheduling, WaschedGpuBinPacking, WaschedTaintToleration, WaschedTopologyPlacement, WaschedWorkloadPreemption)"), "{err}");
 }
@@ -280,10 +287,8 @@ fn components_built_against_0_2_0_keep_loading_and_decide_the_same() {
     }
     // GpuBinPacking is off by default in the bundled set, not in a
     // directory: compare the sets without it, and with it enabled.
-    let without_binpack =
-        PluginConfig::parse("plugins: [{name: GpuBinPacking, enabled: false}]").unwrap();
-    let with_binpack =
-        PluginConfig::parse("plugins: [{name: WaschedGpuBinPacking, enabled: true}]").unwrap();
+    let without_binpack = PluginConfig::default().disable("GpuBinPacking");
+    let with_binpack = PluginConfig::default().enable("WaschedGpuBinPacking");
     let mut snapshots: Vec<Vec<std::path::PathBuf>> = vec![Vec::new()];
     for entry in std::fs::read_dir(common::testdata("scenarios")).unwrap() {
         let path = entry.unwrap().path();

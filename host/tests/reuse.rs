@@ -136,10 +136,9 @@ fn reuse_never_changes_a_decision() {
 /// changes, and such searches still occur.
 #[test]
 fn misfits_with_filter_plugins_never_change_a_decision() {
-    let config = PluginConfig::parse(
-        "plugins:\n  - name: WaschedGpuBinPacking\n    enabled: true\n  - name: WaschedTaintToleration\n    enabled: true\n",
-    )
-    .unwrap();
+    let config = PluginConfig::default()
+        .enable("WaschedGpuBinPacking")
+        .enable("WaschedTaintToleration");
     let mut plugins = common::runtime().bundled(&config).unwrap();
     assert!(plugins.any_at(ExtensionPoint::Filter));
     let off = Reuse {

@@ -358,10 +358,12 @@ fn policy_args_change_the_preemption_choice() {
     let default = common::simulate(&file, None);
     assert_eq!(evicted(&default), ["team/big"], "fewest victims");
     assert_eq!(bound(&default)["team/infer"], "node-0");
-    let config = wasched::PluginConfig::parse(
-        "plugins: [{name: WaschedWorkloadPreemption, args: {candidatePolicy: FewestEvictedGpus}}]",
-    )
-    .unwrap();
+    let config = wasched::PluginConfig::default()
+        .configure(
+            "WaschedWorkloadPreemption",
+            serde_json::json!({"args": {"candidatePolicy": "FewestEvictedGpus"}}),
+        )
+        .unwrap();
     let gpus = common::simulate_with(&file, None, config);
     assert_eq!(
         evicted(&gpus),
@@ -462,10 +464,12 @@ fn the_search_backtracks_where_greedy_placement_fails() {
 
 #[test]
 fn the_search_budget_cuts_the_search_and_says_so() {
-    let config = wasched::PluginConfig::parse(
-        "plugins: [{name: WaschedTopologyPlacement, args: {searchBudget: 2}}]",
-    )
-    .unwrap();
+    let config = wasched::PluginConfig::default()
+        .configure(
+            "WaschedTopologyPlacement",
+            serde_json::json!({"args": {"searchBudget": 2}}),
+        )
+        .unwrap();
     let out = common::simulate_with(&[scenario("tree-backtrack")], None, config);
     assert!(out.placements.is_empty());
     let g = group(&out, "team/train-a");
@@ -489,10 +493,12 @@ fn the_search_budget_cuts_the_search_and_says_so() {
         "apiVersion: v1\nkind: Pod\nmetadata: {name: low, namespace: team}\nspec:\n  nodeName: n3\n  priority: 1\n  containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]\nstatus: {phase: Running}\n",
     )
     .unwrap();
-    let config = wasched::PluginConfig::parse(
-        "plugins: [{name: WaschedTopologyPlacement, args: {searchBudget: 2}}]",
-    )
-    .unwrap();
+    let config = wasched::PluginConfig::default()
+        .configure(
+            "WaschedTopologyPlacement",
+            serde_json::json!({"args": {"searchBudget": 2}}),
+        )
+        .unwrap();
     let out = common::simulate_with(&[scenario("tree-backtrack"), low], None, config);
     let preemption = group(&out, "team/train-a")
         .preemption

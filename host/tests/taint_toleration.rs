@@ -29,8 +29,7 @@ fn native(snapshot: &Snapshot, pod: u32) -> BTreeMap<u32, String> {
 
 #[test]
 fn the_taint_toleration_component_decides_exactly_as_the_native_check() {
-    let config =
-        PluginConfig::parse("plugins: [{name: WaschedTaintToleration, enabled: true}]").unwrap();
+    let config = PluginConfig::default().enable("WaschedTaintToleration");
     let mut set = common::runtime().bundled(&config).unwrap();
     let (mut pods, mut rejections) = (0, 0);
     for files in common::every_snapshot() {
@@ -68,8 +67,7 @@ fn the_taint_toleration_component_decides_exactly_as_the_native_check() {
 /// already removed every node it would reject.
 #[test]
 fn enabling_it_changes_no_decision() {
-    let config =
-        PluginConfig::parse("plugins: [{name: WaschedTaintToleration, enabled: true}]").unwrap();
+    let config = PluginConfig::default().enable("WaschedTaintToleration");
     for files in common::every_snapshot() {
         let plain = common::simulate(&files, None).to_json();
         let with = common::simulate_with(&files, None, config.clone()).to_json();

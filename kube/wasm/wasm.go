@@ -56,6 +56,29 @@ func LiveObjects() uint64 { return uint64(C.wasched_live_objects()) }
 // LiveBytes is how many buffer bytes the library holds for Go.
 func LiveBytes() uint64 { return uint64(C.wasched_live_bytes()) }
 
+// BundledPlugin is one component embedded in the library.
+type BundledPlugin struct {
+	// Name is what the component calls itself (and kube-scheduler's
+	// configuration calls it).
+	Name string `json:"name"`
+	// Crate is its crate under plugins/.
+	Crate string `json:"crate"`
+	// OnByDefault: the default profile enables it.
+	OnByDefault bool `json:"onByDefault"`
+}
+
+// Bundled lists the components embedded in the library, in the order the
+// library loads them, with whether each runs unless configured otherwise:
+// the library's own list (wasched::runtime::BUNDLED), so that Go never
+// keeps a copy.
+func Bundled() []BundledPlugin {
+	var list []BundledPlugin
+	if err := json.Unmarshal(take(C.wasched_bundled()), &list); err != nil || len(list) == 0 {
+		panic(fmt.Sprintf("wasm: the library's bundled list is unreadable: %v", err))
+	}
+	return list
+}
+
 // bytesIn is b as the C side reads it: pointer and length, valid while b
 // is kept alive (the library copies what it keeps).
 func bytesIn(b []byte) (*C.uint8_t, C.size_t) {

@@ -372,3 +372,24 @@ func TestTrapsUnderLoadCoexistWithGoSignals(t *testing.T) {
 		t.Errorf("Go panics recovered: %d, want %d", recovered.Load(), workers*rounds*4)
 	}
 }
+
+// TestTheBundledListComesFromTheLibrary: every component the library
+// lists loads under its name and calls itself that, and the defaults are
+// the library's (GPU bin-packing and taint toleration off).
+func TestTheBundledListComesFromTheLibrary(t *testing.T) {
+	r, _ := setup(t, 0)
+	var off []string
+	for _, b := range Bundled() {
+		p := mustLoad(t, r, PluginSpec{Name: b.Name})
+		if p.Info.Name != b.Name {
+			t.Errorf("%s (crate %s) calls itself %s", b.Name, b.Crate, p.Info.Name)
+		}
+		p.Close()
+		if !b.OnByDefault {
+			off = append(off, b.Name)
+		}
+	}
+	if got, want := strings.Join(off, ","), "WaschedGpuBinPacking,WaschedTaintToleration"; got != want {
+		t.Errorf("off by default: %s, want %s", got, want)
+	}
+}

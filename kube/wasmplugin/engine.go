@@ -12,10 +12,6 @@ import (
 	"example.invalid/wasched/kube/wasm"
 )
 
-// offByDefault are the bundled components wasched runs only when
-// configured (wasched::runtime::OFF_BY_DEFAULT).
-var offByDefault = []string{"WaschedGpuBinPacking", "WaschedTaintToleration"}
-
 // Components is a set of components for a kube-scheduler run: the bundled
 // ones, or every *.wasm file of a directory, with the registry that makes
 // them kube-scheduler plugins and the profile that enables each at the
@@ -30,8 +26,8 @@ type Components struct {
 }
 
 // Load reads the components: dir's *.wasm files in name order (each
-// enabled), or with dir empty the bundled ones (all but offByDefault
-// enabled). A file that is not a component, or is built against an
+// enabled), or with dir empty the bundled ones (those on by default
+// enabled, as the library lists them). A file that is not a component, or is built against an
 // unknown contract, is an error naming it.
 func Load(dir string) (*Components, error) {
 	rt, err := sharedRuntime()
@@ -57,12 +53,8 @@ func Load(dir string) (*Components, error) {
 		return nil
 	}
 	if dir == "" {
-		for _, name := range Bundled {
-			on := true
-			for _, off := range offByDefault {
-				on = on && off != name
-			}
-			if err := add(wasm.PluginSpec{Name: name}, on); err != nil {
+		for _, b := range wasm.Bundled() {
+			if err := add(wasm.PluginSpec{Name: b.Name}, b.OnByDefault); err != nil {
 				return nil, err
 			}
 		}

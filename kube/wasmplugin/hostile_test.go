@@ -34,16 +34,13 @@ func hostileComponent(t *testing.T) string {
 	return path
 }
 
-// MinGoodRate is the least rate, in pods per second, at which kube-scheduler
-// must keep binding other pods while a component misbehaves beside them.
-const MinGoodRate = 2.0
-
 // TestAHostileComponentIsContainedAtEveryPoint loads the Hostile fixture
 // into kube-scheduler at each extension point this plugin maps, spinning
 // (cpu) at that point for PodGroup "bad": the bad group stays pending with
-// the plugin's failure as its reason, and kube-scheduler keeps binding the
-// other pods at MinGoodRate or better (PreEnqueue runs on the queue's
-// path: a component stuck there must not stall the queue).
+// the plugin's failure as its reason, and kube-scheduler binds every other
+// pod beside it (PreEnqueue runs on the queue's path: a component stuck
+// there must not stall the queue). The test asserts what happens, never
+// how fast: the context's deadline only bounds a hang.
 func TestAHostileComponentIsContainedAtEveryPoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts control planes")
@@ -76,11 +73,7 @@ profiles:
     args: {component: %s, fuel: 20000000, timeout: 1s, args: {point: %s, misbehave: loop}}
 `, points[point], component, point)
 			const good = 20
-			rate, node, reason := runHostile(t, config, good, point == "pod-group-post-filter")
-			t.Logf("%s: %.1f good pods bound per second beside the failing component", point, rate)
-			if rate < MinGoodRate {
-				t.Errorf("%s: %.1f good pods bound per second, want at least %.1f", point, rate, MinGoodRate)
-			}
+			node, reason := runHostile(t, config, good, point == "pod-group-post-filter", point != "pre-enqueue")
 			if node != "" {
 				t.Errorf("%s: the bad group's pod was bound on %s", point, node)
 			}
@@ -93,11 +86,14 @@ profiles:
 	}
 }
 
-// runHostile schedules a bad PodGroup and good lone pods under config;
-// it returns the rate the good pods were bound at, and the bad pod's node
-// and reason. With preempting, the bad group outranks a running pod and
-// cannot fit, so that kube-scheduler asks its PodGroupPostFilter plugins.
-func runHostile(t *testing.T, config string, good int, preempting bool) (float64, string, string) {
+// runHostile schedules a bad PodGroup and good lone pods under config,
+// waits until every good pod is bound and, when conditioned, until the bad
+// pod carries kube-scheduler's PodScheduled condition, and returns the bad
+// pod's node and reason. With preempting, the bad group outranks a running
+// pod and cannot fit, so that kube-scheduler asks its PodGroupPostFilter
+// plugins. The good pods are created after the bad one, so that their
+// binding shows kube-scheduler has taken the bad one in.
+func runHostile(t *testing.T, config string, good int, preempting, conditioned bool) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -121,42 +117,34 @@ func runHostile(t *testing.T, config string, good int, preempting bool) (float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	sched.Run()
 	// kube-scheduler keeps retrying the bad group, so it is never quiet:
-	// wait for the good pods instead.
-	var elapsed time.Duration
+	// wait for the good pods, and for the bad pod's failure to be written.
 	for {
+		if ctx.Err() != nil {
+			t.Fatalf("the good pods were not all bound, or the bad pod's failure not written: %v", ctx.Err())
+		}
 		list, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		bound := 0
+		bound, node, reason := 0, "", ""
 		for _, p := range list.Items {
 			if strings.HasPrefix(p.Name, "good-") && p.Spec.NodeName != "" {
 				bound++
 			}
+			if p.Name == "bad-0" {
+				node = p.Spec.NodeName
+				for _, c := range p.Status.Conditions {
+					if c.Type == v1.PodScheduled {
+						reason = c.Message
+					}
+				}
+			}
 		}
-		if bound == good {
-			elapsed = time.Since(start)
-			break
-		}
-		if time.Since(start) > 2*time.Minute {
-			t.Fatalf("%d of %d good pods bound within 2m", bound, good)
+		if bound == good && (node != "" || reason != "" || !conditioned) {
+			return node, reason
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// The bad pod's fate, once its failure had time to be written.
-	time.Sleep(2 * time.Second)
-	pod, err := client.CoreV1().Pods("default").Get(ctx, "bad-0", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reason := ""
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled {
-			reason = c.Message
-		}
-	}
-	return float64(good) / elapsed.Seconds(), pod.Spec.NodeName, reason
 }

@@ -8,17 +8,19 @@ import (
 
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 	"sigs.k8s.io/yaml"
+
+	"example.invalid/wasched/kube/wasm"
 )
 
-// Bundled are the components embedded in the library, by the names they
-// call themselves (kube-scheduler's configuration names them so; none
-// collides with an in-tree plugin).
-var Bundled = []string{
-	"WaschedGangScheduling",
-	"WaschedTopologyPlacement",
-	"WaschedWorkloadPreemption",
-	"WaschedGpuBinPacking",
-	"WaschedTaintToleration",
+// BundledNames are the names the components embedded in the library call
+// themselves (kube-scheduler's configuration names them so; none collides
+// with an in-tree plugin), as the library lists them.
+func BundledNames() []string {
+	var names []string
+	for _, b := range wasm.Bundled() {
+		names = append(names, b.Name)
+	}
+	return names
 }
 
 // Options registers the bundled components and every plugin whose
@@ -26,7 +28,7 @@ var Bundled = []string{
 // args name with --config (kube-scheduler's registry is fixed before it
 // reads its configuration, so the names are read from the file here).
 func Options(args []string) ([]app.Option, error) {
-	names := slices.Clone(Bundled)
+	names := BundledNames()
 	if path := configFlag(args); path != "" {
 		extra, err := componentNames(path)
 		if err != nil {

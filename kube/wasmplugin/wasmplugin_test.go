@@ -49,7 +49,7 @@ func sample(t *testing.T) (string, string) {
 
 func registry() frameworkruntime.Registry {
 	r := frameworkruntime.Registry{}
-	for _, name := range Bundled {
+	for _, name := range BundledNames() {
 		r[name] = Factory(name)
 	}
 	return r

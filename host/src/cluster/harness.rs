@@ -1,8 +1,8 @@
 //! The Go harness `wasched-kube` (the repository's `kube/` module): the real
 //! control plane and kube-scheduler v1.37.2 built from their Go modules.
 //! Found beside the `wasched` binary, through `WASCHED_KUBE`, in the source
-//! tree's `kube/bin/`, or on `PATH`; built there on first use when the
-//! source tree and Go are at hand.
+//! tree's `kube/bin/`, or on `PATH`; built with `make -C kube` (never by
+//! this library).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -49,8 +49,8 @@ impl Harness {
     }
 
     /// Finds the harness (`WASCHED_KUBE`, beside the running executable,
-    /// the source tree's `kube/bin/`, `PATH`), building it into
-    /// `kube/bin/` on first use when the source tree and `go` are there.
+    /// the source tree's `kube/bin/`, `PATH`); when none is built, the
+    /// error says how to build it.
     pub fn locate() -> Result<Self> {
         if let Some(path) = std::env::var_os("WASCHED_KUBE") {
             let path = PathBuf::from(path);
@@ -67,33 +67,19 @@ impl Harness {
             candidates.push(dir.join(BINARY));
         }
         let built = Path::new(SOURCE).join("bin").join(BINARY);
-        candidates.push(built.clone());
+        candidates.push(built);
         if let Some(path) = std::env::var_os("PATH") {
             candidates.extend(std::env::split_paths(&path).map(|d| d.join(BINARY)));
         }
         if let Some(found) = candidates.into_iter().find(|c| c.is_file()) {
             return Ok(Self::at(found));
         }
-        if !Path::new(SOURCE).join("go.mod").is_file() {
-            bail!(
-                "{BINARY} is not built and its source is not at {SOURCE}: build it with {BUILD_HINT}"
-            );
-        }
-        eprintln!(
-            "wasched: building {BINARY} from {SOURCE} (first use; the real kube-apiserver and kube-scheduler take minutes to compile)"
-        );
-        let status = Command::new("make")
-            .arg("-C")
-            .arg(SOURCE)
-            .stdout(Stdio::null())
-            .status()
-            .map_err(|e| {
-                anyhow!("cannot run make to build {BINARY} ({e}): build it with {BUILD_HINT}")
-            })?;
-        if !status.success() || !built.is_file() {
-            bail!("building {BINARY} failed ({status}): build it with {BUILD_HINT}");
-        }
-        Ok(Self::at(built))
+        let source = if Path::new(SOURCE).join("go.mod").is_file() {
+            format!("its source is at {SOURCE}")
+        } else {
+            format!("its source is not at {SOURCE}")
+        };
+        bail!("{BINARY} is not built ({source}): build it with {BUILD_HINT}")
     }
 
     /// Runs the snapshot's `objects` through the real kube-scheduler:

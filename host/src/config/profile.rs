@@ -1,10 +1,9 @@
 //! A `KubeSchedulerConfiguration` (`kubescheduler.config.k8s.io/v1`) as
 //! wasched's plugin configuration: the profile's `plugins` decide which
 //! plugin serves which extension point, in which order and with which
-//! weight, and `pluginConfig[].args` carry each wasched plugin's settings in
-//! the schema of wasched's own plugin entries (bounds, failure policy,
-//! `args`). The same file configures `simulate`, `serve` and the
-//! kube-scheduler plugin.
+//! weight, and `pluginConfig[].args` carry each wasched plugin's settings
+//! ([`super::args`]: bounds, failure policy, `args`). The same file
+//! configures `simulate`, `serve` and the kube-scheduler plugin.
 //!
 //! Resolution per extension point, as kube-scheduler merges a profile with
 //! its defaults: the plugins on by default that implement the point, in
@@ -63,29 +62,71 @@ pub const SCHEDULER_NAME: &str = "wasched";
 pub(super) struct File {
     api_version: String,
     kind: String,
-    // Fields of the type wasched does not use, accepted as kube-scheduler
-    // reads them (it validates them; wasched does not).
-    #[serde(rename = "parallelism")]
-    _parallelism: Option<IgnoredAny>,
-    #[serde(rename = "leaderElection")]
-    _leader_election: Option<IgnoredAny>,
-    #[serde(rename = "clientConnection")]
-    _client_connection: Option<IgnoredAny>,
-    #[serde(rename = "enableProfiling")]
-    _enable_profiling: Option<IgnoredAny>,
-    #[serde(rename = "enableContentionProfiling")]
-    _enable_contention_profiling: Option<IgnoredAny>,
+    // Fields that configure the kube-scheduler process, not its decisions:
+    // accepted, and noted once.
+    parallelism: Option<i64>,
+    leader_election: Option<IgnoredAny>,
+    client_connection: Option<IgnoredAny>,
+    enable_profiling: Option<IgnoredAny>,
+    enable_contention_profiling: Option<IgnoredAny>,
+    delay_cache_until_active: Option<IgnoredAny>,
     percentage_of_nodes_to_score: Option<i64>,
-    #[serde(rename = "podInitialBackoffSeconds")]
-    _pod_initial_backoff_seconds: Option<IgnoredAny>,
-    #[serde(rename = "podMaxBackoffSeconds")]
-    _pod_max_backoff_seconds: Option<IgnoredAny>,
-    #[serde(rename = "extenders")]
-    _extenders: Option<IgnoredAny>,
-    #[serde(rename = "delayCacheUntilActive")]
-    _delay_cache_until_active: Option<IgnoredAny>,
+    pod_initial_backoff_seconds: Option<i64>,
+    pod_max_backoff_seconds: Option<i64>,
+    extenders: Option<Vec<IgnoredAny>>,
     #[serde(default)]
     profiles: Vec<ProfileFile>,
+}
+
+impl File {
+    /// The process-only fields the file sets, by name.
+    fn process_fields(&self) -> Vec<&'static str> {
+        [
+            ("parallelism", self.parallelism.is_some()),
+            ("leaderElection", self.leader_election.is_some()),
+            ("clientConnection", self.client_connection.is_some()),
+            ("enableProfiling", self.enable_profiling.is_some()),
+            (
+                "enableContentionProfiling",
+                self.enable_contention_profiling.is_some(),
+            ),
+            (
+                "delayCacheUntilActive",
+                self.delay_cache_until_active.is_some(),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+
+    /// The queue's backoff, if the file sets either field, checked and
+    /// defaulted as kube-scheduler's validation does (initial 1 s, max
+    /// 10 s; initial > 0; max >= initial).
+    fn backoff(&self) -> Result<Option<super::QueueBackoff>> {
+        if self.pod_initial_backoff_seconds.is_none() && self.pod_max_backoff_seconds.is_none() {
+            return Ok(None);
+        }
+        let defaults = super::QueueBackoff::default();
+        let initial = self
+            .pod_initial_backoff_seconds
+            .unwrap_or(defaults.initial.as_secs() as i64);
+        let max = self
+            .pod_max_backoff_seconds
+            .unwrap_or(defaults.max.as_secs() as i64);
+        if initial <= 0 {
+            bail!("field podInitialBackoffSeconds: {initial} must be greater than 0");
+        }
+        if max < initial {
+            bail!(
+                "field podMaxBackoffSeconds: {max} must be greater than or equal to podInitialBackoffSeconds ({initial})"
+            );
+        }
+        Ok(Some(super::QueueBackoff {
+            initial: std::time::Duration::from_secs(initial as u64),
+            max: std::time::Duration::from_secs(max as u64),
+        }))
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -196,13 +237,17 @@ pub(super) type PluginArgs = Vec<(String, Value, String)>;
 
 /// What a `KubeSchedulerConfiguration` says to wasched.
 pub(super) struct Read {
-    /// The profile wasched reads, if the file has one.
-    pub profile: Option<Profile>,
+    /// The profile wasched reads (an empty one if the file has none).
+    pub profile: Profile,
     /// The wasched plugins' `pluginConfig` entries.
     pub args: PluginArgs,
     /// Its `percentageOfNodesToScore` (the profile's, else the file's; 0:
     /// upstream's adaptive default).
     pub percentage_of_nodes_to_score: u32,
+    /// Its queue backoff, if it sets one.
+    pub backoff: Option<super::QueueBackoff>,
+    /// The process-only fields it sets (`leaderElection`, ...).
+    pub process_fields: Vec<&'static str>,
 }
 
 /// A `percentageOfNodesToScore` field, checked as kube-scheduler's
@@ -221,14 +266,36 @@ pub struct Loaded<'a> {
     pub name: &'a str,
     /// The points it implements.
     pub points: &'a [ExtensionPoint],
-    /// Whether it runs without being enabled (wasched's default, or
-    /// `enabled:` in wasched's own entries).
+    /// Whether it runs without being enabled (the plugin's default).
     pub on: bool,
-    /// Its weight in wasched's own entries (default 1).
-    pub weight: i64,
 }
 
 impl Profile {
+    /// A profile that changes nothing: each plugin at the points it
+    /// implements if it is on by default.
+    pub fn empty() -> Self {
+        Self {
+            points: ExtensionPoint::ALL
+                .iter()
+                .map(|&point| (point, PointSet::default()))
+                .collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Enables `name` in `multiPoint` (at every point it implements), or
+    /// disables it there; `path` names the setting in messages.
+    pub(super) fn set_multi_point(&mut self, name: &str, on: bool, path: &str) {
+        let set = &mut self.multi_point;
+        set.enabled.retain(|(n, _, _)| n != name);
+        set.disabled.retain(|(n, _)| n != name);
+        if on {
+            set.enabled.push((name.to_string(), None, path.to_string()));
+        } else {
+            set.disabled.push((name.to_string(), path.to_string()));
+        }
+    }
+
     /// Reads the profile of a parsed `KubeSchedulerConfiguration`, and the
     /// `pluginConfig` entries of wasched plugins as (name, args, path).
     pub(super) fn read(file: File) -> Result<Read> {
@@ -239,6 +306,16 @@ impl Profile {
             );
         }
         debug_assert_eq!(file.kind, "KubeSchedulerConfiguration");
+        if file.parallelism.is_some_and(|p| p <= 0) {
+            bail!("field parallelism: must be greater than 0");
+        }
+        if file.extenders.as_ref().is_some_and(|e| !e.is_empty()) {
+            bail!(
+                "field extenders: wasched does not call scheduler extenders, whose HTTP answers change decisions; remove them, or write the extender's logic as a plugin"
+            );
+        }
+        let backoff = file.backoff()?;
+        let process_fields = file.process_fields();
         let global = percentage(
             file.percentage_of_nodes_to_score,
             "percentageOfNodesToScore",
@@ -252,9 +329,11 @@ impl Profile {
         let index = match file.profiles.len() {
             0 => {
                 return Ok(Read {
-                    profile: None,
+                    profile: Self::empty(),
                     args: Vec::new(),
                     percentage_of_nodes_to_score: global.unwrap_or(0),
+                    backoff,
+                    process_fields,
                 });
             }
             1 => 0,
@@ -340,9 +419,11 @@ impl Profile {
             in_tree_config,
         };
         Ok(Read {
-            profile: Some(profile),
+            profile,
             args: wasched_config,
             percentage_of_nodes_to_score,
+            backoff,
+            process_fields,
         })
     }
 
@@ -403,7 +484,7 @@ impl Profile {
                 .iter()
                 .filter(|l| l.on && l.points.contains(&point))
                 .filter(|l| !set.disables(l.name) && !self.multi_point.disables(l.name))
-                .map(|l| (l.name.to_string(), l.weight))
+                .map(|l| (l.name.to_string(), 1))
                 .collect();
             let multi = self
                 .multi_point
@@ -418,7 +499,7 @@ impl Profile {
                         point.interface()
                     );
                 }
-                let weight = weight.unwrap_or(plugin.weight);
+                let weight = weight.unwrap_or(1);
                 match list.iter_mut().find(|(n, _)| n == name) {
                     Some(entry) => entry.1 = weight,
                     None => list.push((name.clone(), weight)),

@@ -58,7 +58,7 @@ impl fmt::Display for ExtensionPoint {
 
 /// What happens to a pod or group when a plugin call fails (traps, exceeds a
 /// bound, or returns an invalid result).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub enum FailurePolicy {
     /// The pod or group stays pending with the plugin's error as reason.
     #[default]

@@ -6,14 +6,12 @@
 //!   becomes a manifest [`Object`];
 //! - [`store`] keeps the watched objects and tells changes that could let
 //!   a waiting pod fit from those that cannot;
-//! - [`backoff`] decides when an unschedulable entity is tried again;
 //! - [`actions`] carries decisions out: bindings, preemptions, conditions
 //!   and Events;
 //! - [`serve`] is the loop; [`endpoints`] its `/healthz`, `/readyz` and
 //!   `/metrics`.
 
 pub mod actions;
-pub mod backoff;
 pub mod endpoints;
 pub mod gates;
 pub mod kinds;

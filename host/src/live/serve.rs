@@ -31,7 +31,6 @@ use anyhow::{Context, Result, bail};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::actions::{self, Action, Executor};
-use super::backoff::Backoff;
 use super::endpoints::{self, Metrics};
 use super::gates;
 use super::kinds::Served;
@@ -41,6 +40,7 @@ use crate::config::PluginConfig;
 use crate::framework::PluginSet;
 use crate::manifest::{Manifests, Object};
 use crate::model::{BuildOptions, Model, Snapshot, unmodelled};
+use crate::scheduler::backoff::Backoff;
 use crate::scheduler::{self, Entity, RunOptions};
 use crate::{Outcome, Runtime};
 
@@ -196,13 +196,14 @@ pub fn run(options: ServeOptions, runtime: &Runtime) -> Result<()> {
         schedulers: vec![options.scheduler_name.clone()],
         live: true,
     };
+    let backoff = Backoff::new(options.config.backoff().unwrap_or_default());
     let mut server = Server {
         options,
         shared,
         metrics,
         executor,
         model: Model::new(&Manifests::default(), &model_options)?,
-        backoff: Backoff::default(),
+        backoff,
         overlay: Overlay::default(),
         reported: BTreeMap::new(),
         excluded: BTreeSet::new(),

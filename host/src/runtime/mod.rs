@@ -135,14 +135,26 @@ impl Runtime {
         WasmPlugin::load(&self.engine, &self.linker, source, &component, config)
     }
 
-    /// The plugins embedded in this binary, arranged by `config`: all but
-    /// those in [`OFF_BY_DEFAULT`] unless the configuration says otherwise.
+    /// The plugins embedded in this binary, arranged by `config`: those
+    /// [`BUNDLED`] has on by default unless the configuration says
+    /// otherwise. A component that does not call itself what [`BUNDLED`]
+    /// says is an error: the list and the components cannot drift.
     pub fn bundled(&self, config: &PluginConfig) -> Result<PluginSet> {
         let mut loaded: Vec<(Box<dyn crate::framework::Plugin>, bool)> = Vec::new();
-        for (name, bytes) in bundled_plugins() {
-            let plugin = self.load(&format!("bundled:{name}"), bytes, config)?;
-            let on_by_default = !OFF_BY_DEFAULT.contains(&plugin.name());
-            loaded.push((Box::new(plugin), on_by_default));
+        for (crate_name, bytes) in bundled_plugins() {
+            let entry = BUNDLED
+                .iter()
+                .find(|b| b.crate_name == *crate_name)
+                .ok_or_else(|| anyhow!("bundled crate {crate_name} has no entry in BUNDLED"))?;
+            let plugin = self.load(&format!("bundled:{crate_name}"), bytes, config)?;
+            if plugin.name() != entry.name {
+                bail!(
+                    "bundled crate {crate_name} calls itself {}, but BUNDLED says {}",
+                    plugin.name(),
+                    entry.name
+                );
+            }
+            loaded.push((Box::new(plugin), entry.on_by_default));
         }
         assemble(config, loaded)
     }
@@ -174,10 +186,52 @@ impl Runtime {
     }
 }
 
-/// Bundled plugins that run only when the configuration enables them
-/// (`enabled: true`): node plugins that change where pods go, and the
-/// taint-toleration model plugin (the host runs those checks natively).
-pub const OFF_BY_DEFAULT: &[&str] = &["WaschedGpuBinPacking", "WaschedTaintToleration"];
+/// One component embedded in this binary.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundledPlugin {
+    /// The name its component calls itself (and configurations call it).
+    pub name: &'static str,
+    /// Its crate under `plugins/`.
+    #[serde(rename = "crate")]
+    pub crate_name: &'static str,
+    /// Whether it runs unless the configuration disables it.
+    pub on_by_default: bool,
+}
+
+/// The bundled plugins in load order (their crates' name order, as
+/// [`bundled_plugins`]): the one list of their names and defaults, handed
+/// to kube-scheduler through the C ABI (`wasched_bundled`). Off by
+/// default: node plugins that change where pods go, and the
+/// taint-toleration model plugin (the host runs those checks natively);
+/// a configuration turns them on with `multiPoint.enabled`.
+pub const BUNDLED: [BundledPlugin; 5] = [
+    BundledPlugin {
+        name: "WaschedGangScheduling",
+        crate_name: "gang-permit",
+        on_by_default: true,
+    },
+    BundledPlugin {
+        name: "WaschedGpuBinPacking",
+        crate_name: "gpu-binpack",
+        on_by_default: false,
+    },
+    BundledPlugin {
+        name: "WaschedTaintToleration",
+        crate_name: "taint-toleration",
+        on_by_default: false,
+    },
+    BundledPlugin {
+        name: "WaschedTopologyPlacement",
+        crate_name: "topology-placement",
+        on_by_default: true,
+    },
+    BundledPlugin {
+        name: "WaschedWorkloadPreemption",
+        crate_name: "workload-preemption",
+        on_by_default: true,
+    },
+];
 
 /// The set `config` arranges from `loaded`, with its notes.
 fn assemble(

@@ -391,7 +391,7 @@ profiles:
         ),
         (
             "profiles:\n- pluginConfig: [{name: TopologyPlacement, args: {}}]\n",
-            "the configuration names plugin TopologyPlacement, but no loaded plugin has that name",
+            "the configuration names plugin TopologyPlacement (did you mean WaschedTopologyPlacement?), but no loaded plugin has that name",
         ),
         (
             "profiles:\n- {schedulerName: a}\n- {schedulerName: b}\n",

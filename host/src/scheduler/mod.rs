@@ -15,6 +15,7 @@
 //! later entities see earlier placements.
 //!
 //! - [`queue`] orders the queue (`PrioritySort`);
+//! - [`backoff`] decides when an entity that did not fit is tried again;
 //! - `pod` places one pod inside a set of nodes;
 //! - [`group`] runs the group algorithm inside placements, with checkpoints;
 //! - [`tree`] places CompositePodGroup trees as one unit, by a search;
@@ -22,6 +23,7 @@
 //! - [`preemption`] is workload-aware preemption, run by the host;
 //! - [`failures`] applies failure policy and counts errors.
 
+pub mod backoff;
 mod costs;
 pub mod failures;
 pub mod group;

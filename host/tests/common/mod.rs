@@ -161,6 +161,17 @@ pub fn group<'a>(outcome: &'a Outcome, key: &str) -> &'a PodGroupDecision {
 /// `GpuBinPacking` args that exercise both of its points.
 pub const BINPACK_ARGS: &str = r#"{"resources": [{"name": "nvidia.com/gpu", "weight": 2}, {"name": "cpu"}], "reserveForRequesters": true}"#;
 
+/// A configuration enabling the bundled `WaschedGpuBinPacking` with
+/// `args` (JSON) as its own args.
+#[allow(dead_code)]
+pub fn binpack_config(args: &str) -> wasched::PluginConfig {
+    let args: serde_json::Value = serde_json::from_str(args).unwrap();
+    wasched::PluginConfig::default()
+        .enable("WaschedGpuBinPacking")
+        .configure("WaschedGpuBinPacking", serde_json::json!({ "args": args }))
+        .unwrap()
+}
+
 /// The bundled plugins' logic compiled into the host, in the bundled
 /// order, with `GpuBinPacking` (under [`BINPACK_ARGS`]) when `binpack`.
 pub fn native_plugins(binpack: bool) -> PluginSet {

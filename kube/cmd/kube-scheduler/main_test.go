@@ -149,13 +149,31 @@ func TestTheBinaryRunsTheSampleOnARealCluster(t *testing.T) {
 		}
 	}
 	// The group's PodGroup comes last: the gang component holds its pods
-	// until it exists.
-	time.Sleep(time.Second)
+	// until it exists. A lone pod created after them is the signal that
+	// kube-scheduler has taken them in: its queue runs PreEnqueue as each
+	// pod arrives, in order, so once the lone pod is bound the pair has
+	// been held, not merely not yet seen.
+	lone := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "lone", Namespace: "default"},
+		Spec: v1.PodSpec{SchedulerName: "wasched-kube-scheduler",
+			Containers: []v1.Container{{Name: "main", Image: "busybox", Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}}}}}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, lone, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	boundPod := func(name string) bool {
+		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName != ""
+	}
+	for !boundPod("lone") {
+		if ctx.Err() != nil {
+			t.Fatalf("the lone pod created after the pair was not bound: %v", ctx.Err())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	bound := func() int {
 		n := 0
 		for i := 0; i < 2; i++ {
-			p, err := client.CoreV1().Pods("default").Get(ctx, fmt.Sprintf("pair-%d", i), metav1.GetOptions{})
-			if err == nil && p.Spec.NodeName != "" {
+			if boundPod(fmt.Sprintf("pair-%d", i)) {
 				n++
 			}
 		}

@@ -2,44 +2,46 @@
 //! that did not fit is tried again: kube-scheduler's unschedulable queue.
 //!
 //! A new entity is tried at once. One that failed waits for two things: a
-//! change that could help ([`Store::helpful`](super::store::Store) moved
-//! past the value it failed at) and the end of its backoff (1 s, doubling
-//! per failed attempt, at most 10 s: kube-scheduler's
+//! change that could help (a helpful-change count moved past the value it
+//! failed at) and the end of its backoff ([`QueueBackoff`]: 1 s, doubling
+//! per failed attempt, at most 10 s by default — kube-scheduler's
 //! `podInitialBackoffSeconds` and `podMaxBackoffSeconds`). Without any
 //! helpful change it is still retried after 5 minutes
 //! (`podMaxInUnschedulablePodsDuration`), never sooner: an idle cluster
 //! costs no attempts.
+//!
+//! Time is any clock with durations: [`Instant`] on a live cluster, a
+//! virtual clock in a replay.
 
 use std::collections::BTreeMap;
+use std::ops::Add;
 use std::time::{Duration, Instant};
 
-/// The first backoff.
-pub const INITIAL: Duration = Duration::from_secs(1);
-/// The longest backoff.
-pub const MAX: Duration = Duration::from_secs(10);
+pub use crate::config::QueueBackoff;
+
 /// An unschedulable entity is retried after this even if nothing changed.
 pub const FLUSH: Duration = Duration::from_secs(300);
 
 /// One failed entity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Failed {
+struct Failed<T> {
     attempts: u32,
-    at: Instant,
-    /// The store's helpful-change count its last attempt saw.
+    at: T,
+    /// The helpful-change count its last attempt saw.
     helpful: u64,
 }
 
-impl Failed {
-    fn backoff(&self) -> Duration {
+impl<T: Copy + Ord + Add<Duration, Output = T>> Failed<T> {
+    fn backoff(&self, policy: &QueueBackoff) -> Duration {
         let doublings = self.attempts.saturating_sub(1).min(16);
-        (INITIAL * (1u32 << doublings)).min(MAX)
+        (policy.initial * (1u32 << doublings)).min(policy.max)
     }
 
-    /// When it may be tried, given the store's helpful-change count.
-    fn due(&self, helpful: u64) -> Instant {
+    /// When it may be tried, given the helpful-change count.
+    fn due(&self, helpful: u64, policy: &QueueBackoff) -> T {
         let flush = self.at + FLUSH;
         if helpful > self.helpful {
-            (self.at + self.backoff()).min(flush)
+            (self.at + self.backoff(policy)).min(flush)
         } else {
             flush
         }
@@ -47,21 +49,38 @@ impl Failed {
 }
 
 /// The unschedulable entities, by key (`PodGroup ns/name`, ...).
-#[derive(Debug, Default)]
-pub struct Backoff {
-    failed: BTreeMap<String, Failed>,
+#[derive(Debug)]
+pub struct Backoff<T = Instant> {
+    failed: BTreeMap<String, Failed<T>>,
+    policy: QueueBackoff,
 }
 
-impl Backoff {
+impl<T> Default for Backoff<T> {
+    fn default() -> Self {
+        Self::new(QueueBackoff::default())
+    }
+}
+
+impl<T> Backoff<T> {
+    /// An empty queue with this backoff.
+    pub fn new(policy: QueueBackoff) -> Self {
+        Self {
+            failed: BTreeMap::new(),
+            policy,
+        }
+    }
+}
+
+impl<T: Copy + Ord + Add<Duration, Output = T>> Backoff<T> {
     /// Whether `entity` may be tried at `now`.
-    pub fn admits(&self, entity: &str, helpful: u64, now: Instant) -> bool {
+    pub fn admits(&self, entity: &str, helpful: u64, now: T) -> bool {
         self.failed
             .get(entity)
-            .is_none_or(|failed| failed.due(helpful) <= now)
+            .is_none_or(|failed| failed.due(helpful, &self.policy) <= now)
     }
 
     /// `entity` did not fit in an attempt at `now` that saw `helpful`.
-    pub fn failed(&mut self, entity: &str, helpful: u64, now: Instant) {
+    pub fn failed(&mut self, entity: &str, helpful: u64, now: T) {
         let failed = self.failed.entry(entity.to_string()).or_insert(Failed {
             attempts: 0,
             at: now,
@@ -93,8 +112,11 @@ impl Backoff {
     }
 
     /// The earliest time an entity becomes due, given `helpful`.
-    pub fn next_due(&self, helpful: u64) -> Option<Instant> {
-        self.failed.values().map(|f| f.due(helpful)).min()
+    pub fn next_due(&self, helpful: u64) -> Option<T> {
+        self.failed
+            .values()
+            .map(|f| f.due(helpful, &self.policy))
+            .min()
     }
 }
 
@@ -106,6 +128,7 @@ mod tests {
     fn a_failed_entity_waits_for_a_helpful_change_and_its_backoff() {
         let mut backoff = Backoff::default();
         let t0 = Instant::now();
+        let QueueBackoff { initial, max } = QueueBackoff::default();
         assert!(backoff.admits("Pod a/x", 0, t0), "new entities go at once");
         backoff.failed("Pod a/x", 5, t0);
         // Nothing helpful: not before the flush, however long the backoff.
@@ -114,12 +137,12 @@ mod tests {
         assert!(backoff.admits("Pod a/x", 5, t0 + FLUSH));
         // A helpful change: after the 1 s backoff.
         assert!(!backoff.admits("Pod a/x", 6, t0 + Duration::from_millis(999)));
-        assert!(backoff.admits("Pod a/x", 6, t0 + INITIAL));
+        assert!(backoff.admits("Pod a/x", 6, t0 + initial));
         // Backoff doubles per failure, up to 10 s.
         for _ in 0..6 {
             backoff.failed("Pod a/x", 6, t0);
         }
-        assert_eq!(backoff.next_due(7), Some(t0 + MAX));
+        assert_eq!(backoff.next_due(7), Some(t0 + max));
         backoff.forget("Pod a/x");
         assert!(backoff.is_empty());
         assert!(backoff.admits("Pod a/x", 0, t0));
@@ -136,5 +159,20 @@ mod tests {
         }
         let secs: Vec<u64> = seen.iter().map(Duration::as_secs).collect();
         assert_eq!(secs, [1, 2, 4, 8, 10, 10]);
+    }
+
+    #[test]
+    fn the_configured_backoff_is_honoured_on_a_virtual_clock() {
+        let policy = QueueBackoff {
+            initial: Duration::from_secs(3),
+            max: Duration::from_secs(20),
+        };
+        let mut backoff: Backoff<Duration> = Backoff::new(policy);
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            backoff.failed("g", 0, Duration::ZERO);
+            seen.push(backoff.next_due(1).unwrap().as_secs());
+        }
+        assert_eq!(seen, [3, 6, 12, 20, 20]);
     }
 }
