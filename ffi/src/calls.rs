@@ -2,8 +2,8 @@
 //! by name), resolved against the view, answered by one instance of the
 //! plugin behind the framework's answer checks, written back by name.
 //!
-//! Requests and responses are JSON (see `include/wasched.h` and the Go
-//! package `kube/wasm`): `{"point": "filter", "pod": "ns/a", "nodes":
+//! Requests and responses are JSON ([`protocol`], mirrored by the Go
+//! package `kube/wasm` and held to the same golden fixtures): `{"point": "filter", "pod": "ns/a", "nodes":
 //! ["n1", ...]}` → `{"status": {"code": "Success", "reason": ""},
 //! "rejections": [{"reason": "...", "nodes": ["n1"]}], "logs": [...]}`.
 //! Status codes are kube-scheduler's names. A plugin that traps, runs out
@@ -13,8 +13,6 @@
 //! under `Ignore`.
 
 use anyhow::{Result, anyhow, bail};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 use wasched::Snapshot;
 use wasched::framework::{
     Code, ExtensionPoint, FailurePolicy, LogLevel, Placement, PluginError, PreemptionCandidate,
@@ -23,108 +21,10 @@ use wasched::framework::{
 use wasched::model::{NodeId, PodId};
 
 use crate::pool::Plugin;
+use crate::protocol::{
+    self, PreemptorRef, ProgressBounds, Rejection, Request, Response, UnitRef, Victim,
+};
 use crate::view::View;
-
-/// What is asked, objects by name.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "point", rename_all = "kebab-case", deny_unknown_fields)]
-enum Request {
-    PreEnqueue {
-        unit: UnitRef,
-    },
-    Filter {
-        pod: String,
-        /// Absent: every node of the view, in name order.
-        #[serde(default)]
-        nodes: Option<Vec<String>>,
-    },
-    Score {
-        pod: String,
-        #[serde(default)]
-        nodes: Option<Vec<String>>,
-    },
-    Permit {
-        unit: UnitRef,
-        progress: ProgressIn,
-    },
-    PlacementGenerate {
-        unit: UnitRef,
-        parent: PlacementIn,
-    },
-    PlacementScore {
-        unit: UnitRef,
-        placement: PlacementIn,
-        assignments: Vec<(String, String)>,
-    },
-    OrderVictims {
-        preemptor: PreemptorRef,
-        units: Vec<VictimIn>,
-    },
-    SelectCandidate {
-        preemptor: PreemptorRef,
-        candidates: Vec<CandidateIn>,
-    },
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct UnitRef {
-    #[serde(default)]
-    pod_group: Option<String>,
-    #[serde(default)]
-    composite_pod_group: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct PreemptorRef {
-    #[serde(default)]
-    pod_group: Option<String>,
-    #[serde(default)]
-    composite_pod_group: Option<String>,
-    #[serde(default)]
-    pod: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProgressIn {
-    scheduled: u32,
-    remaining: u32,
-}
-
-#[derive(Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-struct PlacementIn {
-    name: String,
-    /// Absent: every node of the view.
-    #[serde(default)]
-    nodes: Option<Vec<String>>,
-    #[serde(default)]
-    domain: Option<(String, String)>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct VictimIn {
-    pods: Vec<String>,
-    #[serde(default)]
-    group: Option<String>,
-    priority: i32,
-    #[serde(default)]
-    start_time: i64,
-    #[serde(default)]
-    violates_budget: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct CandidateIn {
-    domain: String,
-    victims: Vec<VictimIn>,
-    #[serde(default)]
-    assignments: Vec<(String, String)>,
-}
 
 impl Request {
     fn point(&self) -> ExtensionPoint {
@@ -151,7 +51,7 @@ pub fn call(
     plugin: &Plugin,
     view: &mut View,
     request: &[u8],
-) -> Result<Value> {
+) -> Result<Response> {
     let request: Request =
         serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(request))
             .map_err(|e| anyhow!("request: field {}: {}", e.path(), e.inner()))?;
@@ -170,13 +70,16 @@ pub fn call(
                 };
                 resolved.answer(&mut checked, snapshot, plugin.policy())
             };
-            let logs: Vec<Value> = set
+            let logs: Vec<protocol::LogLine> = set
                 .drain_logs()
                 .into_iter()
-                .map(|(_, line)| json!({"level": level(line.level), "message": line.message}))
+                .map(|(_, line)| protocol::LogLine {
+                    level: level(line.level).to_string(),
+                    message: line.message,
+                })
                 .collect();
             if !logs.is_empty() {
-                response["logs"] = Value::Array(logs);
+                response.logs = Some(logs);
             }
             Ok(response)
         })?
@@ -250,63 +153,66 @@ impl Resolved {
         plugin: &mut wasched::framework::Checked<'_>,
         s: &mut Snapshot,
         policy: FailurePolicy,
-    ) -> Value {
+    ) -> Response {
+        let success = || Response::of(status(&Status::success()));
         let answer = match self {
-            Self::PreEnqueue(unit) => plugin.pre_enqueue(s, *unit).map(|st| status(&st)),
+            Self::PreEnqueue(unit) => plugin
+                .pre_enqueue(s, *unit)
+                .map(|st| Response::of(status(&st))),
             Self::Filter(pod, nodes) => plugin.filter(s, *pod, nodes).map(|rejections| {
-                let rejections: Vec<Value> = rejections
-                    .iter()
-                    .map(|r| json!({"reason": r.reason, "nodes": names(s, &r.nodes)}))
-                    .collect();
-                let code = if rejections.is_empty() {
-                    "Success"
-                } else {
-                    "Unschedulable"
-                };
-                json!({"status": {"code": code, "reason": ""}, "rejections": rejections})
+                if rejections.is_empty() {
+                    return success();
+                }
+                let mut r = Response::of(status(&Status::new(Code::Unschedulable, "")));
+                r.rejections = Some(
+                    rejections
+                        .iter()
+                        .map(|r| Rejection {
+                            reason: r.reason.clone(),
+                            nodes: names(s, &r.nodes),
+                        })
+                        .collect(),
+                );
+                r
             }),
             Self::Score(pod, nodes) => plugin.score(s, *pod, nodes).map(|scores| match scores {
-                Ok(scores) => {
-                    json!({"status": status(&Status::success())["status"], "scores": scores})
-                }
-                Err(st) => status(&st),
+                Ok(scores) => Response {
+                    scores: Some(scores),
+                    ..success()
+                },
+                Err(st) => Response::of(status(&st)),
             }),
-            Self::Permit(unit, progress) => plugin.permit(s, *unit, *progress).map(|verdict| {
-                let mut v = status(&verdict.status);
-                if let Some(b) = verdict.reuse {
-                    v["reuse"] = json!({
-                        "minScheduled": b.min_scheduled,
-                        "maxScheduled": b.max_scheduled,
-                        "minPossible": b.min_possible,
-                        "maxPossible": b.max_possible,
-                    });
-                }
-                v
-            }),
+            Self::Permit(unit, progress) => {
+                plugin.permit(s, *unit, *progress).map(|verdict| Response {
+                    reuse: verdict.reuse.map(|b| ProgressBounds {
+                        min_scheduled: b.min_scheduled,
+                        max_scheduled: b.max_scheduled,
+                        min_possible: b.min_possible,
+                        max_possible: b.max_possible,
+                    }),
+                    ..Response::of(status(&verdict.status))
+                })
+            }
             Self::PlacementGenerate(unit, parent) => plugin
                 .generate_placements(s, *unit, parent)
                 .map(|generated| match generated {
-                    Ok(None) => status(&Status::new(Code::Skip, "")),
-                    Ok(Some(placements)) => {
-                        let list: Vec<Value> = placements
-                            .candidates
-                            .iter()
-                            .map(|p| {
-                                json!({
-                                    "name": p.name,
-                                    "nodes": names(s, &p.nodes),
-                                    "domain": p.domain,
+                    Ok(None) => Response::of(status(&Status::new(Code::Skip, ""))),
+                    Ok(Some(placements)) => Response {
+                        placements: Some(
+                            placements
+                                .candidates
+                                .iter()
+                                .map(|p| protocol::Placement {
+                                    name: p.name.clone(),
+                                    nodes: Some(names(s, &p.nodes)),
+                                    domain: p.domain.clone(),
                                 })
-                            })
-                            .collect();
-                        let mut v = status(&Status::success());
-                        v["placements"] = Value::Array(list);
-                        if let Some(budget) = placements.search_budget {
-                            v["searchBudget"] = json!(budget);
-                        }
-                        v
-                    }
-                    Err(st) => status(&st),
+                                .collect(),
+                        ),
+                        search_budget: placements.search_budget,
+                        ..success()
+                    },
+                    Err(st) => Response::of(status(&st)),
                 }),
             Self::PlacementScore(unit, placement, assignments) => {
                 // The contract scores a placement with its pods assumed;
@@ -320,35 +226,32 @@ impl Resolved {
                 plugin
                     .score_placement(s, *unit, placement, assignments)
                     .map(|score| match score {
-                        Ok(score) => {
-                            let mut v = status(&Status::success());
-                            v["score"] = json!(score);
-                            v
-                        }
-                        Err(st) => status(&st),
+                        Ok(score) => Response {
+                            score: Some(score),
+                            ..success()
+                        },
+                        Err(st) => Response::of(status(&st)),
                     })
             }
             Self::OrderVictims(preemptor, units) => {
                 plugin
                     .order_victims(s, *preemptor, units)
                     .map(|order| match order {
-                        Ok(order) => {
-                            let mut v = status(&Status::success());
-                            v["order"] = json!(order);
-                            v
-                        }
-                        Err(st) => status(&st),
+                        Ok(order) => Response {
+                            order: Some(order),
+                            ..success()
+                        },
+                        Err(st) => Response::of(status(&st)),
                     })
             }
             Self::SelectCandidate(preemptor, candidates) => plugin
                 .select_candidate(s, *preemptor, candidates)
                 .map(|choice| match choice {
-                    Ok(i) => {
-                        let mut v = status(&Status::success());
-                        v["candidate"] = json!(i);
-                        v
-                    }
-                    Err(st) => status(&st),
+                    Ok(i) => Response {
+                        candidate: Some(i),
+                        ..success()
+                    },
+                    Err(st) => Response::of(status(&st)),
                 }),
         };
         answer.unwrap_or_else(|e| failure(&e, policy))
@@ -356,22 +259,23 @@ impl Resolved {
 }
 
 /// A contained plugin failure, under its failure policy.
-fn failure(error: &PluginError, policy: FailurePolicy) -> Value {
+fn failure(error: &PluginError, policy: FailurePolicy) -> Response {
     let code = match policy {
         FailurePolicy::Fail => Code::Error,
         FailurePolicy::Ignore => Code::Skip,
     };
-    let mut v = status(&Status::new(code, error.to_string()));
-    v["failure"] = json!({
-        "plugin": error.plugin,
-        "cause": error.cause.label(),
-        "message": error.message,
-    });
-    v
+    Response {
+        failure: Some(protocol::Failure {
+            plugin: error.plugin.clone(),
+            cause: error.cause.label().to_string(),
+            message: error.message.clone(),
+        }),
+        ..Response::of(status(&Status::new(code, error.to_string())))
+    }
 }
 
-/// `{"status": {"code": ..., "reason": ...}}` with kube-scheduler's code names.
-fn status(status: &Status) -> Value {
+/// A status with kube-scheduler's code names.
+fn status(status: &Status) -> protocol::Status {
     let code = match status.code {
         Code::Success => "Success",
         Code::Error => "Error",
@@ -380,7 +284,10 @@ fn status(status: &Status) -> Value {
         Code::Wait => "Wait",
         Code::Skip => "Skip",
     };
-    json!({"status": {"code": code, "reason": status.reason}})
+    protocol::Status {
+        code: code.to_string(),
+        reason: status.reason.clone(),
+    }
 }
 
 fn level(level: LogLevel) -> &'static str {
@@ -452,7 +359,7 @@ fn preemptor_of(s: &Snapshot, p: &PreemptorRef) -> Result<Preemptor> {
     }
 }
 
-fn placement_of(s: &Snapshot, p: PlacementIn) -> Result<Placement> {
+fn placement_of(s: &Snapshot, p: protocol::Placement) -> Result<Placement> {
     Ok(Placement {
         nodes: nodes_of(s, p.nodes)?,
         name: p.name,
@@ -467,7 +374,7 @@ fn assignments_of(s: &Snapshot, pairs: &[(String, String)]) -> Result<Vec<(PodId
         .collect()
 }
 
-fn victims_of(s: &Snapshot, units: Vec<VictimIn>) -> Result<Vec<VictimUnit>> {
+fn victims_of(s: &Snapshot, units: Vec<Victim>) -> Result<Vec<VictimUnit>> {
     units
         .into_iter()
         .enumerate()

@@ -49,6 +49,7 @@ pub mod buffer;
 pub mod calls;
 pub mod objects;
 pub mod pool;
+pub mod protocol;
 pub mod view;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -369,7 +370,7 @@ pub unsafe extern "C" fn wasched_call(
         let answer = calls::call(&plugin.runtime, &plugin.plugin, &mut view, request)?;
         if !response.is_null() {
             // SAFETY: the caller passes a writable WaschedBuffer.
-            unsafe { *response = WaschedBuffer::new(answer.to_string().into_bytes()) };
+            unsafe { *response = WaschedBuffer::new(serde_json::to_vec(&answer)?) };
         }
         Ok(0)
     })

@@ -26,6 +26,15 @@ type Result struct {
 	Stats Stats `json:"stats"`
 }
 
+// Printed is what `wasched-kube schedule` prints: how many objects were
+// loaded, and the result. The Rust side reads it as
+// host/src/cluster/readback.rs's KubeResult; both decode
+// testdata/abi/harness-result.json strictly.
+type Printed struct {
+	Loaded int `json:"loaded"`
+	Result
+}
+
 // Pod is one pod's final state.
 type Pod struct {
 	Namespace string `json:"namespace"`

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{GroupId, Snapshot};
 use crate::outcome::{
@@ -12,7 +12,8 @@ use crate::outcome::{
 };
 
 /// A status condition.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Condition {
     /// `type`.
     #[serde(rename = "type")]
@@ -20,15 +21,16 @@ pub struct Condition {
     /// `True` or `False`.
     pub status: String,
     /// `reason`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
     /// `message`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
 }
 
 /// The class of equally scored choices kube-scheduler chose among.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
 pub struct Tie {
     /// The top total score.
     pub score: i64,
@@ -37,37 +39,42 @@ pub struct Tie {
 }
 
 /// One pod at the end of the run.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KubePod {
     /// `metadata.namespace`.
     pub namespace: String,
     /// `metadata.name`.
     pub name: String,
     /// `spec.nodeName`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub node: String,
     /// `status.nominatedNodeName`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub nominated_node: String,
     /// Gone from the API server.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deleted: bool,
     /// Its `DisruptionTarget` condition.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disruption: Option<Condition>,
     /// The preemptor the `Preempted` event named (`PodGroup ns/name`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub preempted_by: String,
     /// Its `PodScheduled` condition.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled: Option<Condition>,
     /// Order of its binding in the run (1 = first), 0 if not bound in it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub bound_order: u64,
     /// The score class its node was chosen from (when asked for).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tie: Option<Tie>,
+}
+
+/// Whether a count is zero (written as Go's `omitempty` writes it).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl KubePod {
@@ -78,28 +85,28 @@ impl KubePod {
 }
 
 /// A PodGroup or CompositePodGroup at the end of the run.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KubeGroup {
     /// `metadata.namespace`.
     pub namespace: String,
     /// `metadata.name`.
     pub name: String,
     /// `status.conditions`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// The top classes of its placement scorings, oldest first.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement_ties: Vec<Tie>,
     /// The first `PodGroupInitiallyScheduled=True` it carried in the run,
     /// kept where a later cycle wrote `False` over it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_scheduled: Option<Condition>,
 }
 
 /// Timings of the run, measured inside the harness.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KubeStats {
     /// Scheduling cycles (pods and pod groups popped from the queue).
     pub cycles: i64,
@@ -111,9 +118,11 @@ pub struct KubeStats {
     pub finished: i64,
 }
 
-/// Everything `wasched-kube schedule` prints.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
+/// Everything `wasched-kube schedule` prints (Go's `engine.Printed`; both
+/// sides decode `testdata/abi/harness-result.json` strictly and write it
+/// back unchanged, and a field either side does not know is an error).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KubeResult {
     /// Objects created.
     pub loaded: usize,
@@ -397,6 +406,29 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult, engine: &str) -> Outcom
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The golden harness result decodes strictly and is written back
+    /// unchanged (the Go side's `engine` test holds it to its types too).
+    #[test]
+    fn the_golden_harness_result_round_trips() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../testdata/abi/harness-result.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let result: KubeResult = serde_path_to_error::deserialize(value.clone())
+            .unwrap_or_else(|e| panic!("{path}: field {}: {}", e.path(), e.inner()));
+        assert_eq!(serde_json::to_value(&result).unwrap(), value);
+        assert!(result.pods.iter().any(|p| p.tie.is_some()));
+        let mut unknown = value;
+        unknown["pods"][0]["nodeName"] = serde_json::json!("n1");
+        let err = serde_json::from_value::<KubeResult>(unknown).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown field `nodeName`"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_lone_pods_preemption_reason_is_the_part_postfilter_added() {

@@ -3,11 +3,11 @@
 //! sandbox. Answers are checked by the framework's `Checked` before use.
 
 use super::bindings::guest;
+use super::contract_v0_1 as v0_1;
+use super::contract_v0_2 as v0_2;
+use super::contract_v0_3 as wit;
 use super::exports::version_exports;
-use super::host_v0_3 as wit;
 use super::plugin::{VersionExports, WasmPlugin};
-use super::since_v0_1_0 as v0_1;
-use super::since_v0_2_0 as v0_2;
 use crate::framework::{
     Answer, Code, ExtensionPoint, FailurePolicy, LogDrops, LogLine, OutputLimits, PermitVerdict,
     Placement, Placements, Plugin, PreemptionCandidate, Preemptor, Progress, Rejection, Status,
@@ -27,7 +27,7 @@ version_exports!(guest;
 
 /// A `match` over the component's contract version in which 0.3.0 and
 /// 0.2.0 share one arm (`shared`): the export has the same signature in
-/// both, over the same `types` (see `since_v0_2_0`).
+/// both, over the same `types` (see `contract_v0_2`).
 macro_rules! by_version {
     ($exports:expr; shared $e:ident => $shared:expr; $($arm:pat => $body:expr),* $(,)?) => {
         match $exports {

@@ -3,9 +3,9 @@
 //! [`PluginSet`] of [`WasmPlugin`]s, which implement the framework's
 //! [`Plugin`](crate::framework::Plugin) trait.
 //!
-//! - `bindings` / `host_v0_3`: the current contract, `wasched:scheduler@0.3.0`;
-//! - `since_v0_2_0`, `since_v0_1_0`: components built against 0.2.0 and
-//!   0.1.0, adapted;
+//! - `bindings` / `contract_v0_3`: the current contract, `wasched:scheduler@0.3.0`;
+//! - `contract_v0_2`, `contract_v0_1`: components built against 0.2.0 and
+//!   0.1.0, adapted to it (one module per contract version, named alike);
 //! - `plugin`: loading, the sandbox (fuel, epochs, memory, log caps), traps;
 //! - `calls`: each extension point through the component's contract;
 //! - [`validate`]: checks on the file at load.
@@ -13,11 +13,11 @@
 mod bindings;
 pub mod cache;
 mod calls;
+mod contract_v0_1;
+mod contract_v0_2;
+mod contract_v0_3;
 mod exports;
-mod host_v0_3;
 mod plugin;
-mod since_v0_1_0;
-mod since_v0_2_0;
 mod state;
 pub mod validate;
 
@@ -104,8 +104,8 @@ impl Runtime {
             &mut linker,
             |state| state,
         )?;
-        since_v0_2_0::add_to_linker(&mut linker)?;
-        since_v0_1_0::add_to_linker(&mut linker)?;
+        contract_v0_2::add_to_linker(&mut linker)?;
+        contract_v0_1::add_to_linker(&mut linker)?;
         Ok(Self {
             engine,
             linker,

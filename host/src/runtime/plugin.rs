@@ -9,7 +9,7 @@ use wasmtime::{Engine, Store};
 
 use super::bindings::{PACKAGE, PACKAGE_VERSION};
 use super::state::{HostState, LogBudget, SnapshotHandle};
-use super::{EPOCH_TICK, calls, since_v0_1_0, since_v0_2_0};
+use super::{EPOCH_TICK, calls, contract_v0_1, contract_v0_2};
 use crate::config::{PluginConfig, PluginSettings};
 use crate::framework::{ExtensionPoint, FailureCause, LogDrops, LogLine, PluginError};
 use crate::model::Snapshot;
@@ -18,8 +18,8 @@ use crate::model::Snapshot;
 /// through an adapter.
 pub const SUPPORTED_VERSIONS: [&str; 3] = [
     PACKAGE_VERSION,
-    since_v0_2_0::VERSION,
-    since_v0_1_0::VERSION,
+    contract_v0_2::VERSION,
+    contract_v0_1::VERSION,
 ];
 
 /// Export lookups of a component, by the contract version it was built against.
@@ -27,9 +27,9 @@ pub(super) enum VersionIndices {
     /// `wasched:scheduler@0.3.0`.
     Current(calls::Indices),
     /// `wasched:scheduler@0.2.0`, adapted.
-    V0_2(since_v0_2_0::Indices),
+    V0_2(contract_v0_2::Indices),
     /// `wasched:scheduler@0.1.0`, adapted.
-    V0_1(since_v0_1_0::Indices),
+    V0_1(contract_v0_1::Indices),
 }
 
 /// The typed exports of a live instance, by contract version.
@@ -37,9 +37,9 @@ pub(super) enum VersionExports {
     /// `wasched:scheduler@0.3.0`.
     Current(calls::Exports),
     /// `wasched:scheduler@0.2.0`, adapted.
-    V0_2(since_v0_2_0::Exports),
+    V0_2(contract_v0_2::Exports),
     /// `wasched:scheduler@0.1.0`, adapted.
-    V0_1(since_v0_1_0::Exports),
+    V0_1(contract_v0_1::Exports),
 }
 
 struct Live {
@@ -148,8 +148,8 @@ impl WasmPlugin {
             .into_iter()
             .filter(|p| interfaces.iter().any(|i| i == p.interface()))
             .collect();
-        if version == since_v0_1_0::VERSION {
-            points.retain(|p| since_v0_1_0::ADAPTED.contains(p));
+        if version == contract_v0_1::VERSION {
+            points.retain(|p| contract_v0_1::ADAPTED.contains(p));
         }
         if points.is_empty() {
             bail!(
@@ -161,10 +161,10 @@ impl WasmPlugin {
             .instantiate_pre(component)
             .map_err(anyhow::Error::from)
             .with_context(|| format!("{source}: cannot link"))?;
-        let indices = if version == since_v0_1_0::VERSION {
-            VersionIndices::V0_1(since_v0_1_0::Indices::new(&pre, &points)?)
-        } else if version == since_v0_2_0::VERSION {
-            VersionIndices::V0_2(since_v0_2_0::Indices::new(&pre, &points)?)
+        let indices = if version == contract_v0_1::VERSION {
+            VersionIndices::V0_1(contract_v0_1::Indices::new(&pre, &points)?)
+        } else if version == contract_v0_2::VERSION {
+            VersionIndices::V0_2(contract_v0_2::Indices::new(&pre, &points)?)
         } else {
             VersionIndices::Current(calls::Indices::new(&pre, &points)?)
         };

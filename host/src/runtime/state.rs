@@ -5,7 +5,7 @@
 //! ([`HostState::snapshot`]) and moved back afterwards, so host functions read
 //! it without copying or locking; the guest sees it through a
 //! `borrow<snapshot>` handle that is removed from the table after the call.
-//! The host side of the imports is in `host_v0_3` (and `since_v0_1_0` for
+//! The host side of the imports is in `contract_v0_3` (and `contract_v0_1` for
 //! old components).
 
 use wasmtime::component::ResourceTable;

@@ -326,10 +326,7 @@ func schedule(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	output := struct {
-		Loaded int `json:"loaded"`
-		*engine.Result
-	}{running.loaded, result}
+	output := engine.Printed{Loaded: running.loaded, Result: *result}
 	encoder := json.NewEncoder(os.Stdout)
 	encoder.SetIndent("", "  ")
 	return encoder.Encode(output)

@@ -18,7 +18,7 @@ use wasmtime::component::Resource;
 use wasched_sdk::Cluster;
 
 use super::bindings::types;
-use super::host_v0_3::{self as wit, common_snapshot_methods, snapshot_methods_since_v0_2};
+use super::contract_v0_3::{self as wit, common_snapshot_methods, snapshot_methods_since_v0_2};
 use super::state::{HostState, SnapshotHandle};
 use crate::framework::native::SnapshotView;
 use crate::framework::{LogLevel, PermitVerdict, Rejection};

@@ -1,7 +1,7 @@
 //! Components built against `wasched:scheduler@0.1.0` (frozen in
 //! `wit/frozen/v0.1.0`) keep loading: this module links the 0.1.0 imports
 //! to the same host state and converts the current host's calls to the
-//! 0.1.0 exports (the pattern of Zed's `since_v0_x` hosts).
+//! 0.1.0 exports (the pattern of Zed's per-version hosts).
 //!
 //! What 0.1.0 cannot express is answered for it: it knows no
 //! CompositePodGroups, so pre-enqueue, permit and the placement points
@@ -14,7 +14,7 @@ use wasmtime::component::Resource;
 
 use wasched_sdk::Cluster;
 
-use super::host_v0_3::common_snapshot_methods;
+use super::contract_v0_3::common_snapshot_methods;
 use super::state::{HostState, SnapshotHandle};
 use crate::framework::native::SnapshotView;
 use crate::framework::{ExtensionPoint, LogLevel, Placement, Progress, Status, Unit};
@@ -26,7 +26,7 @@ mod bindings {
         path: "../wit/frozen/v0.1.0",
         with: {
             "wasched:scheduler/cluster.snapshot": crate::runtime::state::SnapshotHandle,
-            "wasched:scheduler/cluster.group-trial": crate::runtime::since_v0_1_0::GroupTrialHandle,
+            "wasched:scheduler/cluster.group-trial": crate::runtime::contract_v0_1::GroupTrialHandle,
         },
     });
 }
@@ -75,7 +75,7 @@ pub fn group_record(snapshot: &Snapshot, unit: Unit) -> Option<types::PodGroup> 
     let Unit::Group(group) = unit else {
         return None;
     };
-    let current = super::host_v0_3::pod_group(snapshot, group);
+    let current = super::contract_v0_3::pod_group(snapshot, group);
     Some(types::PodGroup {
         id: current.id,
         name: current.name,
@@ -106,7 +106,7 @@ pub fn group_record(snapshot: &Snapshot, unit: Unit) -> Option<types::PodGroup> 
 
 /// A 0.1.0 status as the host's.
 pub fn status(status: types::Status) -> Status {
-    super::host_v0_3::status(super::bindings::types::Status {
+    super::contract_v0_3::status(super::bindings::types::Status {
         code: match status.code {
             types::Code::Success => super::bindings::types::Code::Success,
             types::Code::Error => super::bindings::types::Code::Error,
@@ -209,4 +209,4 @@ impl cluster::HostGroupTrial for HostState {
     }
 }
 
-super::host_v0_3::log_host!(log);
+super::contract_v0_3::log_host!(log);

@@ -234,7 +234,7 @@ macro_rules! snapshot_methods_since_v0_2 {
             Some($cluster::PodInfo {
                 namespace: p.namespace,
                 priority: p.priority,
-                preemption_policy: super::host_v0_3::wit_preemption(p.preemption_policy),
+                preemption_policy: super::contract_v0_3::wit_preemption(p.preemption_policy),
                 node: p.node,
                 nominated_node: p.nominated_node,
                 group: p.group,
@@ -258,7 +258,7 @@ macro_rules! snapshot_methods_since_v0_2 {
         ) -> Option<types::PodGroup> {
             SnapshotView(self.snap())
                 .pod_group(group)
-                .map(super::host_v0_3::wit_group)
+                .map(super::contract_v0_3::wit_group)
         }
 
         fn pod_group_spec(
@@ -268,7 +268,7 @@ macro_rules! snapshot_methods_since_v0_2 {
         ) -> Option<types::PodGroupSpec> {
             SnapshotView(self.snap())
                 .pod_group_spec(group)
-                .map(super::host_v0_3::wit_spec)
+                .map(super::contract_v0_3::wit_spec)
         }
 
         fn composite(&mut self, _: Resource<SnapshotHandle>, id: u32) -> Option<types::Composite> {
@@ -282,8 +282,10 @@ macro_rules! snapshot_methods_since_v0_2 {
                         sdk::CompositePolicy::Gang(n) => types::CompositePolicy::Gang(n),
                     },
                     priority: c.spec.priority,
-                    disruption_mode: super::host_v0_3::wit_disruption(c.spec.disruption_mode),
-                    preemption_policy: super::host_v0_3::wit_preemption(c.spec.preemption_policy),
+                    disruption_mode: super::contract_v0_3::wit_disruption(c.spec.disruption_mode),
+                    preemption_policy: super::contract_v0_3::wit_preemption(
+                        c.spec.preemption_policy,
+                    ),
                     topology_key: c.spec.topology_key,
                     parent: c.spec.parent,
                 },
