@@ -3,7 +3,9 @@
 //! definition on this side; the Go package `kube/wasm` (`protocol.go`)
 //! mirrors them, and both sides decode the same golden fixtures
 //! (`testdata/abi/requests.json`, `testdata/abi/responses.json`) strictly
-//! and write them back unchanged, so that neither can drift alone.
+//! and write them back unchanged; Go also checks that every field it has
+//! is set by some fixture. A list Go may leave out when empty is optional
+//! here.
 
 use serde::{Deserialize, Serialize};
 
@@ -152,7 +154,8 @@ pub struct Victim {
 pub struct Candidate {
     /// The domain it frees room in.
     pub domain: String,
-    /// What it evicts.
+    /// What it evicts (absent: nothing; Go leaves an empty list out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub victims: Vec<Victim>,
     /// Where the preemptor's pods would go.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -543,6 +543,19 @@ fn a_kube_scheduler_configuration_configures_simulate() {
         "{migrated}"
     );
     let migrated = write("migrated.yaml", &migrated);
+    // For a plugin directory whose components still call themselves by the
+    // former names, the names stay and the directory's plugins are named.
+    let dir = common::v0_2_0_dir();
+    let (code, for_dir, stderr) = wasched(&[
+        "config",
+        "migrate",
+        &own,
+        "--plugins",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(for_dir.contains("- name: GpuBinPacking\n"), "{for_dir}");
+    assert!(!for_dir.contains("WaschedGpuBinPacking"), "{for_dir}");
     let (code, from_own, stderr) = wasched(&["simulate", "--config", &migrated, "-o", "json"]);
     assert_eq!(code, 0, "{stderr}");
     let decisions = |text: &str| {

@@ -2,7 +2,9 @@ package wasm
 
 // The requests and responses of Plugin.Call, objects by name
 // (namespace/name for namespaced kinds). They mirror the WIT extension
-// points of wasched:scheduler; see ffi/src/calls.rs for the other side.
+// points of wasched:scheduler and the library's own definition,
+// ffi/src/protocol.rs; both sides hold them to the golden fixtures of
+// testdata/abi (protocol_test.go here).
 
 // Status codes, kube-scheduler's names.
 const (
@@ -53,7 +55,7 @@ type Victim struct {
 // Candidate is one way to make room.
 type Candidate struct {
 	Domain      string      `json:"domain"`
-	Victims     []Victim    `json:"victims"`
+	Victims     []Victim    `json:"victims,omitempty"`
 	Assignments [][2]string `json:"assignments,omitempty"`
 }
 

@@ -9,9 +9,9 @@ import (
 	"example.invalid/wasched/kube/wasm"
 )
 
-// spec reads a plugin's pluginConfig args, contract 0.3.0's schema: the
-// fields of a wasched plugin entry (failurePolicy, fuel, timeout,
-// memoryLimit, limits, args) plus `component`, the component file (absent:
+// spec reads a plugin's pluginConfig args, the schema simulate reads too
+// (host/src/config/args.rs: failurePolicy, fuel, timeout, memoryLimit,
+// limits, args) plus `component`, the component file (absent:
 // the bundled component of that name). kube-scheduler hands an
 // out-of-tree plugin its args as *runtime.Unknown holding JSON, or nil when
 // the configuration has no pluginConfig entry for it.

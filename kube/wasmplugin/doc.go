@@ -3,8 +3,8 @@
 // through package wasm (the wasched-ffi library over cgo).
 //
 // Each configured component is one kube-scheduler plugin under the name
-// the component calls itself; its pluginConfig args are contract 0.3.0's
-// plugin entry (failurePolicy, fuel, timeout, memoryLimit, limits, args)
+// the component calls itself; its pluginConfig args are those simulate
+// reads (failurePolicy, fuel, timeout, memoryLimit, limits, args)
 // plus `component`, the file (absent: the bundled component of that name).
 // Enable a component at the extension points it exports, in the profile's
 // per-point lists: not through multiPoint, which would also enable it at

@@ -3,16 +3,17 @@
 //! `weight` and the bounds) written as the equivalent
 //! `KubeSchedulerConfiguration`.
 //!
-//! - each listed plugin, and each bundled one, gets a `pluginConfig` entry
-//!   with `defaults` merged under its own fields (field by field, `limits`
-//!   too); a plugin loaded from `--plugins DIR` that the file did not list
-//!   got `defaults` as well, so the output says to add an entry for it;
-//! - `enabled: true` becomes `multiPoint.enabled` (with its `weight`),
-//!   `enabled: false` `multiPoint.disabled`, a `weight` alone
-//!   `multiPoint.enabled` with that weight (a plugin already on keeps its
-//!   place and takes the weight, as before);
-//! - the bundled plugins' names from before contract 0.3.0 become their
-//!   `Wasched`-prefixed names;
+//! - each listed plugin, and each plugin the file configured (the bundled
+//!   ones, or with `--plugins DIR` that directory's), gets a `pluginConfig`
+//!   entry with `defaults` merged under its own fields (field by field,
+//!   `limits` too);
+//! - `enabled: true` becomes `multiPoint.enabled` (with its `weight`, in
+//!   load order), `enabled: false` `multiPoint.disabled`, a `weight` alone
+//!   `multiPoint.enabled` with that weight for a plugin on by default (it
+//!   keeps its place and takes the weight, as before) and nothing for one
+//!   off by default (it stayed off);
+//! - a bundled plugin's name from before contract 0.3.0 becomes its
+//!   `Wasched`-prefixed name when that is the plugin loaded;
 //! - `percentageOfNodesToScore` stays where it was.
 
 use anyhow::{Result, bail};
@@ -61,15 +62,15 @@ impl FormerEntry {
 }
 
 /// Whether `value` (a parsed file without `kind`) is in the former format:
-/// an object whose keys are all the former format's and that has
-/// `defaults` or `plugins`.
+/// an object with `defaults` or `plugins`, or with only
+/// `percentageOfNodesToScore` (which the former format held too).
 pub fn is_former_format(value: &serde_json::Value) -> bool {
     let Some(fields) = value.as_object() else {
         return false;
     };
-    let former = ["defaults", "plugins", "percentageOfNodesToScore"];
-    fields.keys().all(|k| former.contains(&k.as_str()))
-        && (fields.contains_key("defaults") || fields.contains_key("plugins"))
+    fields.contains_key("defaults")
+        || fields.contains_key("plugins")
+        || (fields.len() == 1 && fields.contains_key("percentageOfNodesToScore"))
 }
 
 #[derive(Serialize)]
@@ -120,9 +121,11 @@ struct OutConfig {
 }
 
 /// The `KubeSchedulerConfiguration` equivalent to `text` in the former
-/// format, as YAML with a comment heading it; `bundled` are the bundled
-/// plugins' names (each gets the file's `defaults`).
-pub fn migrate(text: &str, bundled: &[&str]) -> Result<String> {
+/// format, as YAML with a comment heading it. `loaded` are the plugins the
+/// file configured (the bundled ones, or those of a `--plugins`
+/// directory), in load order, with whether each runs by default; `over`
+/// names them in the comment.
+pub fn migrate(text: &str, loaded: &[(&str, bool)], over: &str) -> Result<String> {
     let value: serde_json::Value =
         serde_norway::from_str(text).map_err(|e| anyhow::anyhow!("not valid YAML or JSON: {e}"))?;
     if value.get("kind").and_then(|k| k.as_str()) == Some("KubeSchedulerConfiguration") {
@@ -138,46 +141,90 @@ pub fn migrate(text: &str, bundled: &[&str]) -> Result<String> {
         former.percentage_of_nodes_to_score,
         "percentageOfNodesToScore",
     )?;
-    let mut set = OutSet::default();
-    let mut config: Vec<OutConfig> = Vec::new();
+    // The former reading's checks, in its order, so that a file it
+    // refused is refused with the same field.
+    if former.defaults.args.is_some() {
+        bail!("field defaults.args: unknown field `args` (args are a plugin's own)");
+    }
+    former
+        .defaults
+        .settings(super::PluginSettings::default(), "defaults")?;
+    let position = |name: &str| loaded.iter().position(|(n, _)| *n == name);
+    let mut enabled: Vec<(usize, OutRef)> = Vec::new();
+    let mut disabled: Vec<OutRef> = Vec::new();
+    let mut config: Vec<(OutConfig, String)> = Vec::new();
     for (i, entry) in former.plugins.into_iter().enumerate() {
         let at = format!("plugins[{i}]");
-        let name = super::renamed(&entry.name).map_or(entry.name.clone(), str::to_string);
-        if config.iter().any(|c| c.name == name) {
-            bail!("field {at}.name: plugin {name} is configured twice");
+        // A former name designates the plugin that calls itself the new
+        // one, when that is what is loaded.
+        let name = match super::renamed(&entry.name) {
+            Some(new) if position(&entry.name).is_none() && position(new).is_some() => {
+                new.to_string()
+            }
+            _ => entry.name.clone(),
+        };
+        if let Some((_, other)) = config.iter().find(|(c, _)| c.name == name) {
+            if entry.name == name {
+                bail!("field {at}.name: plugin {name} is configured twice (also {other})");
+            }
+            bail!(
+                "field {at}.name: {} designates {name}, which {other} configures too; keep one entry",
+                entry.name
+            );
         }
         if entry.weight.is_some_and(|w| w < 0) {
             bail!("field {at}.weight: must not be negative");
         }
         let args = entry.args().or(&former.defaults);
-        // The old reading's checks, so that a file it refused is refused.
         args.settings(super::PluginSettings::default(), &at)?;
         let weight = entry.weight.map(|w| w.max(1));
+        // A plugin from elsewhere (not in `loaded`) ran by default.
+        let on_by_default = position(&name).is_none_or(|p| loaded[p].1);
+        let order = position(&name).unwrap_or(usize::MAX);
         match (entry.enabled, weight) {
-            (Some(false), _) => set.disabled.push(OutRef {
+            (Some(false), _) => disabled.push(OutRef {
                 name: name.clone(),
                 weight: None,
             }),
-            (Some(true), weight) | (None, weight @ Some(_)) => set.enabled.push(OutRef {
-                name: name.clone(),
-                weight,
-            }),
-            (None, None) => {}
+            (Some(true), weight) => enabled.push((
+                order,
+                OutRef {
+                    name: name.clone(),
+                    weight,
+                },
+            )),
+            // A weight alone weighed a plugin that ran anyway; one that
+            // was off stayed off.
+            (None, Some(weight)) if on_by_default => enabled.push((
+                order,
+                OutRef {
+                    name: name.clone(),
+                    weight: Some(weight),
+                },
+            )),
+            (None, _) => {}
         }
-        config.push(OutConfig { name, args });
+        config.push((OutConfig { name, args }, at));
     }
-    former
-        .defaults
-        .settings(super::PluginSettings::default(), "defaults")?;
-    for name in bundled {
-        if !former.defaults.is_empty() && !config.iter().any(|c| c.name == *name) {
-            config.push(OutConfig {
-                name: name.to_string(),
-                args: former.defaults.clone(),
-            });
+    let mut config: Vec<OutConfig> = config.into_iter().map(|(c, _)| c).collect();
+    if !former.defaults.is_empty() {
+        for (name, _) in loaded {
+            if !config.iter().any(|c| c.name == *name) {
+                config.push(OutConfig {
+                    name: name.to_string(),
+                    args: former.defaults.clone(),
+                });
+            }
         }
     }
     config.retain(|c| !c.args.is_empty());
+    // Enabled plugins in load order, as the former reading ran them
+    // (kube-scheduler appends enabled plugins in the order listed).
+    enabled.sort_by_key(|(order, _)| *order);
+    let set = OutSet {
+        enabled: enabled.into_iter().map(|(_, r)| r).collect(),
+        disabled,
+    };
     let plugins = (!set.enabled.is_empty() || !set.disabled.is_empty())
         .then_some(OutPlugins { multi_point: set });
     let out = Out {
@@ -196,10 +243,9 @@ pub fn migrate(text: &str, bundled: &[&str]) -> Result<String> {
          # kube-scheduler with the components.\n",
     );
     if !former.defaults.is_empty() {
-        yaml.push_str(
-            "# `defaults` now sit in each plugin's pluginConfig entry; give a plugin\n\
-             # loaded with --plugins DIR an entry of its own to keep them.\n",
-        );
+        yaml.push_str(&format!(
+            "# `defaults` now sit in a pluginConfig entry of each of {over}.\n"
+        ));
     }
     yaml.push_str(&serde_norway::to_string(&out)?);
     Ok(yaml)
@@ -210,7 +256,11 @@ mod tests {
     use super::*;
     use crate::config::{FailurePolicy, PluginConfig};
 
-    const BUNDLED: [&str; 2] = ["WaschedGangScheduling", "WaschedGpuBinPacking"];
+    const BUNDLED: [(&str, bool); 2] = [
+        ("WaschedGangScheduling", true),
+        ("WaschedGpuBinPacking", false),
+    ];
+    const OVER: &str = "the bundled plugins";
 
     #[test]
     fn the_former_format_migrates_to_the_same_settings() {
@@ -219,7 +269,7 @@ mod tests {
             plugins:\n\
             - {name: GpuBinPacking, enabled: true, weight: 2, failurePolicy: Ignore, limits: {listLength: 10}}\n\
             - {name: Mine, enabled: false, fuel: 5000, args: {x: 1}}\n";
-        let text = migrate(former, &BUNDLED).unwrap();
+        let text = migrate(former, &BUNDLED, OVER).unwrap();
         let config = PluginConfig::parse(&text).unwrap();
         assert_eq!(config.percentage_of_nodes_to_score(), 50);
         let bin = config.settings("WaschedGpuBinPacking");
@@ -241,7 +291,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("disabled:\n      - name: Mine"), "{text}");
-        assert_eq!(text, migrate(former, &BUNDLED).unwrap(), "deterministic");
+        assert_eq!(
+            text,
+            migrate(former, &BUNDLED, OVER).unwrap(),
+            "deterministic"
+        );
     }
 
     #[test]
@@ -266,8 +320,53 @@ mod tests {
             ),
         ];
         for (text, expected) in cases {
-            let err = format!("{:#}", migrate(text, &BUNDLED).unwrap_err());
+            let err = format!("{:#}", migrate(text, &BUNDLED, OVER).unwrap_err());
             assert!(err.contains(expected), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn a_weight_alone_weighs_a_plugin_that_runs_and_enables_none() {
+        let text = migrate(
+            "plugins: [{name: GpuBinPacking, weight: 3}, {name: WaschedGangScheduling, weight: 2}]\n",
+            &BUNDLED,
+            OVER,
+        )
+        .unwrap();
+        assert!(!text.contains("name: WaschedGpuBinPacking"), "{text}");
+        assert!(
+            text.contains("- name: WaschedGangScheduling\n        weight: 2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn enabled_plugins_keep_their_load_order() {
+        let text = migrate(
+            "plugins: [{name: WaschedGpuBinPacking, enabled: true}, {name: WaschedGangScheduling, enabled: true}]\n",
+            &BUNDLED,
+            OVER,
+        )
+        .unwrap();
+        let gang = text.find("- name: WaschedGangScheduling").unwrap();
+        let bin = text.find("- name: WaschedGpuBinPacking").unwrap();
+        assert!(gang < bin, "{text}");
+    }
+
+    #[test]
+    fn a_plugin_directory_takes_the_defaults_and_keeps_its_names() {
+        // The 0.2.0 components call themselves by the former names.
+        let dir = [("TopologyPlacement", true), ("GpuBinPacking", true)];
+        let text = migrate(
+            "defaults: {fuel: 7}\nplugins: [{name: GpuBinPacking, weight: 2}]\n",
+            &dir,
+            "the plugins of old/",
+        )
+        .unwrap();
+        let config = PluginConfig::parse(&text).unwrap();
+        assert_eq!(config.settings("TopologyPlacement").fuel, 7);
+        assert_eq!(config.settings("GpuBinPacking").fuel, 7);
+        assert!(!text.contains("Wasched"), "{text}");
+        assert!(text.contains("each of the plugins of old/"), "{text}");
     }
 }

@@ -138,7 +138,7 @@ impl PluginConfig {
     pub fn parse(text: &str) -> Result<Self> {
         let value: serde_json::Value =
             serde_norway::from_str(text).map_err(|e| anyhow!("not valid YAML or JSON: {e}"))?;
-        if value.is_null() {
+        if value.is_null() || value.as_object().is_some_and(|o| o.is_empty()) {
             return Ok(Self::default());
         }
         match value.get("kind").and_then(|k| k.as_str()) {
@@ -417,7 +417,7 @@ mod tests {
                 "kind: Pod\n".to_string(),
                 "field kind: Pod: expected KubeSchedulerConfiguration",
             ),
-            ("plugins: []\nfoo: 1\n".to_string(), "field kind: missing"),
+            ("profiles: []\n".to_string(), "field kind: missing"),
         ];
         for (text, expected) in cases {
             let err = format!("{:#}", PluginConfig::parse(&text).unwrap_err());
@@ -430,6 +430,7 @@ mod tests {
         for text in [
             "defaults: {fuel: 5}\n",
             "plugins: [{name: WaschedGangScheduling, enabled: true}]\n",
+            "percentageOfNodesToScore: 50\n",
         ] {
             let err = format!("{:#}", PluginConfig::parse(text).unwrap_err());
             assert_eq!(
@@ -441,6 +442,7 @@ mod tests {
             PluginConfig::parse("").is_ok(),
             "an empty file is the default"
         );
+        assert!(PluginConfig::parse("{}").is_ok(), "so is an empty object");
     }
 
     #[test]

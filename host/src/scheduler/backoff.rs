@@ -10,8 +10,8 @@
 //! (`podMaxInUnschedulablePodsDuration`), never sooner: an idle cluster
 //! costs no attempts.
 //!
-//! Time is any clock with durations: [`Instant`] on a live cluster, a
-//! virtual clock in a replay.
+//! Time is any clock with durations: [`Instant`] on a live cluster, or a
+//! [`Duration`] since a start for a clock of one's own.
 
 use std::collections::BTreeMap;
 use std::ops::Add;
@@ -34,14 +34,19 @@ struct Failed<T> {
 impl<T: Copy + Ord + Add<Duration, Output = T>> Failed<T> {
     fn backoff(&self, policy: &QueueBackoff) -> Duration {
         let doublings = self.attempts.saturating_sub(1).min(16);
-        (policy.initial * (1u32 << doublings)).min(policy.max)
+        policy
+            .initial
+            .saturating_mul(1u32 << doublings)
+            .min(policy.max)
     }
 
     /// When it may be tried, given the helpful-change count.
     fn due(&self, helpful: u64, policy: &QueueBackoff) -> T {
         let flush = self.at + FLUSH;
         if helpful > self.helpful {
-            (self.at + self.backoff(policy)).min(flush)
+            // Never past the flush (nor, for a huge backoff, past the
+            // clock's range).
+            self.at + self.backoff(policy).min(FLUSH)
         } else {
             flush
         }
@@ -174,5 +179,21 @@ mod tests {
             seen.push(backoff.next_due(1).unwrap().as_secs());
         }
         assert_eq!(seen, [3, 6, 12, 20, 20]);
+        // However large the configured backoff, doubling and adding it
+        // never overflow (on a live clock either).
+        let huge = Duration::from_secs(u64::MAX / 4);
+        let mut backoff: Backoff = Backoff::new(QueueBackoff {
+            initial: huge,
+            max: huge,
+        });
+        let t0 = Instant::now();
+        for _ in 0..20 {
+            backoff.failed("g", 0, t0);
+        }
+        assert_eq!(
+            backoff.next_due(1),
+            Some(t0 + FLUSH),
+            "the flush comes first"
+        );
     }
 }

@@ -2,8 +2,10 @@
 // the golden fixtures under testdata/abi: each fixture decodes strictly
 // into the Go type and encodes back to the same JSON, and every JSON field
 // of the type appears in some fixture. The Rust side holds its types to
-// the same files, so a field added, renamed or dropped on one side alone
-// fails a test.
+// the same files (strictly, and writing them back unchanged), so a field
+// renamed or dropped on either side, a required one added on either side,
+// or any added on the Go side fails a test; an optional field added on the
+// Rust side alone is caught once a fixture sets it.
 package golden
 
 import (

@@ -32,7 +32,7 @@ pub use wasched_sdk::Progress;
 
 /// The name this plugin registers under: `Wasched`-prefixed, so that it
 /// cannot collide with kube-scheduler's in-tree `GangScheduling` in one
-/// configuration (the old name is accepted, deprecated, in wasched's own).
+/// configuration (`wasched config migrate` renames the old name).
 pub const NAME: &str = "WaschedGangScheduling";
 
 /// Composite trees are at most 4 levels deep; deeper (or cyclic) input is

@@ -11,7 +11,7 @@
 //! of `resources` to keep the host's spreading of cpu and memory.
 //!
 //! A node plugin (world `node-plugin`): it is **off by default** and enabled
-//! in the configuration (`plugins: [{name: GpuBinPacking, enabled: true}]`).
+//! in the configuration (`multiPoint: {enabled: [{name: WaschedGpuBinPacking}]}`).
 //!
 //! Extension points:
 //!
@@ -50,8 +50,8 @@ use wasched_sdk::scoring::{ResourceColumns, most_allocated_over};
 use wasched_sdk::{Cluster, Code, NodeId, Plugin, PodId, RejectionGroup, ResourceId, Status};
 
 /// The name this plugin registers under (`Wasched`-prefixed, so that it
-/// cannot collide with a kube-scheduler in-tree plugin; the old name
-/// `GpuBinPacking` is accepted, deprecated, in wasched's own configuration).
+/// cannot collide with a kube-scheduler in-tree plugin; `wasched config
+/// migrate` renames the old name `GpuBinPacking`).
 pub const NAME: &str = "WaschedGpuBinPacking";
 
 /// The resources that are not "scalar" upstream (`IsScalarResourceName`):

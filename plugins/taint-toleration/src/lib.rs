@@ -6,7 +6,7 @@
 //! own per-node checks from the contract's view, and as a model for
 //! policy filters that read taints and tolerations. The host applies the
 //! same checks natively before any filter plugin, so the plugin is off by
-//! default (`enabled: true` turns it on) and, on the nodes that reach it,
+//! default (`multiPoint.enabled` turns it on) and, on the nodes that reach it,
 //! rejects nothing the host did not; `host/tests/taint_toleration.rs`
 //! holds it to the host's native check on every scenario, pod and node.
 //!

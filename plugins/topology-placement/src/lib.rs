@@ -60,8 +60,8 @@ use wasched_sdk::{
 };
 
 /// The name this plugin registers under (`Wasched`-prefixed: it cannot
-/// collide with a kube-scheduler in-tree plugin; the old unprefixed name is
-/// accepted, deprecated, in wasched's own configuration).
+/// collide with a kube-scheduler in-tree plugin; `wasched config migrate`
+/// renames the old unprefixed name).
 pub const NAME: &str = "WaschedTopologyPlacement";
 
 /// Default of `searchBudget`: placements the host may try for one composite

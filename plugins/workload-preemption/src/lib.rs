@@ -122,8 +122,8 @@ use wasched_sdk::{
 };
 
 /// The name this plugin registers under (`Wasched`-prefixed: it cannot
-/// collide with a kube-scheduler in-tree plugin; the old unprefixed name is
-/// accepted, deprecated, in wasched's own configuration).
+/// collide with a kube-scheduler in-tree plugin; `wasched config migrate`
+/// renames the old unprefixed name).
 pub const NAME: &str = "WaschedWorkloadPreemption";
 
 /// The default of the `gpuResource` arg.
