@@ -229,7 +229,10 @@ impl PluginSet {
         Self::default()
     }
 
-    /// Appends a plugin; names must be unique.
+    /// Appends a plugin; names must be unique. In a set already arranged
+    /// ([`PluginSet::arrange`]) it serves every point it implements after
+    /// the arranged plugins, with weight 1, as a profile's
+    /// `multiPoint.enabled` appends a plugin.
     pub fn add(&mut self, plugin: Box<dyn Plugin>) -> Result<()> {
         if let Some(other) = self.iter().find(|p| p.name() == plugin.name()) {
             bail!(
@@ -238,6 +241,13 @@ impl PluginSet {
                 plugin.name(),
                 other.source()
             );
+        }
+        if let Some(plan) = &mut self.plan {
+            for &point in plugin.points() {
+                plan.entry(point)
+                    .or_default()
+                    .push((plugin.name().to_string(), 1));
+            }
         }
         self.entries.push(Entry {
             plugin,

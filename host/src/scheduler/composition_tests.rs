@@ -350,6 +350,22 @@ profiles:
         at(&mut set, ExtensionPoint::Score),
         [("B".to_string(), 1), ("A".to_string(), 1)]
     );
+    // A plugin added to an arranged set serves its points after the
+    // arranged ones (a test's or bench's extra plugin is asked).
+    set.add(Box::new(Scripted::new(
+        "D",
+        &[ExtensionPoint::Score],
+        &journal,
+    )))
+    .unwrap();
+    assert_eq!(
+        at(&mut set, ExtensionPoint::Score),
+        [
+            ("B".to_string(), 1),
+            ("A".to_string(), 1),
+            ("D".to_string(), 1)
+        ]
+    );
 
     let error = |text: &str| -> String {
         let body = format!(
