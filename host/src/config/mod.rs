@@ -231,9 +231,7 @@ impl PluginConfig {
         let names: Vec<String> = loaded.iter().map(|(p, _)| p.name().to_string()).collect();
         for (name, _) in &self.plugins {
             if !names.iter().any(|l| l == name) {
-                let hint = renamed(name)
-                    .map(|new| format!(" (did you mean {new}?)"))
-                    .unwrap_or_default();
+                let hint = rename_hint(name);
                 bail!(
                     "the configuration names plugin {name}{hint}, but no loaded plugin has that name (loaded: {})",
                     names.join(", ")
@@ -318,6 +316,13 @@ fn deserialize<T: serde::de::DeserializeOwned>(
         let path = e.path().to_string();
         anyhow!("field {prefix}{path}: {}", e.into_inner())
     })
+}
+
+/// ` (did you mean NEW?)` for a bundled plugin's former name, else nothing.
+fn rename_hint(name: &str) -> String {
+    renamed(name)
+        .map(|new| format!(" (did you mean {new}?)"))
+        .unwrap_or_default()
 }
 
 /// The current name of a bundled plugin's deprecated old name.

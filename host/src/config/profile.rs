@@ -442,11 +442,7 @@ impl Profile {
                 }
                 return Ok(false);
             }
-            let hint = super::DEPRECATED_NAMES
-                .iter()
-                .find(|(old, _)| *old == name)
-                .map(|(_, new)| format!(" (did you mean {new}?)"))
-                .unwrap_or_default();
+            let hint = super::rename_hint(name);
             bail!(
                 "field {path}: unknown plugin {name}{hint}; loaded: {}",
                 loaded.iter().map(|l| l.name).collect::<Vec<_>>().join(", ")
