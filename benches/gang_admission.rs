@@ -52,7 +52,13 @@ fn simulate(c: &mut Criterion) {
     bench.bench_function("with_gang_component", |b| {
         b.iter_batched_ref(
             || snapshot.clone(),
-            |snapshot| black_box(wasched::scheduler::run(snapshot, &mut plugins)),
+            |snapshot| {
+                black_box(wasched::scheduler::run(
+                    snapshot,
+                    &mut plugins,
+                    wasched::scheduler::RunOptions::default(),
+                ))
+            },
             criterion::BatchSize::SmallInput,
         )
     });
@@ -73,7 +79,7 @@ fn simulate_large(c: &mut Criterion) {
 /// components (the reuse is the host's; what it saves is calls, dearer
 /// across the wasm boundary): all on, then each off.
 fn simulate_large_reuse(c: &mut Criterion) {
-    use wasched::scheduler::{Reuse, run_reusing};
+    use wasched::scheduler::{Reuse, RunOptions, run};
     let snapshot = large_snapshot().unwrap();
     let mut native = wasched_benches::native_plugins();
     let (_runtime, mut wasm) = wasched_benches::bundled_plugins().unwrap();
@@ -116,7 +122,13 @@ fn simulate_large_reuse(c: &mut Criterion) {
             bench.bench_function(format!("{set}/{label}"), |b| {
                 b.iter_batched_ref(
                     || snapshot.clone(),
-                    |s| black_box(run_reusing(s, plugins, reuse)),
+                    |s| {
+                        let options = RunOptions {
+                            reuse,
+                            ..RunOptions::default()
+                        };
+                        black_box(run(s, plugins, options))
+                    },
                     criterion::BatchSize::LargeInput,
                 )
             });

@@ -79,7 +79,13 @@ fn against_kube_scheduler(c: &mut Criterion) {
         group.bench_function(format!("wasched/{nodes}_nodes"), |b| {
             b.iter_batched_ref(
                 || snapshot.clone(),
-                |snapshot| black_box(wasched::scheduler::run(snapshot, &mut plugins)),
+                |snapshot| {
+                    black_box(wasched::scheduler::run(
+                        snapshot,
+                        &mut plugins,
+                        wasched::scheduler::RunOptions::default(),
+                    ))
+                },
                 BatchSize::LargeInput,
             )
         });

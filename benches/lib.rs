@@ -301,7 +301,13 @@ pub fn bench_components_and_native_at(
         group.bench_function(label, |bencher| {
             bencher.iter_batched_ref(
                 || snapshot.clone(),
-                |s| std::hint::black_box(wasched::scheduler::run(s, plugins)),
+                |s| {
+                    std::hint::black_box(wasched::scheduler::run(
+                        s,
+                        plugins,
+                        wasched::scheduler::RunOptions::default(),
+                    ))
+                },
                 criterion::BatchSize::LargeInput,
             )
         });

@@ -10,7 +10,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use wasched::Snapshot;
-use wasched::scheduler::{Entity, run_timed};
+use wasched::scheduler::{Entity, RunOptions, RunTimes, run};
 use wasched_benches::{
     bench_components_and_native, bundled_plugins, gang, native_plugins, peak_rss_mib, quantile,
     racked_cluster,
@@ -52,7 +52,12 @@ fn preemption(c: &mut Criterion) {
         ("component", bundled_plugins().unwrap().1),
         ("native", native_plugins()),
     ] {
-        let (outcome, times) = run_timed(&mut snapshot.clone(), &mut plugins);
+        let mut times = RunTimes::default();
+        let options = RunOptions {
+            observer: Some(&mut times),
+            ..RunOptions::default()
+        };
+        let outcome = run(&mut snapshot.clone(), &mut plugins, options);
         let preempted = outcome
             .pod_groups
             .iter()

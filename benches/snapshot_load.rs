@@ -3,7 +3,7 @@
 //! text to the indexed snapshot, against the YAML parse alone as baseline;
 //! and what the worker threads (`--threads`) buy: reading, and a pod's
 //! static node checks over 5,000 nodes, on 1 and on 2 threads; and what a
-//! `wasched serve` pass spends before its cycle on that cluster (the model
+//! `wasched shadow` pass spends before its cycle on that cluster (the model
 //! rebuilt from the watched store, identities carried over); what a real
 //! cluster's dump costs to read (2,000 nodes and 60k pods as the API server
 //! stores them, `managedFields` and status included; its peak memory is
@@ -79,7 +79,7 @@ fn threads(c: &mut Criterion) {
     bench.finish();
 }
 
-fn serve_pass(c: &mut Criterion) {
+fn shadow_pass(c: &mut Criterion) {
     use kube::runtime::watcher::Event;
     use wasched::live::kinds::Kind;
     use wasched::live::store::Store;
@@ -97,7 +97,7 @@ fn serve_pass(c: &mut Criterion) {
     };
     let held = store.manifests();
     let mut registry = wasched::model::identity::Registry::new();
-    let mut bench = c.benchmark_group("serve_pass_5000_nodes_10000_pending_pods");
+    let mut bench = c.benchmark_group("shadow_pass_5000_nodes_10000_pending_pods");
     bench.sample_size(10);
     bench.bench_function("store_copy", |b| b.iter(|| black_box(store.manifests())));
     bench.bench_function("model_build", |b| {
@@ -123,7 +123,7 @@ fn serve_pass(c: &mut Criterion) {
             black_box(snapshot)
         })
     });
-    // The incremental model serve keeps instead: loaded once from the
+    // The incremental model the shadow keeps instead: loaded once from the
     // shared objects, then a pass reads only what changed.
     let shared = store.held();
     bench.bench_function("model_load", |b| {
@@ -230,5 +230,5 @@ fn nesting(c: &mut Criterion) {
     bench.finish();
 }
 
-criterion_group!(benches, load, generate, threads, serve_pass, dump, nesting);
+criterion_group!(benches, load, generate, threads, shadow_pass, dump, nesting);
 criterion_main!(benches);

@@ -64,8 +64,16 @@ fn three_levels() -> Snapshot {
 
 fn bench(c: &mut Criterion, name: &str, snapshot: &Snapshot) {
     // Both decide the same, and everything is placed.
-    let a = wasched::scheduler::run(&mut snapshot.clone(), &mut bundled_plugins().unwrap().1);
-    let b = wasched::scheduler::run(&mut snapshot.clone(), &mut native_plugins());
+    let a = wasched::scheduler::run(
+        &mut snapshot.clone(),
+        &mut bundled_plugins().unwrap().1,
+        wasched::scheduler::RunOptions::default(),
+    );
+    let b = wasched::scheduler::run(
+        &mut snapshot.clone(),
+        &mut native_plugins(),
+        wasched::scheduler::RunOptions::default(),
+    );
     assert_eq!(a.to_json(), b.to_json());
     assert!(a.pod_groups.iter().all(|g| g.scheduled), "{a:#?}");
     bench_components_and_native(c, name, snapshot, 20);

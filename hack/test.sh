@@ -67,7 +67,7 @@ else
   echo "==> rust-chromium: Chromium not found; the browser tests stay ignored"
 fi
 if has kubectl; then
-  step rust-kubectl cargo test -p wasched --test cluster --test serve -- --ignored
+  step rust-kubectl cargo test -p wasched --test cluster --test shadow -- --ignored
 else
   echo "==> rust-kubectl: kubectl not found; the tests that need it stay ignored"
 fi

@@ -40,7 +40,11 @@ fn main() -> Result<()> {
     for _ in 0..runs {
         let mut copy = snapshot.clone();
         let clock = Instant::now();
-        let outcome = wasched::scheduler::run(&mut copy, &mut set);
+        let outcome = wasched::scheduler::run(
+            &mut copy,
+            &mut set,
+            wasched::scheduler::RunOptions::default(),
+        );
         times.push(clock.elapsed().as_secs_f64() * 1e3);
         decided = (outcome.placements.len(), outcome.unschedulable.len());
     }

@@ -15,6 +15,6 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     if let Ok(mut snapshot) = wasched::Snapshot::build(&manifests) {
-        let _ = wasched::scheduler::run(&mut snapshot, &mut wasched::PluginSet::default());
+        let _ = wasched::scheduler::run(&mut snapshot, &mut wasched::PluginSet::default(), wasched::scheduler::RunOptions::default());
     }
 });

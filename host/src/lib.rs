@@ -202,7 +202,7 @@ pub struct Stats {
     pub load: std::time::Duration,
     /// The scheduling run.
     pub schedule: std::time::Duration,
-    /// Of which the native node checks.
+    /// Of which the in-tree node checks.
     pub node_checks: std::time::Duration,
     /// Pending pods decided (bound or left pending).
     pub pods: usize,
@@ -250,6 +250,23 @@ impl Stats {
         }
         out.push_str(&crate::table::render(&rows));
         out
+    }
+}
+
+/// A run's timings, and its progress told to a callback.
+struct Progress<'p> {
+    times: scheduler::RunTimes,
+    progress: &'p mut dyn FnMut(usize, usize),
+}
+
+impl scheduler::Observer for Progress<'_> {
+    fn entity(&mut self, time: scheduler::EntityTime, done: usize, queued: usize) {
+        self.times.entity(time, done, queued);
+        (self.progress)(done, queued);
+    }
+
+    fn finished(&mut self, node_checks: std::time::Duration) {
+        self.times.finished(node_checks);
     }
 }
 
@@ -311,7 +328,16 @@ impl Simulation {
         let mut plugins = load_plugins(runtime, self.plugins.as_deref(), &self.config)?;
         plugins.time_calls(self.timed);
         let load = start.elapsed();
-        let (mut outcome, times) = scheduler::run_observed(&mut snapshot, &mut plugins, progress);
+        let mut observer = Progress {
+            times: scheduler::RunTimes::default(),
+            progress,
+        };
+        let options = scheduler::RunOptions {
+            observer: Some(&mut observer),
+            ..Default::default()
+        };
+        let mut outcome = scheduler::run(&mut snapshot, &mut plugins, options);
+        let times = observer.times;
         outcome.notes.extend(plugins.notes().iter().cloned());
         let stats = Stats {
             read: std::time::Duration::ZERO,

@@ -24,7 +24,7 @@ struct ResultLabels {
 }
 
 /// The metrics of scheduling runs, registered in a [`Registry`] and
-/// accumulated over every run recorded (`wasched serve` records each of its
+/// accumulated over every run recorded (`wasched shadow` records each of its
 /// runs; `--metrics` one):
 /// - `wasched_plugin_errors_total{plugin,extension_point,cause}`;
 /// - `scheduler_podgroup_schedule_attempts_total{result}` (upstream name; one

@@ -571,7 +571,7 @@ fn a_kube_scheduler_configuration_configures_simulate() {
 
 #[test]
 fn scheduler_name_gates_and_unmodelled_needs_are_said() {
-    let snapshot = common::testdata("serve/mixed.yaml");
+    let snapshot = common::testdata("shadow/mixed.yaml");
     let snapshot = snapshot.to_str().unwrap();
     let json = |args: &[&str]| -> serde_json::Value {
         let (code, out, err) = wasched(args);
@@ -609,7 +609,7 @@ fn scheduler_name_gates_and_unmodelled_needs_are_said() {
         "{warnings}"
     );
     // A pod held by a scheduling gate is not queued.
-    let gated = std::fs::read_to_string(common::testdata("serve/mixed.yaml"))
+    let gated = std::fs::read_to_string(common::testdata("shadow/mixed.yaml"))
         .unwrap()
         .replace(
             "  schedulerName: wasched\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\", memory: 1Gi}}}]",

@@ -122,7 +122,11 @@ fn wasched_run(snapshot: &Snapshot, extra: Option<Box<dyn Plugin>>) -> wasched::
     if let Some(plugin) = extra {
         plugins.add(plugin).unwrap();
     }
-    wasched::scheduler::run(&mut snapshot.clone(), &mut plugins)
+    wasched::scheduler::run(
+        &mut snapshot.clone(),
+        &mut plugins,
+        wasched::scheduler::RunOptions::default(),
+    )
 }
 
 /// Every case through wasched, then through kube-scheduler with its ties

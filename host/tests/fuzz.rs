@@ -23,7 +23,11 @@ fn load_and_schedule(text: &str) {
     }
     if let Ok(mut snapshot) = wasched::Snapshot::build(&manifests) {
         let mut plugins = wasched::PluginSet::default();
-        let _ = wasched::scheduler::run(&mut snapshot, &mut plugins);
+        let _ = wasched::scheduler::run(
+            &mut snapshot,
+            &mut plugins,
+            wasched::scheduler::RunOptions::default(),
+        );
     }
 }
 

@@ -259,10 +259,18 @@ fn schedule_and_check(
 ) -> Result<(), TestCaseError> {
     let before = snapshot_of(options);
     let mut after = before.clone();
-    let outcome = wasched::scheduler::run(&mut after, &mut plugins());
+    let outcome = wasched::scheduler::run(
+        &mut after,
+        &mut plugins(),
+        wasched::scheduler::RunOptions::default(),
+    );
     check(&before, &after, &outcome)?;
     if twice {
-        let again = wasched::scheduler::run(&mut before.clone(), &mut plugins());
+        let again = wasched::scheduler::run(
+            &mut before.clone(),
+            &mut plugins(),
+            wasched::scheduler::RunOptions::default(),
+        );
         prop_assert_eq!(outcome.to_json(), again.to_json(), "not deterministic");
     }
     reach.count(&outcome);
@@ -420,7 +428,11 @@ fn the_checks_catch_a_broken_run() {
     };
     let before = snapshot_of(&options);
     let mut after = before.clone();
-    let outcome = wasched::scheduler::run(&mut after, &mut common::native_plugins(false));
+    let outcome = wasched::scheduler::run(
+        &mut after,
+        &mut common::native_plugins(false),
+        wasched::scheduler::RunOptions::default(),
+    );
     check(&before, &after, &outcome).unwrap();
     assert!(!outcome.evictions.is_empty(), "the case must preempt");
 

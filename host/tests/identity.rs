@@ -132,7 +132,8 @@ fn snapshot(text: &str, registry: &mut Registry) -> Snapshot {
 }
 
 fn bindings(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Vec<(String, String)> {
-    let outcome = wasched::scheduler::run(snapshot, plugins);
+    let outcome =
+        wasched::scheduler::run(snapshot, plugins, wasched::scheduler::RunOptions::default());
     outcome
         .placements
         .into_iter()

@@ -26,7 +26,7 @@ fn scenarios() -> &'static Vec<(String, Manifests)> {
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
             .collect();
-        files.push(common::testdata("serve/mixed.yaml"));
+        files.push(common::testdata("shadow/mixed.yaml"));
         files.sort();
         files
             .into_iter()
@@ -212,7 +212,12 @@ fn canonical(snapshot: &Snapshot) -> String {
 
 fn decide(mut snapshot: Snapshot) -> String {
     let mut plugins = common::native_plugins(false);
-    wasched::scheduler::run(&mut snapshot, &mut plugins).to_json()
+    wasched::scheduler::run(
+        &mut snapshot,
+        &mut plugins,
+        wasched::scheduler::RunOptions::default(),
+    )
+    .to_json()
 }
 
 fn shared(object: Object) -> SharedObject {
@@ -489,7 +494,7 @@ fn refused_objects_are_named_and_taken_when_they_can_be() {
     let _ = ObjectRef::clone(origin);
 }
 
-/// `sync` (what a `serve` pass calls with the watched objects) reads only
+/// `sync` (what a `shadow` pass calls with the watched objects) reads only
 /// the objects that are new allocations: the same objects again change
 /// nothing, one replaced object is one change, one gone is one delete.
 #[test]

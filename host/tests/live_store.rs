@@ -1,4 +1,4 @@
-//! The watched store of `wasched serve` (`wasched::live::store`): any
+//! The watched store of `wasched shadow` (`wasched::live::store`): any
 //! sequence of watch events — applies, deletes, relists that drop what
 //! they no longer list — leaves exactly the last state of every object, and
 //! the cluster it holds decides byte-for-byte as the same objects read at
@@ -14,13 +14,13 @@ use wasched::live::kinds::{self, Kind};
 use wasched::live::store::Store;
 use wasched::manifest::{Manifests, Object};
 
-/// How many objects `testdata/serve/mixed.yaml` holds.
+/// How many objects `testdata/shadow/mixed.yaml` holds.
 const OBJECTS: usize = 12;
 
-/// The objects of `testdata/serve/mixed.yaml`, in file order.
+/// The objects of `testdata/shadow/mixed.yaml`, in file order.
 fn objects() -> Vec<Object> {
     let mut manifests = Manifests::default();
-    let path = common::testdata("serve/mixed.yaml");
+    let path = common::testdata("shadow/mixed.yaml");
     wasched::manifest::load_files(&mut manifests, &[path]).unwrap();
     manifests.objects.into_iter().map(|(_, o)| o).collect()
 }
@@ -80,7 +80,7 @@ fn decide(manifests: &Manifests) -> String {
 }
 
 /// What the cluster the store holds decides, modelled as a pass of
-/// `serve` models it: from the shared objects, not a copy.
+/// `shadow` models it: from the shared objects, not a copy.
 fn decide_held(store: &Store) -> String {
     let held = store.held();
     let objects = held.iter().map(|h| (&h.0, &h.1));
@@ -90,7 +90,12 @@ fn decide_held(store: &Store) -> String {
 
 fn schedule(mut snapshot: wasched::Snapshot) -> String {
     let mut plugins = common::native_plugins(false);
-    wasched::scheduler::run(&mut snapshot, &mut plugins).to_json()
+    wasched::scheduler::run(
+        &mut snapshot,
+        &mut plugins,
+        wasched::scheduler::RunOptions::default(),
+    )
+    .to_json()
 }
 
 proptest! {

@@ -21,14 +21,22 @@ fn native_plugins_decide_every_scenario_as_the_components_do() {
     for snapshot in files {
         let wasm = common::simulate(&snapshot, None).to_json();
         let mut read = wasched::read_snapshot(&snapshot).unwrap();
-        let native =
-            wasched::scheduler::run(&mut read, &mut common::native_plugins(false)).to_json();
+        let native = wasched::scheduler::run(
+            &mut read,
+            &mut common::native_plugins(false),
+            wasched::scheduler::RunOptions::default(),
+        )
+        .to_json();
         assert_eq!(wasm, native, "{snapshot:?}");
         // With GPU bin-packing on (a bundled plugin the config enables).
         let wasm_binpack = common::simulate_with(&snapshot, None, binpack.clone()).to_json();
         let mut read = wasched::read_snapshot(&snapshot).unwrap();
-        let native =
-            wasched::scheduler::run(&mut read, &mut common::native_plugins(true)).to_json();
+        let native = wasched::scheduler::run(
+            &mut read,
+            &mut common::native_plugins(true),
+            wasched::scheduler::RunOptions::default(),
+        )
+        .to_json();
         assert_eq!(wasm_binpack, native, "{snapshot:?} with GpuBinPacking");
         moved += usize::from(wasm_binpack != wasm);
     }

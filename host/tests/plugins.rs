@@ -455,6 +455,10 @@ fn the_component_cache_serves_valid_entries_and_recompiles_damaged_ones() {
     let warm = wasched::Runtime::with_cache(ComponentCache::at(common::cache_dir())).unwrap();
     let mut set = warm.bundled(&PluginConfig::default()).unwrap();
     let mut snapshot = wasched::read_snapshot(&[]).unwrap();
-    let outcome = wasched::scheduler::run(&mut snapshot, &mut set);
+    let outcome = wasched::scheduler::run(
+        &mut snapshot,
+        &mut set,
+        wasched::scheduler::RunOptions::default(),
+    );
     assert_eq!(outcome.to_json(), common::simulate(&[], None).to_json());
 }

@@ -9,7 +9,20 @@ mod common;
 
 use wasched::framework::ExtensionPoint;
 use wasched::generate::{Options, Shape};
-use wasched::scheduler::{Reuse, run_reusing};
+use wasched::scheduler::{Reuse, RunOptions, run};
+
+/// A run with `reuse`.
+fn run_reusing(
+    snapshot: &mut wasched::Snapshot,
+    plugins: &mut wasched::PluginSet,
+    reuse: Reuse,
+) -> wasched::Outcome {
+    let options = RunOptions {
+        reuse,
+        ..RunOptions::default()
+    };
+    run(snapshot, plugins, options)
+}
 use wasched::{PluginConfig, PluginSet, Snapshot};
 
 /// The calls at `point` of the last run.

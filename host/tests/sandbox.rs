@@ -51,7 +51,11 @@ fn run_snapshot(snapshot: &str, settings: PluginSettings) -> (Outcome, Vec<(Stri
         .unwrap();
     plugins.add(Box::new(plugin)).unwrap();
     let mut snapshot = wasched::read_snapshot(&[common::testdata(snapshot)]).unwrap();
-    let outcome = wasched::scheduler::run(&mut snapshot, &mut plugins);
+    let outcome = wasched::scheduler::run(
+        &mut snapshot,
+        &mut plugins,
+        wasched::scheduler::RunOptions::default(),
+    );
     (outcome, plugins.drain_logs())
 }
 

@@ -239,7 +239,7 @@ pub fn migrate(text: &str, loaded: &[(&str, bool)], over: &str) -> Result<String
     };
     let mut yaml = String::from(
         "# Written by `wasched config migrate`: the same settings as a\n\
-         # KubeSchedulerConfiguration, read by simulate, compare, serve and\n\
+         # KubeSchedulerConfiguration, read by simulate, compare, shadow and\n\
          # kube-scheduler with the components.\n",
     );
     if !former.defaults.is_empty() {

@@ -1,6 +1,6 @@
 //! Plugin configuration: a `KubeSchedulerConfiguration`
 //! (`kubescheduler.config.k8s.io/v1`), the same file for `simulate`,
-//! `compare`, `serve` and kube-scheduler with the components
+//! `compare`, `shadow` and kube-scheduler with the components
 //! (`--config FILE`).
 //!
 //! Its profile's `plugins` (enabled/disabled per extension point,

@@ -3,7 +3,7 @@
 //! plugin serves which extension point, in which order and with which
 //! weight, and `pluginConfig[].args` carry each wasched plugin's settings
 //! ([`super::args`]: bounds, failure policy, `args`). The same file
-//! configures `simulate`, `serve` and the kube-scheduler plugin.
+//! configures `simulate`, `shadow` and the kube-scheduler plugin.
 //!
 //! Resolution per extension point, as kube-scheduler merges a profile with
 //! its defaults: the plugins on by default that implement the point, in
@@ -507,7 +507,7 @@ impl Profile {
             .into_iter()
             .map(|name| {
                 format!(
-                    "in-tree plugin {name} runs only inside kube-scheduler; wasched applies its own native node checks and runs no in-tree plugin"
+                    "in-tree plugin {name} runs only inside kube-scheduler; wasched applies its own in-tree node checks and runs no in-tree plugin"
                 )
             })
             .collect();

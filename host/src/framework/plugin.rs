@@ -224,7 +224,7 @@ impl std::fmt::Debug for PluginSet {
 }
 
 impl PluginSet {
-    /// An empty set: the scheduler then runs only its native checks.
+    /// An empty set: the scheduler then runs only its in-tree node checks.
     pub fn new() -> Self {
         Self::default()
     }

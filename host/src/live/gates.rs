@@ -1,7 +1,7 @@
 //! The API server's feature gates that drop fields wasched reads. A server
 //! with one of them off takes the objects and silently drops the field: a
 //! gang's pods never join their PodGroup, a topology constraint vanishes.
-//! `wasched serve` reads them once at start from the server's `/metrics`
+//! `wasched shadow` reads them once at start from the server's `/metrics`
 //! (`kubernetes_feature_enabled{name,stage}`, as kube-apiserver exposes
 //! them) and says once which fields it will not see.
 

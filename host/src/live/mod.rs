@@ -1,22 +1,24 @@
-//! Live clusters, through kube-rs: a snapshot read from an API server
-//! (`simulate --kubeconfig`), and `wasched serve`, a second scheduler that
-//! schedules the pods naming it with the same cycle and plugins.
+//! Live clusters, through kube-rs, read-only: a snapshot read from an API
+//! server (`simulate --kubeconfig`), and `wasched shadow`, which watches a
+//! cluster and reports what the plugins would decide for its pending pods
+//! and where its scheduler decided otherwise. Nothing here writes to a
+//! cluster: the one live writer is upstream's kube-scheduler, with or
+//! without wasched's components (`kube/`).
 //!
 //! - [`kinds`] knows which modelled kinds the server serves, and how each
 //!   becomes a manifest [`Object`];
-//! - [`store`] keeps the watched objects and tells changes that could let
-//!   a waiting pod fit from those that cannot;
-//! - [`actions`] carries decisions out: bindings, preemptions, conditions
-//!   and Events;
-//! - [`serve`] is the loop; [`endpoints`] its `/healthz`, `/readyz` and
-//!   `/metrics`.
+//! - [`store`] keeps the watched objects current;
+//! - [`predictions`] holds the shadow's predictions against what the
+//!   scheduler did;
+//! - [`shadow`] is the loop; [`endpoints`] its HTTP endpoints; [`logging`]
+//!   its log lines.
 
-pub mod actions;
 pub mod endpoints;
 pub mod gates;
 pub mod kinds;
-pub mod leader;
-pub mod serve;
+pub mod logging;
+pub mod predictions;
+pub mod shadow;
 pub mod store;
 
 use std::path::Path;

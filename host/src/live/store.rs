@@ -1,9 +1,6 @@
 //! The watched cluster: every modelled object the server serves, kept
-//! current by one kube-runtime watcher per kind, and the two counters the
-//! serve loop waits on — every change, and the changes that could let a
-//! waiting entity fit (a node added or changed, a pod gone, a new pod, a
-//! group's spec changed), as kube-scheduler's queueing hints tell them from
-//! changes that cannot help (its own bindings and status patches echoed).
+//! current by one kube-runtime watcher per kind, and the count of changes
+//! the shadow's loop waits on.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
@@ -39,14 +36,10 @@ pub struct Store {
     watched: Vec<Kind>,
     /// Every change applied.
     pub changes: u64,
-    /// Changes that could let a waiting entity fit.
-    pub helpful: u64,
     /// Watch errors (each retried with backoff by the watcher).
     pub watch_errors: u64,
-    /// Set when the server is shutting down.
+    /// Set when the shadow is shutting down.
     pub stopping: bool,
-    /// Set when the leader's Lease was lost.
-    pub lost_lease: bool,
 }
 
 impl Store {
@@ -112,17 +105,13 @@ impl Store {
         match event {
             Event::Apply(object) => {
                 let key = kinds::origin(&object).name;
-                let old = self.insert(kind, key.clone(), object);
-                let helpful = helps(old.as_ref().map(|h| &h.1), self.get(kind, &key));
-                if helpful && self.ready() {
-                    log::debug(&format!("a change that could help: {} {key}", kind.name()));
-                }
-                self.count(helpful);
+                self.insert(kind, key, object);
+                self.changes += 1;
             }
             Event::Delete(object) => {
                 let key = kinds::origin(&object).name;
                 if self.objects.remove(&(kind, key)).is_some() {
-                    self.count(true);
+                    self.changes += 1;
                 }
             }
             Event::Init => {
@@ -141,26 +130,19 @@ impl Store {
                     .collect();
                 for key in stale {
                     self.objects.remove(&(kind, key));
-                    self.count(true);
+                    self.changes += 1;
                 }
                 for (key, object) in listed {
                     let old = self.insert(kind, key.clone(), object);
                     let old = old.as_ref().map(|h| &h.1);
-                    let new = self.get(kind, &key);
-                    if old.map(same) != new.map(same) {
-                        let helpful = helps(old, new);
-                        self.count(helpful);
+                    if old.map(same) != self.get(kind, &key).map(same) {
+                        self.changes += 1;
                     }
                 }
                 self.synced.insert(kind);
                 self.changes += 1;
             }
         }
-    }
-
-    fn count(&mut self, helpful: bool) {
-        self.changes += 1;
-        self.helpful += u64::from(helpful);
     }
 }
 
@@ -189,63 +171,6 @@ fn same(object: &Object) -> (String, Option<String>) {
         meta.uid.clone().unwrap_or_default(),
         meta.resource_version.clone(),
     )
-}
-
-/// Whether a change from `old` to `new` could let an entity that did not
-/// fit fit now. Nodes: added, removed, or their labels, taints,
-/// `unschedulable` or allocatable changed (not heartbeats). Pods: added,
-/// removed, replaced (a new UID), unbound, finished, relabelled, resized,
-/// moved to another group or ungated — not bound
-/// (with the node's labels the server copies onto it) or patched (the
-/// scheduler's own echoes) and not marked for deletion (a
-/// pod being deleted still holds its node until it is gone). Groups and
-/// Workloads: added, removed or their spec changed (not their status).
-/// PriorityClasses and PodDisruptionBudgets: any change.
-pub fn helps(old: Option<&Object>, new: Option<&Object>) -> bool {
-    let (Some(old), Some(new)) = (old, new) else {
-        return true;
-    };
-    match (old, new) {
-        (Object::Node(a), Object::Node(b)) => {
-            let (sa, sb) = (a.spec.as_ref(), b.spec.as_ref());
-            a.metadata.labels != b.metadata.labels
-                || sa.map(|s| &s.taints) != sb.map(|s| &s.taints)
-                || sa.and_then(|s| s.unschedulable) != sb.and_then(|s| s.unschedulable)
-                || a.status.as_ref().map(|s| &s.allocatable)
-                    != b.status.as_ref().map(|s| &s.allocatable)
-        }
-        (Object::Pod(a), Object::Pod(b)) => {
-            let phase = |p: &Pod| {
-                p.status
-                    .as_ref()
-                    .and_then(|s| s.phase.clone())
-                    .filter(|phase| phase == "Succeeded" || phase == "Failed")
-            };
-            let group = |p: &Pod| p.spec.as_ref().map(|s| s.scheduling_group.clone());
-            let node = |p: &Pod| p.spec.as_ref().and_then(|s| s.node_name.clone());
-            let gates = |p: &Pod| p.spec.as_ref().map(|s| s.scheduling_gates.clone());
-            let requests = |p: &Pod| {
-                p.spec
-                    .as_ref()
-                    .map(|s| crate::model::resources::pod_requests(s).ok())
-            };
-            // A binding is no help to others, and the labels the API
-            // server copies from the node onto a pod it binds
-            // (topology.kubernetes.io/zone, ...) come with it.
-            let bound_now = node(a).is_none() && node(b).is_some();
-            a.metadata.uid != b.metadata.uid
-                || (node(a).is_some() && node(b).is_none())
-                || phase(a) != phase(b)
-                || (!bound_now && a.metadata.labels != b.metadata.labels)
-                || group(a) != group(b)
-                || gates(a) != gates(b)
-                || requests(a) != requests(b)
-        }
-        (Object::PodGroup(a), Object::PodGroup(b)) => a.spec != b.spec,
-        (Object::Workload(a), Object::Workload(b)) => a.spec != b.spec,
-        (Object::CompositePodGroup(a), Object::CompositePodGroup(b)) => a.spec != b.spec,
-        _ => true,
-    }
 }
 
 /// The store shared by the watchers and the serve loop, with a condition
@@ -338,7 +263,7 @@ where
             match event {
                 Ok(event) => shared.update(|store| store.apply(kind, map_event(event, wrap))),
                 Err(e) => {
-                    log::warn(&format!("watching {}s: {e} (retrying)", kind.name()));
+                    tracing::warn!("watching {}s: {e} (retrying)", kind.name());
                     shared.update(|store| store.watch_errors += 1);
                 }
             }
@@ -355,5 +280,3 @@ fn map_event<K>(event: Event<K>, wrap: fn(K) -> Object) -> Event<Object> {
         Event::InitDone => Event::InitDone,
     }
 }
-
-use super::serve::log;

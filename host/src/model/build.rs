@@ -214,7 +214,7 @@ impl Snapshot {
     }
 
     /// [`Snapshot::build_with`] over objects held elsewhere (`wasched
-    /// serve`'s store shares them instead of copying them): `manifests`
+    /// shadow`'s store shares them instead of copying them): `manifests`
     /// gives how they were read (dialects, notes, kinds skipped), its own
     /// objects are not looked at.
     pub fn build_objects<'a>(

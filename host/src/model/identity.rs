@@ -331,7 +331,7 @@ impl SlotTable {
 }
 
 /// Keeps identities across snapshots rebuilt from a changing cluster
-/// (`wasched serve` keeps one model instead; the semantics are the same):
+/// (`wasched shadow` keeps one model instead; the semantics are the same):
 /// the same object keeps its handle, a new one (a new name, or the same
 /// name with a new `metadata.uid`) gets a new one, and a node whose
 /// scheduling-relevant state is unchanged keeps its change value.

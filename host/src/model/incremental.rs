@@ -44,7 +44,7 @@ use crate::manifest::{Manifests, Object, ObjectRef};
 use crate::model::BuildOptions;
 
 /// One object as the model is given it, shared with whoever holds it
-/// (`wasched serve`'s store): `sync` tells changes by pointer.
+/// (`wasched shadow`'s store): `sync` tells changes by pointer.
 pub type SharedObject = Arc<(ObjectRef, Object)>;
 
 /// The most resource columns a snapshot may have.
@@ -53,7 +53,7 @@ const MAX_RESOURCES: usize = 128;
 /// `(kind, namespace/name)` of an object.
 type ObjectKey = (String, String);
 
-/// How much the model holds (`wasched serve` reports it as metrics).
+/// How much the model holds (`wasched shadow` reports it as metrics).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ModelSize {
     /// Objects given and held (accepted or refused).
@@ -135,8 +135,8 @@ pub struct Model {
     /// Symbols at the last compaction.
     symbols_compacted: usize,
     /// Objects were upserted or deleted since the snapshot's indexes were
-    /// last brought up to date ([`Model::settle`]).
-    unsettled: bool,
+    /// last brought up to date ([`Model::reindex`]).
+    stale_indexes: bool,
 }
 
 impl Model {
@@ -173,7 +173,7 @@ impl Model {
             tree_warnings: Vec::new(),
             trees_stale: true,
             symbols_compacted: 0,
-            unsettled: true,
+            stale_indexes: true,
         };
         let minimums: Vec<Amounts> = model.minimums.values().cloned().collect();
         let origin = ObjectRef {
@@ -241,7 +241,7 @@ impl Model {
                 names.remove(&name);
             }
         }
-        model.settle();
+        model.reindex();
         model.compact();
         Ok(model)
     }
@@ -250,7 +250,7 @@ impl Model {
     /// error names file, object and field), and then holds what it would
     /// hold without it.
     pub fn upsert(&mut self, object: SharedObject) -> Result<()> {
-        self.unsettled = true;
+        self.stale_indexes = true;
         let key = (object.0.kind.clone(), object.0.name.clone());
         self.objects
             .entry(key.0.clone())
@@ -266,7 +266,7 @@ impl Model {
     /// Removes the object `kind` `name` (`namespace/name`, or `name` for
     /// cluster-scoped kinds); nothing if the model does not hold it.
     pub fn delete(&mut self, kind: &str, name: &str) {
-        self.unsettled = true;
+        self.stale_indexes = true;
         self.refused.remove(&(kind.to_string(), name.to_string()));
         let Some(names) = self.objects.get_mut(kind) else {
             return;
@@ -366,7 +366,7 @@ impl Model {
     /// The model as a snapshot to run a cycle on: a copy, with the
     /// warnings and notes a build of the same objects gives.
     pub fn snapshot(&mut self) -> Snapshot {
-        self.settle();
+        self.reindex();
         let mut snapshot = self.snapshot.clone();
         snapshot.warnings = self.warnings();
         snapshot.notes = self.read.notes.clone();
@@ -375,17 +375,17 @@ impl Model {
         snapshot
     }
 
-    /// The model's own snapshot, settled, lent for one call that hands it
+    /// The model's own snapshot, reindexed, lent for one call that hands it
     /// back unchanged (a plugin call through the C ABI): no copy. Nothing
     /// is assumed in it.
     pub fn lend(&mut self) -> &mut Snapshot {
-        self.settle();
+        self.reindex();
         &mut self.snapshot
     }
 
     /// The model as a snapshot, consumed (`wasched simulate`).
     pub fn into_snapshot(mut self) -> Snapshot {
-        self.settle();
+        self.reindex();
         let warnings = self.warnings();
         let mut snapshot = std::mem::take(&mut self.snapshot);
         snapshot.warnings = warnings;
@@ -1227,17 +1227,17 @@ impl Model {
         }
     }
 
-    // -- Settling ---------------------------------------------------------
+    // -- Indexes ---------------------------------------------------------
 
     /// Links and validates the CompositePodGroup trees if groups changed,
     /// compacts the symbols if they doubled, and indexes handles.
-    fn settle(&mut self) {
+    fn reindex(&mut self) {
         // Between changes the indexes stand: a lent snapshot comes back as
         // it went (callers roll back what they assume).
-        if !self.unsettled {
+        if !self.stale_indexes {
             return;
         }
-        self.unsettled = false;
+        self.stale_indexes = false;
         if self.trees_stale {
             let composites: Vec<CompositeInfo> = self.composite_objects.values().cloned().collect();
             let keys: Vec<String> = composites.iter().map(|c| c.key.clone()).collect();

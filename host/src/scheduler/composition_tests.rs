@@ -139,7 +139,7 @@ impl Plugin for Scripted {
 }
 
 fn bound(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Vec<(String, String)> {
-    run(snapshot, plugins)
+    run(snapshot, plugins, super::RunOptions::default())
         .placements
         .into_iter()
         .map(|b| (b.pod, b.node))
@@ -251,7 +251,11 @@ fn pod_group_post_filter_plugins_are_asked_in_order() {
         let mut set = PluginSet::new();
         set.add(Box::new(a)).unwrap();
         set.add(Box::new(b)).unwrap();
-        let out = run(&mut snapshot(&objects), &mut set);
+        let out = run(
+            &mut snapshot(&objects),
+            &mut set,
+            super::RunOptions::default(),
+        );
         let asked = journal.borrow().clone();
         (out.evictions.len(), asked)
     };

@@ -25,7 +25,7 @@ impl PluginFailures {
     /// A plugin call's result under its failure policy: `Ok(Some(v))` to use
     /// the answer, `Ok(None)` to skip the plugin (`Ignore`), `Err(reason)` to
     /// fail the pod or group (`Fail`).
-    pub fn settle<T>(&mut self, result: Result<T, PluginError>) -> Result<Option<T>, String> {
+    pub fn under_policy<T>(&mut self, result: Result<T, PluginError>) -> Result<Option<T>, String> {
         let error = match result {
             Ok(value) => return Ok(Some(value)),
             Err(error) => error,

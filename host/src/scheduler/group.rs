@@ -269,7 +269,7 @@ impl Cycle<'_> {
     pub fn pre_enqueue(&mut self, unit: Unit) -> Result<(), String> {
         for mut plugin in self.plugins.at(ExtensionPoint::PreEnqueue) {
             let answer = plugin.pre_enqueue(self.snapshot, unit);
-            let Some(status) = self.failures.settle(answer)? else {
+            let Some(status) = self.failures.under_policy(answer)? else {
                 continue;
             };
             if !status.passes() {
@@ -306,7 +306,7 @@ impl Cycle<'_> {
                 }
                 None => {
                     let answer = plugin.permit(self.snapshot, unit, progress);
-                    let Some(answer) = self.failures.settle(answer)? else {
+                    let Some(answer) = self.failures.under_policy(answer)? else {
                         kept.clear();
                         continue;
                     };
@@ -393,7 +393,7 @@ impl Cycle<'_> {
                 }
             };
             let ignored = self.failures.ignored_calls;
-            let Some(generated) = self.failures.settle(answer)? else {
+            let Some(generated) = self.failures.under_policy(answer)? else {
                 if self.failures.ignored_calls > ignored
                     && let Some(error) = self.failures.last_ignored.clone()
                 {
@@ -462,7 +462,7 @@ impl Cycle<'_> {
         for mut plugin in self.plugins.at(ExtensionPoint::PlacementScore) {
             let answer =
                 plugin.score_placement(self.snapshot, unit, &attempt.placement, &attempt.assigned);
-            match self.failures.settle(answer)? {
+            match self.failures.under_policy(answer)? {
                 None => {}
                 Some(Ok(score)) => total += score * plugin.weight(),
                 Some(Err(status)) => {

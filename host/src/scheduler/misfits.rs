@@ -37,7 +37,7 @@ pub const FEWEST_NODES: usize = 8;
 
 /// Node entries (a node and its change value, 12 bytes) the remembered
 /// searches may hold together; past it they are forgotten at once and
-/// remembering starts again (about 12 MiB; a run of `serve` with many pod
+/// remembering starts again (about 12 MiB; a run of `shadow` with many pod
 /// shapes that fit nowhere stays bounded).
 pub const NODES_KEPT: usize = 1 << 20;
 

@@ -16,6 +16,7 @@
 //!
 //! - [`queue`] orders the queue (`PrioritySort`);
 //! - [`backoff`] decides when an entity that did not fit is tried again;
+//! - [`nomination`] holds a preemptor back while its victims terminate;
 //! - `pod` places one pod inside a set of nodes;
 //! - [`group`] runs the group algorithm inside placements, with checkpoints;
 //! - [`tree`] places CompositePodGroup trees as one unit, by a search;
@@ -28,6 +29,7 @@ mod costs;
 pub mod failures;
 pub mod group;
 pub mod misfits;
+pub mod nomination;
 pub mod placement_memo;
 mod pod;
 pub mod preemption;
@@ -71,7 +73,7 @@ pub struct Cycle<'a> {
     wordings: crate::filters::Wordings,
     /// Placement answers the plugins marked reusable.
     placement_memo: placement_memo::PlacementMemo,
-    /// Wall-clock time spent in the native node checks.
+    /// Wall-clock time spent in the in-tree node checks.
     pub node_check_time: std::time::Duration,
     /// While a preemption trial runs: what each node's candidate victims
     /// cost, to break ties between equally scored choices ([`costs`]).
@@ -131,11 +133,6 @@ impl<'a> Cycle<'a> {
     }
 }
 
-/// Runs every queued entity once over `snapshot` and returns what was decided.
-pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> Outcome {
-    run_timed(snapshot, plugins).0
-}
-
 /// What a run may reuse between attempts. Every option decides the same
 /// (a test holds each off against on); they exist so benchmarks can price
 /// each one.
@@ -173,21 +170,12 @@ impl Default for Reuse {
     }
 }
 
-/// [`run`] with what it may reuse set explicitly.
-pub fn run_reusing(snapshot: &mut Snapshot, plugins: &mut PluginSet, reuse: Reuse) -> Outcome {
-    let options = RunOptions {
-        reuse,
-        ..RunOptions::default()
-    };
-    run_with(snapshot, plugins, &options, &mut |_, _| {}).0
-}
-
-/// How a run treats the cluster it schedules.
-#[derive(Clone, Copy, Default)]
+/// How a run treats the cluster it schedules, and who hears how it goes.
+#[derive(Default)]
 pub struct RunOptions<'a> {
     /// What it may reuse.
     pub reuse: Reuse,
-    /// A live cluster (`wasched serve`): a victim of preemption keeps its
+    /// A live cluster (`wasched shadow`): a victim of preemption keeps its
     /// resources until the API server has it gone, so a preemptor is not
     /// bound in the run that preempts; its pods are nominated
     /// ([`Outcome::nominations`]) and wait for a later run, as
@@ -204,18 +192,27 @@ pub struct RunOptions<'a> {
     pub may_preempt: Option<&'a dyn Fn(Entity) -> bool>,
     /// Where the first pod's search for feasible nodes starts, and where
     /// the run leaves it for the next (kube-scheduler's
-    /// `nextStartNodeIndex` lives as long as the scheduler: `serve` keeps
+    /// `nextStartNodeIndex` lives as long as the scheduler: `shadow` keeps
     /// it across runs); `None`: a run starts at the first node.
     pub search_start: Option<&'a std::cell::Cell<usize>>,
+    /// Told of each entity's cycle as it ends, and of the run's end.
+    pub observer: Option<&'a mut dyn Observer>,
 }
 
-/// [`run`] with options (`wasched serve`'s runs).
-pub fn run_with_options(
-    snapshot: &mut Snapshot,
-    plugins: &mut PluginSet,
-    options: &RunOptions,
-) -> Outcome {
-    run_with(snapshot, plugins, options, &mut |_, _| {}).0
+/// What a run tells as it goes (progress on a terminal, timings); never
+/// part of the decisions.
+pub trait Observer {
+    /// An entity's cycle ended: the `done`-th of `queued`, in `time`.
+    fn entity(&mut self, time: EntityTime, done: usize, queued: usize) {
+        let _ = (time, done, queued);
+    }
+
+    /// The run ended; `node_checks` is the time spent in the native node
+    /// checks (zero unless the plugin set times calls,
+    /// [`PluginSet::time_calls`]).
+    fn finished(&mut self, node_checks: std::time::Duration) {
+        let _ = node_checks;
+    }
 }
 
 /// How long one queued entity's cycle took (preemption included).
@@ -233,32 +230,33 @@ pub struct EntityTime {
 pub struct RunTimes {
     /// Each queued entity's cycle, in queue order.
     pub entities: Vec<EntityTime>,
-    /// Time in the native node checks, over the run (zero unless the plugin
+    /// Time in the in-tree node checks, over the run (zero unless the plugin
     /// set times calls, [`PluginSet::time_calls`]).
     pub node_checks: std::time::Duration,
 }
 
-/// [`run`], also timing each entity's cycle and the node checks.
-pub fn run_timed(snapshot: &mut Snapshot, plugins: &mut PluginSet) -> (Outcome, RunTimes) {
-    run_observed(snapshot, plugins, &mut |_, _| {})
+impl Observer for RunTimes {
+    fn entity(&mut self, time: EntityTime, _done: usize, _queued: usize) {
+        self.entities.push(time);
+    }
+
+    fn finished(&mut self, node_checks: std::time::Duration) {
+        self.node_checks = node_checks;
+    }
 }
 
-/// [`run_timed`], telling `progress` (entities done, entities queued) after
-/// each entity's cycle.
-pub fn run_observed(
-    snapshot: &mut Snapshot,
-    plugins: &mut PluginSet,
-    progress: &mut dyn FnMut(usize, usize),
-) -> (Outcome, RunTimes) {
-    run_with(snapshot, plugins, &RunOptions::default(), progress)
-}
-
-fn run_with(
-    snapshot: &mut Snapshot,
-    plugins: &mut PluginSet,
-    options: &RunOptions,
-    progress: &mut dyn FnMut(usize, usize),
-) -> (Outcome, RunTimes) {
+/// Runs every queued entity once over `snapshot`, as `options` say, and
+/// returns what was decided. The one way in: `simulate`, `compare`, the
+/// shadow and the C ABI all run the cycle through it.
+pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet, options: RunOptions) -> Outcome {
+    let RunOptions {
+        reuse,
+        live,
+        admit,
+        may_preempt,
+        search_start,
+        mut observer,
+    } = options;
     plugins.start_run();
     let mut outcome = Outcome {
         warnings: snapshot.warnings.clone(),
@@ -266,41 +264,42 @@ fn run_with(
         ..Outcome::default()
     };
     let mut entities = queue::prioritized(snapshot);
-    if let Some(admit) = options.admit {
+    if let Some(admit) = admit {
         entities.retain(|&(_, entity)| admit(entity));
     }
     let mut cycle = Cycle::new(snapshot, plugins);
-    cycle.reuse = options.reuse;
-    cycle.nominated_first = options.live;
-    cycle.next_start_node = options.search_start.map_or(0, std::cell::Cell::get);
+    cycle.reuse = reuse;
+    cycle.nominated_first = live;
+    cycle.next_start_node = search_start.map_or(0, std::cell::Cell::get);
     let mut run = Run {
         cycle,
         outcome,
         disrupted: BTreeMap::new(),
         nominated: Vec::new(),
         nominated_priority: i32::MIN,
-        live: options.live,
+        live,
         preemption_allowed: true,
     };
-    let mut times = Vec::with_capacity(entities.len());
     let total = entities.len();
     for (done, (priority, entity)) in entities.into_iter().enumerate() {
         if priority < run.nominated_priority {
             run.retry_preemptors();
         }
         let start = std::time::Instant::now();
-        run.preemption_allowed = options.may_preempt.is_none_or(|allowed| allowed(entity));
+        run.preemption_allowed = may_preempt.is_none_or(|allowed| allowed(entity));
         match entity {
             Entity::Group(group) => run.schedule_group(group),
             Entity::Tree(root) => run.schedule_tree(root),
             Entity::Pod(pod) => run.schedule_pod(pod),
         }
         run.cycle.snapshot.commit();
-        times.push(EntityTime {
-            entity,
-            elapsed: start.elapsed(),
-        });
-        progress(done + 1, total);
+        if let Some(observer) = observer.as_deref_mut() {
+            let time = EntityTime {
+                entity,
+                elapsed: start.elapsed(),
+            };
+            observer.entity(time, done + 1, total);
+        }
     }
     run.retry_preemptors();
     run.record_nominations();
@@ -308,7 +307,7 @@ fn run_with(
     outcome = run.outcome;
     crate::outcome::record_unattempted(run.cycle.snapshot, &mut outcome);
     let cycle = run.cycle;
-    if let Some(start) = options.search_start {
+    if let Some(start) = search_start {
         start.set(cycle.next_start_node);
     }
     outcome.warnings.extend(cycle.warnings);
@@ -317,11 +316,10 @@ fn run_with(
     outcome.warnings.extend(cycle.plugins.output_warnings());
     outcome.plugin_errors = errors;
     outcome.placement_stats = cycle.stats;
-    let times = RunTimes {
-        entities: times,
-        node_checks: cycle.node_check_time,
-    };
-    (outcome, times)
+    if let Some(observer) = observer {
+        observer.finished(cycle.node_check_time);
+    }
+    outcome
 }
 
 /// The topology domains of a path of placements, outermost first.

@@ -1,4 +1,4 @@
-//! One pod inside a set of nodes: the native node checks, `filter` and
+//! One pod inside a set of nodes: the in-tree node checks, `filter` and
 //! `score` plugins, and the best node.
 
 use std::collections::HashMap;
@@ -237,7 +237,7 @@ impl Cycle<'_> {
                 break;
             }
             let answer = plugin.filter(self.snapshot, pod, candidates);
-            let Some(rejections) = self.failures.settle(answer)? else {
+            let Some(rejections) = self.failures.under_policy(answer)? else {
                 continue;
             };
             let mut rejected: Vec<NodeId> = Vec::new();
@@ -256,7 +256,7 @@ impl Cycle<'_> {
         let mut totals = filters::default_scores(self.snapshot, pod, &feasible);
         for mut plugin in self.plugins.at(ExtensionPoint::Score) {
             let answer = plugin.score(self.snapshot, pod, &feasible);
-            match self.failures.settle(answer)? {
+            match self.failures.under_policy(answer)? {
                 None => {}
                 Some(Ok(scores)) => {
                     let weight = plugin.weight();

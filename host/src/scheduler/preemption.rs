@@ -592,7 +592,7 @@ impl Cycle<'_> {
             return Err("no pod-group-post-filter plugin is loaded".into());
         };
         let answer = plugin.order_victims(self.snapshot, preemptor, units);
-        match self.failures.settle(answer)? {
+        match self.failures.under_policy(answer)? {
             None => {
                 self.post_filter_declined = true;
                 Err(format!("plugin {} was skipped", plugin.name()))
@@ -629,7 +629,7 @@ impl Cycle<'_> {
             return Preemption::Failed("no pod-group-post-filter plugin is loaded".into());
         };
         let answer = plugin.select_candidate(self.snapshot, preemptor, &candidates);
-        let chosen = match self.failures.settle(answer) {
+        let chosen = match self.failures.under_policy(answer) {
             Err(reason) => return Preemption::Failed(reason),
             Ok(None) => {
                 self.post_filter_declined = true;

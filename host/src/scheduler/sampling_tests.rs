@@ -119,7 +119,11 @@ fn sampled_with(
         }))
         .unwrap();
     plugins.set_percentage_of_nodes_to_score(percentage);
-    let outcome = run(&mut snapshot.clone(), &mut plugins);
+    let outcome = run(
+        &mut snapshot.clone(),
+        &mut plugins,
+        super::RunOptions::default(),
+    );
     let chosen = outcome.placements.iter().map(|b| b.node.clone()).collect();
     (scored.take(), chosen)
 }
@@ -259,19 +263,23 @@ fn a_long_lived_scheduler_carries_the_start_across_runs() {
         }))
         .unwrap();
     let start = std::cell::Cell::new(0);
-    let options = super::RunOptions {
-        search_start: Some(&start),
-        ..Default::default()
-    };
     for _ in 0..2 {
-        super::run_with_options(&mut snapshot.clone(), &mut plugins, &options);
+        let options = super::RunOptions {
+            search_start: Some(&start),
+            ..Default::default()
+        };
+        run(&mut snapshot.clone(), &mut plugins, options);
     }
     assert_eq!(scored.take(), vec![range(0, 144), range(144, 288)]);
     assert_eq!(start.get(), 288);
     // Without it, every run starts at the first node (and decides the
     // same each time).
     for _ in 0..2 {
-        run(&mut snapshot.clone(), &mut plugins);
+        run(
+            &mut snapshot.clone(),
+            &mut plugins,
+            super::RunOptions::default(),
+        );
     }
     assert_eq!(scored.take(), vec![range(0, 144); 2]);
 }

@@ -272,7 +272,7 @@ fn queue_order_is_priority_then_creation_then_name() {
         .join("---\n"),
     );
     let mut set = plugins(vec![gang_plugin(&journal)]);
-    run(&mut snapshot, &mut set);
+    run(&mut snapshot, &mut set, super::RunOptions::default());
     assert_eq!(
         *journal.borrow(),
         [
@@ -298,7 +298,7 @@ fn permit_verdicts_decide_admission() {
         let journal = Journal::default();
         let mut snapshot = snapshot(&gang("g", min, pods, cpu, 0, 0));
         let mut set = plugins(vec![gang_plugin(&journal)]);
-        let outcome = run(&mut snapshot, &mut set);
+        let outcome = run(&mut snapshot, &mut set, super::RunOptions::default());
         let decision = &outcome.pod_groups[0];
         assert_eq!(decision.scheduled, admitted, "{name}: {decision:?}");
         assert_eq!(decision.bound, bound, "{name}");
@@ -329,7 +329,7 @@ fn a_gang_aborts_as_soon_as_min_count_is_out_of_reach() {
         gang_plugin(&journal),
         Fake::new("Spy", &[ExtensionPoint::Filter], &journal),
     ]);
-    let outcome = run(&mut snapshot, &mut set);
+    let outcome = run(&mut snapshot, &mut set, super::RunOptions::default());
     assert!(!outcome.pod_groups[0].scheduled);
     let filtered: Vec<String> = journal
         .borrow()
@@ -363,7 +363,7 @@ fn several_placements_are_scored_and_the_best_wins() {
             )
         };
         let mut set = plugins(vec![gang_plugin(&journal), topology]);
-        let outcome = run(&mut snapshot, &mut set);
+        let outcome = run(&mut snapshot, &mut set, super::RunOptions::default());
         let decision = &outcome.pod_groups[0];
         assert_eq!(decision.placement.as_deref(), Some(prefer));
         let mut got: Vec<&str> = outcome.placements.iter().map(|b| b.node.as_str()).collect();
@@ -389,7 +389,7 @@ fn failure_policy_fail_keeps_the_group_pending_and_ignore_skips_the_plugin() {
             ..gang_plugin(&journal)
         };
         let mut set = plugins(vec![flaky]);
-        let outcome = run(&mut snapshot, &mut set);
+        let outcome = run(&mut snapshot, &mut set, super::RunOptions::default());
         let decision = &outcome.pod_groups[0];
         assert_eq!(decision.scheduled, admitted, "{policy:?}: {decision:?}");
         assert_eq!(decision.condition_reason, condition, "{policy:?}");

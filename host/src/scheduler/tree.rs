@@ -324,7 +324,7 @@ impl Cycle<'_> {
         let mut plugins = 0;
         for mut plugin in self.plugins.at(ExtensionPoint::PlacementScore) {
             let answer = plugin.score_placement(self.snapshot, unit, placement, &assigned);
-            match self.failures.settle(answer) {
+            match self.failures.under_policy(answer) {
                 Ok(None) => {}
                 Ok(Some(Ok(score))) => plugins += score * plugin.weight(),
                 Ok(Some(Err(status))) => {

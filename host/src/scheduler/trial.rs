@@ -1,7 +1,7 @@
 //! Feasibility trials for preemption: "would this unit fit if these pods
 //! were gone?" The host runs them, not the preemption plugin: a trial
 //! removes pods inside a checkpoint, runs the whole group algorithm
-//! (placements, native node checks, filter/score/permit plugins) and rolls
+//! (placements, in-tree node checks, filter/score/permit plugins) and rolls
 //! everything back, outside any plugin call — so no plugin's wall-clock
 //! budget pays for it, and every plugin called during it runs under its own
 //! bounds. A PodGroup's or tree's preemption runs one trial (every

@@ -1,8 +1,8 @@
 //! Table-driven tests of the gang rules, and of the plugin over a
-//! [`NativeCluster`], run natively.
+//! [`FakeCluster`], run natively.
 
 use super::*;
-use wasched_sdk::native::NativeCluster;
+use wasched_sdk::fake::FakeCluster;
 
 fn gang(min_count: u32) -> Option<Policy> {
     Some(Policy::Gang { min_count })
@@ -188,7 +188,7 @@ fn plugin() -> GangScheduling {
 
 #[test]
 fn pod_group_over_a_native_cluster() {
-    let mut cluster = NativeCluster::new();
+    let mut cluster = FakeCluster::new();
     let node = cluster.add_node("node-a").id();
     let pg = cluster.add_pod_group("ns/pg").gang(3).id();
     let missing = cluster.add_pod_group("ns/gone").missing().id();
@@ -244,7 +244,7 @@ fn pod_group_over_a_native_cluster() {
 ///              └── inner (gang 1) ── ns/c (basic, no pods → not ready)
 #[test]
 fn composite_readiness_over_a_native_cluster() {
-    let mut cluster = NativeCluster::new();
+    let mut cluster = FakeCluster::new();
     let node = cluster.add_node("node-a").id();
     let root = cluster.add_composite("ns/root").gang(2).id();
     let inner = cluster.add_composite("ns/inner").gang(1).parent(root).id();
@@ -298,7 +298,7 @@ fn composite_readiness_over_a_native_cluster() {
 
 #[test]
 fn basic_composite_root_needs_one_ready_child() {
-    let mut cluster = NativeCluster::new();
+    let mut cluster = FakeCluster::new();
     let root = cluster.add_composite("ns/root").id();
     let g = cluster.add_pod_group("ns/g").gang(2).parent(root).id();
     cluster.add_pod("ns/g-0").group(g);

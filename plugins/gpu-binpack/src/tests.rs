@@ -1,7 +1,7 @@
-//! The scoring and filtering rules over a [`NativeCluster`], run natively.
+//! The scoring and filtering rules over a [`FakeCluster`], run natively.
 
 use super::*;
-use wasched_sdk::native::NativeCluster;
+use wasched_sdk::fake::FakeCluster;
 
 const GPU: &str = "nvidia.com/gpu";
 
@@ -10,8 +10,8 @@ fn configured(args: &str) -> GpuBinPacking {
 }
 
 /// Three 8-GPU nodes with 0, 4 and 6 GPUs in use, and a cpu-only node.
-fn gpu_cluster() -> (NativeCluster, Vec<NodeId>) {
-    let mut cluster = NativeCluster::new();
+fn gpu_cluster() -> (FakeCluster, Vec<NodeId>) {
+    let mut cluster = FakeCluster::new();
     let mut nodes = Vec::new();
     for (name, used) in [("empty", 0), ("half", 4), ("busy", 6)] {
         let node = cluster

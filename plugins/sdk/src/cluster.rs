@@ -14,7 +14,7 @@ use crate::types::{
 ///
 /// On wasm32 the SDK implements it over the host's snapshot (each call is
 /// one guest-to-host call; fetch columns once per call, not per node);
-/// natively [`NativeCluster`](crate::native::NativeCluster) implements it in
+/// natively [`FakeCluster`](crate::fake::FakeCluster) implements it in
 /// memory, so that plugin logic can be unit-tested without wasm.
 ///
 /// The view reflects the cycle in progress: pods assumed earlier in the

@@ -87,8 +87,8 @@
 //! # Testing natively
 //!
 //! Keep decisions in plain functions, and test the [`Plugin`] methods over
-//! [`native::NativeCluster`], an in-memory [`Cluster`] with a builder API.
-//! Natively [`log`] appends to a buffer that [`native::take_logs`] returns.
+//! [`fake::FakeCluster`], an in-memory [`Cluster`] with a builder API.
+//! Natively [`log`] appends to a buffer that [`fake::take_logs`] returns.
 //!
 //! # The wasm32 runtime
 //!
@@ -131,7 +131,7 @@ pub const CONTRACT_VERSION: &str = "0.3.0";
 pub use serde;
 
 #[cfg(not(target_arch = "wasm32"))]
-pub mod native;
+pub mod fake;
 
 #[cfg(target_arch = "wasm32")]
 mod guest;
@@ -314,13 +314,13 @@ pub fn configure<P: Plugin>(args: &str) -> Result<P, String> {
 /// lines and bytes per call and per run).
 ///
 /// Natively the line goes to a per-thread buffer that
-/// [`native::take_logs`] returns, so tests can assert on it and test output
+/// [`fake::take_logs`] returns, so tests can assert on it and test output
 /// stays clean.
 pub fn log(level: Level, message: &str) {
     #[cfg(target_arch = "wasm32")]
     guest::log(level, message);
     #[cfg(not(target_arch = "wasm32"))]
-    native::log(level, message);
+    fake::log(level, message);
 }
 
 /// Registers a [`Plugin`] and names the extension points it implements
@@ -432,7 +432,7 @@ pub mod __private {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::native::NativeCluster;
+    use crate::fake::FakeCluster;
 
     #[derive(Debug, serde::Deserialize)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn default_methods_answer_neutrally() {
-        let cluster = NativeCluster::new();
+        let cluster = FakeCluster::new();
         let mut plugin = Scorer { min_score: 0 };
         let unit = Unit::PodGroup(0);
         assert!(plugin.pre_enqueue(&cluster, unit).is_success());

@@ -2,7 +2,7 @@
 
 use super::*;
 use alloc::vec;
-use wasched_sdk::native::NativeCluster;
+use wasched_sdk::fake::FakeCluster;
 
 fn toleration(
     key: &str,
@@ -38,7 +38,7 @@ fn tolerations_match_as_upstream() {
 
 #[test]
 fn filter_rejects_cordoned_and_tainted_nodes_with_upstream_reasons() {
-    let mut cluster = NativeCluster::new();
+    let mut cluster = FakeCluster::new();
     let free = cluster.add_node("a").id();
     let cordoned = cluster.add_node("b").unschedulable().id();
     let tainted = cluster

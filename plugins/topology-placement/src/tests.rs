@@ -1,8 +1,8 @@
 //! Table-driven tests of the placement rules, and of the plugin over a
-//! [`NativeCluster`], run natively.
+//! [`FakeCluster`], run natively.
 
 use super::*;
-use wasched_sdk::native::{NativeCluster, take_logs};
+use wasched_sdk::fake::{FakeCluster, take_logs};
 
 const RACK: &str = "example.com/rack";
 const HOSTNAME: &str = "kubernetes.io/hostname";
@@ -16,7 +16,7 @@ fn configured(args: &str) -> TopologyPlacement {
 }
 
 /// The whole cluster as the host's first parent placement.
-fn everything(cluster: &NativeCluster) -> Placement {
+fn everything(cluster: &FakeCluster) -> Placement {
     Placement {
         name: String::new(),
         nodes: (0..cluster.node_count()).collect(),
@@ -34,8 +34,8 @@ fn names(placements: &Placements) -> Vec<&str> {
 
 /// Nodes `n0 .. n{len}`, with `racks[i]` as the rack label of node `i`
 /// (`None`: unlabelled) and a hostname label each; 4000m cpu, 8 GiB each.
-fn rack_cluster(racks: &[Option<&str>]) -> NativeCluster {
-    let mut cluster = NativeCluster::new();
+fn rack_cluster(racks: &[Option<&str>]) -> FakeCluster {
+    let mut cluster = FakeCluster::new();
     for (i, rack) in racks.iter().enumerate() {
         let name = format!("n{i}");
         let node = cluster
@@ -221,7 +221,7 @@ fn former_weight_args_are_unknown_fields() {
 }
 
 // ---------------------------------------------------------------------------
-// PlacementGenerate over a NativeCluster
+// PlacementGenerate over a FakeCluster
 // ---------------------------------------------------------------------------
 
 #[test]
@@ -274,7 +274,7 @@ fn unlabelled_nodes_are_in_no_placement() {
     assert_eq!(placements.candidates[0].nodes, [1, 3]);
 
     // No node carries the label: an empty candidate list, not a skip.
-    let mut bare = NativeCluster::new();
+    let mut bare = FakeCluster::new();
     bare.add_node("n0");
     let pg = bare.add_pod_group("ns/pg").topology_key(RACK).id();
     let placements = plugin()
@@ -320,7 +320,7 @@ fn bound_members_pin_the_domain() {
     cluster.add_pod("ns/other-0").group(other).on_node(0);
     let mut plugin = plugin();
 
-    let generate = |plugin: &mut TopologyPlacement, cluster: &NativeCluster| {
+    let generate = |plugin: &mut TopologyPlacement, cluster: &FakeCluster| {
         plugin
             .generate_placements(cluster, Unit::PodGroup(pg), &everything(cluster))
             .unwrap()
@@ -395,7 +395,7 @@ fn parent_restricts_the_nodes() {
 ///                          └── ns/b (key: hostname)
 #[test]
 fn composite_units_use_their_own_key_and_get_the_budget() {
-    let mut cluster = NativeCluster::new();
+    let mut cluster = FakeCluster::new();
     for (name, zone, rack) in [
         ("n0", "z1", "r1"),
         ("n1", "z1", "r2"),

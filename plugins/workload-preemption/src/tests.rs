@@ -1,9 +1,9 @@
 //! Table-driven tests of the reprieve order and the candidate choice, and of
-//! the plugin over a [`NativeCluster`], run natively.
+//! the plugin over a [`FakeCluster`], run natively.
 
 use super::*;
 use alloc::vec;
-use wasched_sdk::native::{NativeCluster, take_logs};
+use wasched_sdk::fake::{FakeCluster, take_logs};
 use wasched_sdk::{PodGroupId, Unit};
 
 /// A single-pod victim unit: pod `index`, priority 0, start 0, no budget.
@@ -289,7 +289,7 @@ fn order_victims_is_always_a_sorted_permutation() {
 
 #[test]
 fn plugin_orders_victims_per_its_args() {
-    let cluster = NativeCluster::new();
+    let cluster = FakeCluster::new();
     let units = [prio(pod(0), 9), pdb(prio(pod(1), 1))];
     assert_eq!(
         plugin("{}").order_victims(&cluster, GANG, &units),
@@ -449,7 +449,7 @@ fn no_candidate_is_unschedulable() {
             Err(Status::new(Code::Unschedulable, NO_CANDIDATE))
         );
     }
-    let cluster = NativeCluster::new();
+    let cluster = FakeCluster::new();
     let err = plugin("{}")
         .select_candidate(&cluster, LONE, &[])
         .unwrap_err();
@@ -479,7 +479,7 @@ fn lowest_priority_sum_policy() {
     let a = candidate(0, vec![pdb(prio(pod(10), 2))]);
     assert_eq!(pick(CandidatePolicy::LowestPrioritySum, &a, &b), 1);
 
-    let cluster = NativeCluster::new();
+    let cluster = FakeCluster::new();
     let a = candidate(
         0,
         vec![prio(pod(10), 10), prio(pod(11), 10), prio(pod(12), 10)],
@@ -493,14 +493,14 @@ fn lowest_priority_sum_policy() {
 /// 1-GPU pods on `gpu-small` (a PodGroup with `disruptionMode: all`), and a
 /// CPU-only pod.
 struct GpuCluster {
-    cluster: NativeCluster,
+    cluster: FakeCluster,
     big: PodId,
     small: [PodId; 3],
     cpu_only: PodId,
 }
 
 fn gpu_cluster(resource: &str) -> GpuCluster {
-    let mut cluster = NativeCluster::new();
+    let mut cluster = FakeCluster::new();
     let big_node = cluster.add_node("gpu-big").allocatable(resource, 8).id();
     let small_node = cluster.add_node("gpu-small").allocatable(resource, 8).id();
     let cpu_node = cluster.add_node("cpu").allocatable("cpu", 8000).id();

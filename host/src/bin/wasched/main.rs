@@ -6,7 +6,7 @@ mod compare;
 mod config;
 mod generate;
 mod io;
-mod serve;
+mod shadow;
 mod simulate;
 
 use std::process::ExitCode;
@@ -52,11 +52,11 @@ enum Command {
     /// scheduler would do: placements, pods left pending and why, PodGroup
     /// verdicts.
     Simulate(simulate::Args),
-    /// Run as a second scheduler on a live cluster: schedule the pods whose
-    /// `spec.schedulerName` is `--scheduler-name` (and their PodGroups and
-    /// CompositePodGroups) with the same cycle and plugins as `simulate`,
-    /// until SIGINT or SIGTERM.
-    Serve(serve::Args),
+    /// Watch a live cluster, read-only, and report what the plugins would
+    /// decide for its pending pods and groups, and where its scheduler's
+    /// decisions differ (metrics, `/decisions`, `/differences`), until
+    /// SIGINT or SIGTERM.
+    Shadow(shadow::Args),
     /// What if: schedule one snapshot with two plugin sets or configurations
     /// and print only what differs. Exits 0 when nothing differs, 1 when
     /// something does, 2 on error (like `diff`).
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Simulate(args) => simulate::run(args),
-        Command::Serve(args) => serve::run(args),
+        Command::Shadow(args) => shadow::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Config { command } => config::run(command),
         Command::Cluster { command } => cluster::run(command),

@@ -58,7 +58,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// `--engine kube-scheduler` (or `kube-scheduler-wasm`): give up
-    /// when it has not settled within this many seconds.
+    /// when kube-scheduler is still deciding after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     timeout: u64,
     /// Also write the run's metrics (Prometheus text format) to FILE.

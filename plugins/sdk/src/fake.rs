@@ -1,11 +1,11 @@
-//! A native, in-memory [`Cluster`] for unit tests of plugin logic (not
-//! compiled on wasm32), and the native log buffer.
+//! A fake, in-memory [`Cluster`] for unit tests of plugin logic (not
+//! compiled on wasm32), and the buffer [`log`](crate::log) writes to there.
 //!
 //! ```
-//! use wasched_sdk::native::NativeCluster;
+//! use wasched_sdk::fake::FakeCluster;
 //! use wasched_sdk::{Cluster, SchedulingPolicy};
 //!
-//! let mut cluster = NativeCluster::new();
+//! let mut cluster = FakeCluster::new();
 //! let node = cluster.add_node("node-a").label("zone", "a").allocatable("cpu", 4000).id();
 //! let group = cluster.add_pod_group("team/pg").gang(2).id();
 //! cluster.add_pod("team/pg-0").group(group).request("cpu", 500).on_node(node);
@@ -103,9 +103,9 @@ struct CompositeEntry {
 /// - Every builder call is a change on the cluster's clock: handles are
 ///   `(id, 1)`, [`Cluster::generation`] is the latest change and a node's
 ///   change value moves when the node or a pod bound to it is touched
-///   ([`NativeCluster::touch_node`] moves it explicitly).
+///   ([`FakeCluster::touch_node`] moves it explicitly).
 #[derive(Clone, Debug, Default)]
-pub struct NativeCluster {
+pub struct FakeCluster {
     clock: u64,
     symbols: Vec<String>,
     symbol_ids: HashMap<String, Symbol>,
@@ -120,7 +120,7 @@ fn id(len: usize) -> u32 {
     u32::try_from(len).expect("fewer than 2^32 entities")
 }
 
-impl NativeCluster {
+impl FakeCluster {
     /// An empty cluster.
     pub fn new() -> Self {
         Self::default()
@@ -306,10 +306,10 @@ impl NativeCluster {
     }
 }
 
-/// Sets up a node added by [`NativeCluster::add_node`].
+/// Sets up a node added by [`FakeCluster::add_node`].
 #[derive(Debug)]
 pub struct NodeBuilder<'a> {
-    cluster: &'a mut NativeCluster,
+    cluster: &'a mut FakeCluster,
     node: NodeId,
 }
 
@@ -358,10 +358,10 @@ impl NodeBuilder<'_> {
     }
 }
 
-/// Sets up a pod added by [`NativeCluster::add_pod`].
+/// Sets up a pod added by [`FakeCluster::add_pod`].
 #[derive(Debug)]
 pub struct PodBuilder<'a> {
-    cluster: &'a mut NativeCluster,
+    cluster: &'a mut FakeCluster,
     pod: PodId,
 }
 
@@ -498,10 +498,10 @@ macro_rules! shared_spec_setters {
     };
 }
 
-/// Sets up a PodGroup added by [`NativeCluster::add_pod_group`].
+/// Sets up a PodGroup added by [`FakeCluster::add_pod_group`].
 #[derive(Debug)]
 pub struct PodGroupBuilder<'a> {
-    cluster: &'a mut NativeCluster,
+    cluster: &'a mut FakeCluster,
     group: PodGroupId,
 }
 
@@ -552,10 +552,10 @@ impl PodGroupBuilder<'_> {
     }
 }
 
-/// Sets up a CompositePodGroup added by [`NativeCluster::add_composite`].
+/// Sets up a CompositePodGroup added by [`FakeCluster::add_composite`].
 #[derive(Debug)]
 pub struct CompositeBuilder<'a> {
-    cluster: &'a mut NativeCluster,
+    cluster: &'a mut FakeCluster,
     composite: CompositeId,
 }
 
@@ -590,7 +590,7 @@ impl CompositeBuilder<'_> {
     }
 }
 
-impl Cluster for NativeCluster {
+impl Cluster for FakeCluster {
     fn node_count(&self) -> u32 {
         id(self.nodes.len())
     }
@@ -887,7 +887,7 @@ mod tests {
 
     #[test]
     fn columns_symbols_and_members() {
-        let mut c = NativeCluster::new();
+        let mut c = FakeCluster::new();
         let a = c
             .add_node("a")
             .label("zone", "z1")
