@@ -88,7 +88,9 @@ pub fn default_scores(snapshot: &Snapshot, pod: PodId, nodes: &[NodeId]) -> Vec<
                 let node = &snapshot.nodes[n as usize];
                 info.preferred_node_affinity
                     .iter()
-                    .filter(|(weight, term)| *weight != 0 && super::term_matches(term, node))
+                    .filter(|(weight, term)| {
+                        *weight != 0 && super::node_affinity::term_matches(term, node)
+                    })
                     .map(|(weight, _)| i64::from(*weight))
                     .sum()
             })
@@ -214,7 +216,7 @@ fn intolerable_prefer_no_schedule(
         .filter(|taint| taint.effect == "PreferNoSchedule")
         .filter(|taint| {
             !tolerations.iter().any(|t| {
-                super::tolerates(
+                super::taint_toleration::tolerates(
                     t,
                     &taint.key,
                     taint.value.as_deref().unwrap_or_default(),
