@@ -371,23 +371,17 @@ mod tests {
     use crate::model::taint_text;
     use k8s_openapi::api::core::v1::Taint;
 
-    fn taint(key: &str, value: &str, effect: &str) -> Taint {
-        Taint {
-            key: key.into(),
-            value: Some(value.into()),
-            effect: effect.into(),
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn diagnosis_reads_like_kube_scheduler() {
         let mut snapshot = Snapshot::default();
         snapshot.resource_names = vec!["cpu".into(), "memory".into(), "pods".into()];
-        let gpu_taint =
-            snapshot
-                .taint_texts
-                .intern(&taint_text(&taint("gpu", "true", "NoSchedule")));
+        let gpu = Taint {
+            key: "gpu".into(),
+            value: Some("true".into()),
+            effect: "NoSchedule".into(),
+            ..Default::default()
+        };
+        let gpu_taint = snapshot.taint_texts.intern(&taint_text(&gpu));
         let mut d = Diagnosis::over(12);
         for _ in 0..6 {
             d.reject(Rejection::Resources(0b001));
