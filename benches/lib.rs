@@ -28,9 +28,7 @@ pub const LARGE: Options = Options {
 /// Reads manifest text (YAML or JSON) into an indexed snapshot, as
 /// `wasched simulate` does for one file.
 pub fn snapshot_from(file: &str, text: &str) -> Result<Snapshot> {
-    let mut manifests = wasched::manifest::Manifests::default();
-    wasched::manifest::load_str(&mut manifests, file, text)?;
-    Snapshot::build(&manifests)
+    wasched::read_snapshot_text(file, text, &wasched::ReadOptions::default())
 }
 
 /// The [`LARGE`] cluster, indexed.

@@ -88,6 +88,30 @@ pub fn read_manifests_with(
     files: &[PathBuf],
     options: &ReadOptions,
 ) -> Result<manifest::Manifests> {
+    read_into(options, |manifests| {
+        if files.is_empty() {
+            manifest::load_str(manifests, DEFAULT_SNAPSHOT_NAME, DEFAULT_SNAPSHOT)
+        } else {
+            manifest::load_files(manifests, files)
+        }
+    })
+}
+
+/// The snapshot of one manifest text read as a file named `name` would be
+/// (what the benchmarks price without a file system in the way).
+pub fn read_snapshot_text(name: &str, text: &str, options: &ReadOptions) -> Result<Snapshot> {
+    let manifests = read_into(options, |manifests| {
+        manifest::load_str(manifests, name, text)
+    })?;
+    model::Model::snapshot_of(manifests, &Default::default())
+}
+
+/// Manifests set up as `options` say, filled by `load`, then finished:
+/// workloads expanded, dialects mapped.
+fn read_into(
+    options: &ReadOptions,
+    load: impl FnOnce(&mut manifest::Manifests) -> Result<()>,
+) -> Result<manifest::Manifests> {
     let mut manifests = manifest::Manifests {
         progress: if options.show_progress {
             progress::Reading::on_terminal()
@@ -102,11 +126,7 @@ pub fn read_manifests_with(
     if options.strict {
         manifests.validation = manifest::FieldValidation::Strict;
     }
-    if files.is_empty() {
-        manifest::load_str(&mut manifests, DEFAULT_SNAPSHOT_NAME, DEFAULT_SNAPSHOT)?;
-    } else {
-        manifest::load_files(&mut manifests, files)?;
-    }
+    load(&mut manifests)?;
     manifests.progress.finish();
     manifest::expand_workloads(&mut manifests)?;
     manifests.finish();

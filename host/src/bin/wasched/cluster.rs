@@ -60,7 +60,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         ..read.options()
     };
     let manifests = wasched::read_manifests_with(&input_files(files), &read)?;
-    let snapshot = wasched::Snapshot::build(&manifests)?;
+    let snapshot = wasched::model::Model::snapshot_of(manifests.clone(), &Default::default())?;
     let objects = wasched::cluster::translate(&manifests, &snapshot)?;
     // How the files were read, then how they were translated.
     for note in snapshot.notes.iter().chain(&objects.notes) {
