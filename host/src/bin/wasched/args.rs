@@ -16,6 +16,33 @@ pub struct ViewArgs {
     pub threads: Option<u16>,
 }
 
+/// Whose pending pods a command decides on.
+#[derive(clap::Args)]
+pub struct SchedulerArgs {
+    /// Decide on the pending pods whose `spec.schedulerName` is one of
+    /// these (a pod that names none is `default-scheduler`'s); other
+    /// schedulers' pending pods are left out, their bound pods still
+    /// count. `*`: every pending pod.
+    #[arg(
+        long = "scheduler-name",
+        value_name = "NAME,...",
+        value_delimiter = ',',
+        default_value = "default-scheduler"
+    )]
+    names: Vec<String>,
+}
+
+impl SchedulerArgs {
+    /// The names as the model takes them (empty: every pending pod).
+    pub fn names(self) -> Vec<String> {
+        if self.names.iter().any(|n| n == "*") {
+            Vec::new()
+        } else {
+            self.names
+        }
+    }
+}
+
 /// How manifests are read, in every command that reads them.
 #[derive(clap::Args)]
 pub struct ReadArgs {

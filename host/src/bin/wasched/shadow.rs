@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::args::SchedulerArgs;
 use wasched::live::endpoints::{Limits, Tls};
 use wasched::live::logging::{LogFormat, LogLevel};
 use wasched::live::shadow::ShadowOptions;
@@ -15,18 +16,11 @@ pub struct Args {
     /// `~/.kube/config`, else the pod's service account).
     #[arg(long, value_name = "FILE")]
     kubeconfig: Option<PathBuf>,
-    /// Decide on the pending pods whose `spec.schedulerName` is one of
-    /// these (comma-separated).
-    #[arg(
-        long,
-        value_name = "NAME,...",
-        value_delimiter = ',',
-        default_value = "default-scheduler"
-    )]
-    scheduler_name: Vec<String>,
+    #[command(flatten)]
+    schedulers: SchedulerArgs,
     /// Load every `*.wasm` plugin component in this directory instead of
     /// the bundled plugins.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "DIR")]
     plugins: Option<PathBuf>,
     /// Plugin configuration, as for `simulate`: a KubeSchedulerConfiguration.
     #[arg(long, value_name = "FILE")]
@@ -60,7 +54,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Args {
         kubeconfig,
-        scheduler_name,
+        schedulers,
         plugins,
         config,
         address,
@@ -81,7 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map(|(cert, key)| Tls { cert, key });
     let options = ShadowOptions {
         kubeconfig,
-        scheduler_names: scheduler_name,
+        scheduler_names: schedulers.names(),
         plugins,
         config,
         address,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::ValueEnum;
 
-use crate::args::{ReadArgs, ViewArgs, use_threads};
+use crate::args::{ReadArgs, SchedulerArgs, ViewArgs, use_threads};
 use crate::io::{input_files, snapshot_title, terminal_width, write_html};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -82,17 +82,8 @@ pub struct Args {
     /// (every modelled kind it serves) instead of files.
     #[arg(long, value_name = "FILE", conflicts_with = "files")]
     kubeconfig: Option<PathBuf>,
-    /// Schedule the pending pods whose `spec.schedulerName` is one of
-    /// these (a pod that names none is `default-scheduler`'s); other
-    /// schedulers' pending pods are counted in a note and left out,
-    /// their bound pods still count. `*`: every pending pod.
-    #[arg(
-        long,
-        value_name = "NAME,...",
-        value_delimiter = ',',
-        default_value = "default-scheduler"
-    )]
-    scheduler_name: Vec<String>,
+    #[command(flatten)]
+    schedulers: SchedulerArgs,
     #[command(flatten)]
     view: ViewArgs,
 }
@@ -112,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         stats,
         html,
         kubeconfig,
-        scheduler_name,
+        schedulers,
         view,
     } = args;
     use_threads(view.threads)?;
@@ -188,11 +179,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         files,
         kubeconfig,
         build: wasched::model::BuildOptions {
-            schedulers: if scheduler_name.iter().any(|n| n == "*") {
-                Vec::new()
-            } else {
-                scheduler_name
-            },
+            schedulers: schedulers.names(),
             live: false,
         },
     };
