@@ -146,7 +146,7 @@ fn taints_selectors_affinity_and_gpu_counts_are_honoured() {
     );
     assert_eq!(
         reason(&out, "ml/untolerated"),
-        "0/4 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, 1 node(s) were unschedulable, 2 Insufficient nvidia.com/gpu."
+        "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 Insufficient nvidia.com/gpu."
     );
     assert!(
         reason(&out, "ml/no-match").contains("2 node(s) didn't match Pod's node affinity/selector")

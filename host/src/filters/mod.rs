@@ -125,7 +125,7 @@ impl Diagnosis {
             })
     }
 
-    /// `0/12 nodes are available: 8 Insufficient cpu, 4 node(s) had untolerated taint {k: v}.`
+    /// `0/12 nodes are available: 8 Insufficient cpu, 4 node(s) had untolerated taint(s).`
     /// (upstream's wording; `count reason` pairs sorted as text).
     pub fn render(&self, snapshot: &Snapshot) -> String {
         let mut reasons = self.texts.clone();
@@ -395,7 +395,7 @@ mod tests {
         d.add("plugin says no");
         assert_eq!(
             d.render(&snapshot),
-            "0/12 nodes are available: 1 plugin says no, 2 Too many pods, 3 node(s) had untolerated taint {gpu: true}, 8 Insufficient cpu."
+            "0/12 nodes are available: 1 plugin says no, 2 Too many pods, 3 node(s) had untolerated taint(s), 8 Insufficient cpu."
         );
     }
 

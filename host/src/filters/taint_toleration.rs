@@ -101,4 +101,125 @@ mod tests {
             "PreferNoSchedule does not filter"
         );
     }
+
+    use crate::filters::table::{Cluster, rejected};
+
+    /// One node `nodeA` with these taints (YAML flow list) and one pod
+    /// `default/pod1` with these tolerations, as upstream's
+    /// `nodeWithTaints` and `podWithTolerations` make them.
+    fn case(taints: &str, tolerations: &str) -> Cluster {
+        Cluster::new(&format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: nodeA}}\nspec: {{taints: {taints}}}\nstatus: {{allocatable: {{cpu: '1', pods: '10'}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: pod1, namespace: default}}\nspec: {{containers: [{{name: c, image: x}}], tolerations: {tolerations}}}\n"
+        ))
+    }
+
+    /// Upstream's `TestTaintTolerationFilter`
+    /// (`tainttoleration/taint_toleration_test.go`, v1.37.2), and the cases
+    /// of `TestTaintTolerationFilterWithFeatureGate` with the gate off (its
+    /// default in v1.37). Every rejection reads `node(s) had untolerated
+    /// taint(s)`.
+    ///
+    /// Not expressible here: the cases with
+    /// `TaintTolerationComparisonOperators` on ("Pod with Gt toleration
+    /// cannot be scheduled on node when taint value is lower than
+    /// threshold", "... Gt ... can be scheduled ... higher ...", "... Lt
+    /// ... cannot ... higher ...", "... Lt ... can ... lower ...", "Pod
+    /// with Gt toleration cannot be scheduled on node with non-numeric
+    /// taint value", and the gate-on cases of the feature-gate table):
+    /// the gate is alpha and off by default in v1.37, and wasched follows
+    /// the default (a `Gt`/`Lt` toleration tolerates nothing).
+    #[test]
+    fn test_taint_toleration_filter() {
+        let untolerated = || rejected(&["node(s) had untolerated taint(s)"]);
+        let dedicated_user1 = "[{key: dedicated, value: user1, effect: NoSchedule}]";
+        let cases = [
+            (
+                "A pod having no tolerations can't be scheduled onto a node with nonempty taints",
+                dedicated_user1,
+                "[]",
+                untolerated(),
+            ),
+            (
+                "A pod which can be scheduled on a dedicated node assigned to user1 with effect NoSchedule",
+                dedicated_user1,
+                "[{key: dedicated, value: user1, effect: NoSchedule}]",
+                Ok(()),
+            ),
+            (
+                "A pod which can't be scheduled on a dedicated node assigned to user2 with effect NoSchedule",
+                dedicated_user1,
+                "[{key: dedicated, operator: Equal, value: user2, effect: NoSchedule}]",
+                untolerated(),
+            ),
+            (
+                "A pod can be scheduled onto the node, with a toleration uses operator Exists that tolerates the taints on the node",
+                "[{key: foo, value: bar, effect: NoSchedule}]",
+                "[{key: foo, operator: Exists, effect: NoSchedule}]",
+                Ok(()),
+            ),
+            (
+                "A pod has multiple tolerations, node has multiple taints, all the taints are tolerated, pod can be scheduled onto the node",
+                "[{key: dedicated, value: user2, effect: NoSchedule}, {key: foo, value: bar, effect: NoSchedule}]",
+                "[{key: dedicated, operator: Equal, value: user2, effect: NoSchedule}, {key: foo, operator: Exists, effect: NoSchedule}]",
+                Ok(()),
+            ),
+            (
+                "A pod has a toleration that keys and values match the taint on the node, but (non-empty) effect doesn't match, can't be scheduled onto the node",
+                "[{key: foo, value: bar, effect: NoSchedule}]",
+                "[{key: foo, operator: Equal, value: bar, effect: PreferNoSchedule}]",
+                untolerated(),
+            ),
+            (
+                "The pod has a toleration that keys and values match the taint on the node, the effect of toleration is empty, and the effect of taint is NoSchedule. Pod can be scheduled onto the node",
+                "[{key: foo, value: bar, effect: NoSchedule}]",
+                "[{key: foo, operator: Equal, value: bar}]",
+                Ok(()),
+            ),
+            (
+                "The pod has a toleration that key and value don't match the taint on the node, but the effect of taint on node is PreferNoSchedule. Pod can be scheduled onto the node",
+                "[{key: dedicated, value: user1, effect: PreferNoSchedule}]",
+                "[{key: dedicated, operator: Equal, value: user2, effect: NoSchedule}]",
+                Ok(()),
+            ),
+            (
+                "The pod has no toleration, but the effect of taint on node is PreferNoSchedule. Pod can be scheduled onto the node",
+                "[{key: dedicated, value: user1, effect: PreferNoSchedule}]",
+                "[]",
+                Ok(()),
+            ),
+            // TestTaintTolerationFilterWithFeatureGate, gate off.
+            (
+                "Pod with Gt toleration cannot be scheduled when feature gate is disabled",
+                "[{key: node.kubernetes.io/sla, value: '950', effect: NoSchedule}]",
+                "[{key: node.kubernetes.io/sla, operator: Gt, value: '750', effect: NoSchedule}]",
+                untolerated(),
+            ),
+            (
+                "Pod with Lt toleration cannot be scheduled when feature gate is disabled",
+                "[{key: node.kubernetes.io/sla, value: '800', effect: NoSchedule}]",
+                "[{key: node.kubernetes.io/sla, operator: Lt, value: '950', effect: NoSchedule}]",
+                untolerated(),
+            ),
+            (
+                "Pod with mixed tolerations (Equal and Gt) when feature gate is disabled - only Equal is honored",
+                dedicated_user1,
+                "[{key: dedicated, operator: Equal, value: user1, effect: NoSchedule}, {key: node.kubernetes.io/sla, operator: Gt, value: '750', effect: NoSchedule}]",
+                Ok(()),
+            ),
+            (
+                "Pod with mixed tolerations, Gt toleration needed but filtered out when feature gate is disabled",
+                "[{key: dedicated, value: user1, effect: NoSchedule}, {key: node.kubernetes.io/sla, value: '950', effect: NoSchedule}]",
+                "[{key: dedicated, operator: Equal, value: user1, effect: NoSchedule}, {key: node.kubernetes.io/sla, operator: Gt, value: '750', effect: NoSchedule}]",
+                untolerated(),
+            ),
+        ];
+        for (name, taints, tolerations, expected) in cases {
+            let cluster = case(taints, tolerations);
+            assert_eq!(
+                cluster.verdict(filter, "default/pod1", "nodeA"),
+                expected,
+                "{name}"
+            );
+        }
+    }
 }

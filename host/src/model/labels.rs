@@ -5,14 +5,15 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Taint;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-/// The text kube-scheduler gives for an untolerated taint.
-pub fn taint_text(taint: &Taint) -> String {
-    format!(
-        "node(s) had untolerated taint {{{}: {}}}",
-        taint.key,
-        taint.value.as_deref().unwrap_or_default()
-    )
+/// The text kube-scheduler v1.37 gives for an untolerated taint: one text
+/// for every taint (`tainttoleration.Filter`; releases before it named the
+/// taint, `{key: value}`).
+pub fn taint_text(_taint: &Taint) -> String {
+    UNTOLERATED_TAINT.to_string()
 }
+
+/// `TaintToleration`'s rejection (`node(s) had untolerated taint(s)`).
+pub const UNTOLERATED_TAINT: &str = "node(s) had untolerated taint(s)";
 
 /// `metav1.LabelSelector` semantics: every `matchLabels` pair and every
 /// `matchExpressions` requirement must hold; an empty selector matches all.

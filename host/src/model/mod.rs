@@ -208,8 +208,8 @@ pub struct Snapshot {
     pub budgets: Vec<DisruptionBudget>,
     /// Interned node names, namespaces and label keys/values.
     pub symbols: Symbols,
-    /// Interned rejection texts of node taints
-    /// (`node(s) had untolerated taint {key: value}`).
+    /// Interned rejection texts of node taints (v1.37 words them all
+    /// `node(s) had untolerated taint(s)`).
     pub taint_texts: Symbols,
     /// Things the user should know about how the snapshot was read.
     pub warnings: Vec<String>,

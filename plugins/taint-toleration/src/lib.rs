@@ -16,8 +16,9 @@
 //!   `node.kubernetes.io/unschedulable:NoSchedule`:
 //!   `node(s) were unschedulable` (UnschedulableAndUnresolvable);
 //! - else the first `NoSchedule` or `NoExecute` taint no toleration
-//!   tolerates rejects it: `node(s) had untolerated taint {key: value}`
-//!   (UnschedulableAndUnresolvable); `PreferNoSchedule` taints never do;
+//!   tolerates rejects it: `node(s) had untolerated taint(s)`, as
+//!   kube-scheduler v1.37 words it (UnschedulableAndUnresolvable);
+//!   `PreferNoSchedule` taints never do;
 //! - a toleration tolerates a taint when its effect is empty or equal, its
 //!   key is empty or equal, and its operator is `Exists`, or `Equal` with an
 //!   equal value (`Toleration.ToleratesTaint`).
@@ -27,7 +28,6 @@
 
 extern crate alloc;
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use wasched_sdk::{
@@ -79,8 +79,7 @@ pub fn rejection(node: &NodeFacts, tolerations: &[Toleration]) -> Option<String>
     {
         return Some("node(s) were unschedulable".into());
     }
-    untolerated(&node.taints, tolerations)
-        .map(|t| format!("node(s) had untolerated taint {{{}: {}}}", t.key, t.value))
+    untolerated(&node.taints, tolerations).map(|_| "node(s) had untolerated taint(s)".into())
 }
 
 /// The plugin: stateless, no args.

@@ -68,7 +68,7 @@ fn filter_rejects_cordoned_and_tainted_nodes_with_upstream_reasons() {
         found,
         [
             ("node(s) were unschedulable", &[cordoned][..]),
-            ("node(s) had untolerated taint {gpu: true}", &[tainted][..]),
+            ("node(s) had untolerated taint(s)", &[tainted][..]),
         ]
     );
     assert!(
