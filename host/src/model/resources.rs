@@ -173,6 +173,19 @@ fn aggregate(spec: &PodSpec, defaults: &[(&str, u64)]) -> Result<Amounts> {
     }
     add(&mut total, &sidecars);
     max(&mut total, &init_peak);
+    // Pod-level resources (PodLevelResources, on by default since v1.34):
+    // a pod-level request of cpu, memory or a hugepages size stands for
+    // what the containers add up to (`resource.PodRequests`,
+    // `applyPodLevelResources`); the overhead comes on top.
+    let pod_level = amounts(
+        spec.resources.as_ref().and_then(|r| r.requests.as_ref()),
+        "spec.resources.requests",
+    )?;
+    for (resource, request) in pod_level {
+        if resource == "cpu" || resource == "memory" || resource.starts_with("hugepages-") {
+            total.insert(resource, request);
+        }
+    }
     add(
         &mut total,
         &amounts(spec.overhead.as_ref(), "spec.overhead")?,
