@@ -240,17 +240,7 @@ mod tests {
             docs.extend(existing);
             docs.push(pod);
             let cluster = Cluster::new(&docs.join("---\n"));
-            let got: BTreeMap<String, Result<(), Vec<String>>> = cluster
-                .snapshot
-                .nodes
-                .iter()
-                .map(|n| {
-                    (
-                        n.name.clone(),
-                        cluster.verdict(filter, "default/p", &n.name),
-                    )
-                })
-                .collect();
+            let got = cluster.verdicts(filter, "default/p");
             let want: BTreeMap<String, Result<(), Vec<String>>> = want
                 .into_iter()
                 .map(|(n, r)| (n.to_string(), r.map_or(Ok(()), |r| rejected(&[r]))))

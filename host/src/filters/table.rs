@@ -3,6 +3,8 @@
 //! snapshot is read, a pod and a node looked up by name, and a verdict in
 //! upstream's words.
 
+use std::collections::BTreeMap;
+
 use super::{Diagnosis, Rejection};
 use crate::model::{BuildOptions, Model, NodeId, PodId, Snapshot};
 
@@ -48,6 +50,15 @@ impl Cluster {
     /// (`["Insufficient cpu", "Insufficient memory"]`).
     pub fn verdict(&self, filter: Filter, pod: &str, node: &str) -> Result<(), Vec<String>> {
         filter(&self.snapshot, self.pod(pod), self.node(node)).map_err(|r| self.reasons(r))
+    }
+
+    /// [`Cluster::verdict`] of `pod` on every node, by node name.
+    pub fn verdicts(&self, filter: Filter, pod: &str) -> BTreeMap<String, Result<(), Vec<String>>> {
+        self.snapshot
+            .nodes
+            .iter()
+            .map(|n| (n.name.clone(), self.verdict(filter, pod, &n.name)))
+            .collect()
     }
 
     /// A rejection's reasons in upstream's words, sorted.
