@@ -79,7 +79,8 @@ fn simulate_large(c: &mut Criterion) {
 /// components (the reuse is the host's; what it saves is calls, dearer
 /// across the wasm boundary): all on, then each off.
 fn simulate_large_reuse(c: &mut Criterion) {
-    use wasched::scheduler::{Reuse, RunOptions, run};
+    use wasched::scheduler::RunOptions;
+    use wasched::scheduler::ablation::{Reuse, run_reusing};
     let snapshot = large_snapshot().unwrap();
     let mut native = wasched_benches::native_plugins();
     let (_runtime, mut wasm) = wasched_benches::bundled_plugins().unwrap();
@@ -122,13 +123,7 @@ fn simulate_large_reuse(c: &mut Criterion) {
             bench.bench_function(format!("{set}/{label}"), |b| {
                 b.iter_batched_ref(
                     || snapshot.clone(),
-                    |s| {
-                        let options = RunOptions {
-                            reuse,
-                            ..RunOptions::default()
-                        };
-                        black_box(run(s, plugins, options))
-                    },
+                    |s| black_box(run_reusing(s, plugins, RunOptions::default(), reuse)),
                     criterion::BatchSize::LargeInput,
                 )
             });

@@ -101,12 +101,14 @@ fn shadow_pass(c: &mut Criterion) {
     bench.sample_size(10);
     bench.bench_function("store_copy", |b| b.iter(|| black_box(store.manifests())));
     bench.bench_function("model_build", |b| {
-        b.iter(|| black_box(wasched::Snapshot::build_with(black_box(&held), &options).unwrap()))
+        b.iter(|| {
+            black_box(wasched::model::oracle::build_with(black_box(&held), &options).unwrap())
+        })
     });
     bench.bench_function("copy_build_stamp", |b| {
         b.iter(|| {
             let manifests = store.manifests();
-            let mut snapshot = wasched::Snapshot::build_with(&manifests, &options).unwrap();
+            let mut snapshot = wasched::model::oracle::build_with(&manifests, &options).unwrap();
             registry.stamp(&mut snapshot);
             black_box(snapshot)
         })
@@ -118,7 +120,8 @@ fn shadow_pass(c: &mut Criterion) {
         b.iter(|| {
             let held = store.held();
             let objects = held.iter().map(|h| (&h.0, &h.1));
-            let mut snapshot = wasched::Snapshot::build_objects(&read, objects, &options).unwrap();
+            let mut snapshot =
+                wasched::model::oracle::build_objects(&read, objects, &options).unwrap();
             registry.stamp(&mut snapshot);
             black_box(snapshot)
         })

@@ -228,6 +228,19 @@ pub struct Stats {
     pub pods: usize,
     /// Per plugin and extension point: calls and their time.
     pub calls: Vec<(String, framework::ExtensionPoint, framework::CallTimes)>,
+    /// The process's peak resident memory once the run ended (reading
+    /// included), in bytes; `None` where the system does not say (Linux's
+    /// `VmHWM` is read).
+    pub peak_memory: Option<u64>,
+}
+
+/// The process's peak resident memory so far, in bytes (Linux: `VmHWM` of
+/// `/proc/self/status`); `None` elsewhere.
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 impl Stats {
@@ -241,7 +254,7 @@ impl Stats {
     pub fn to_table(&self) -> String {
         let ms = |d: std::time::Duration| format!("{:.3} ms", d.as_secs_f64() * 1e3);
         let mut out = format!(
-            "read {}, plugins loaded {}, scheduled {} ({} pods, {:.0} pods/s), node checks {}\n",
+            "read {}, plugins loaded {}, scheduled {} ({} pods, {:.0} pods/s), node checks {}",
             ms(self.read),
             ms(self.load),
             ms(self.schedule),
@@ -249,6 +262,13 @@ impl Stats {
             self.pods_per_second(),
             ms(self.node_checks)
         );
+        if let Some(bytes) = self.peak_memory {
+            out.push_str(&format!(
+                ", peak memory {:.1} MiB",
+                bytes as f64 / f64::from(1 << 20)
+            ));
+        }
+        out.push('\n');
         let mut rows = vec![[
             "PLUGIN".to_string(),
             "EXTENSION POINT".into(),
@@ -370,6 +390,7 @@ impl Simulation {
                 .into_iter()
                 .map(|(plugin, point, times)| (plugin.to_string(), point, times))
                 .collect(),
+            peak_memory: peak_memory(),
         };
         Ok(Simulated {
             outcome,

@@ -300,6 +300,7 @@ fn stats_report_where_the_time_went_on_stderr() {
         "scheduled ",
         "pods/s",
         "node checks ",
+        "peak memory ",
     ] {
         assert!(first.contains(part), "{first}");
     }

@@ -290,7 +290,7 @@ proptest! {
         for object in held.values() {
             at_once.objects.push((wasched::live::kinds::origin(object), object.clone()));
         }
-        match Snapshot::build_with(&at_once, &options) {
+        match wasched::model::oracle::build_with(&at_once, &options) {
             Ok(built) => {
                 prop_assert_eq!(model.refused().count(), 0, "{}: refused {:?}", file,
                     model.refused().map(|(o, why)| format!("{o}: {why}")).collect::<Vec<_>>());
@@ -316,7 +316,7 @@ fn built_at_once_the_model_is_the_snapshot() {
             .into_snapshot();
         let at_once = Model::snapshot_of(manifests.clone(), &options).unwrap();
         assert_eq!(canonical(&model), canonical(&at_once), "{file}");
-        let built = Snapshot::build_with(manifests, &options).unwrap();
+        let built = wasched::model::oracle::build_with(manifests, &options).unwrap();
         assert_eq!(canonical(&model), canonical(&built), "{file}");
         for s in 0..built.symbols.len() as u32 {
             assert_eq!(
@@ -548,7 +548,7 @@ fn sync_reads_only_what_changed() {
     let gone = objects.remove(at);
     assert_eq!(model.sync(objects.iter()), 1);
     assert!(model.object(&gone.0.kind, &gone.0.name).is_none());
-    let built = Snapshot::build_with(
+    let built = wasched::model::oracle::build_with(
         &Manifests {
             objects: objects.iter().map(|o| (**o).clone()).collect(),
             ..read_of(manifests)

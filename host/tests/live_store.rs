@@ -85,7 +85,7 @@ fn decide_held(store: &Store) -> String {
     let held = store.held();
     let objects = held.iter().map(|h| (&h.0, &h.1));
     let read = Manifests::default();
-    schedule(wasched::Snapshot::build_objects(&read, objects, &Default::default()).unwrap())
+    schedule(wasched::model::oracle::build_objects(&read, objects, &Default::default()).unwrap())
 }
 
 fn schedule(mut snapshot: wasched::Snapshot) -> String {

@@ -9,7 +9,8 @@ mod common;
 
 use wasched::framework::ExtensionPoint;
 use wasched::generate::{Options, Shape};
-use wasched::scheduler::{Reuse, RunOptions, run};
+use wasched::scheduler::RunOptions;
+use wasched::scheduler::ablation::Reuse;
 
 /// A run with `reuse`.
 fn run_reusing(
@@ -17,11 +18,7 @@ fn run_reusing(
     plugins: &mut wasched::PluginSet,
     reuse: Reuse,
 ) -> wasched::Outcome {
-    let options = RunOptions {
-        reuse,
-        ..RunOptions::default()
-    };
-    run(snapshot, plugins, options)
+    wasched::scheduler::ablation::run_reusing(snapshot, plugins, RunOptions::default(), reuse)
 }
 use wasched::{PluginConfig, PluginSet, Snapshot};
 

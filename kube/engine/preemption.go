@@ -14,9 +14,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// settleLimit bounds how long the next scheduling cycle waits for one
-// cycle's preemptions to settle.
-const settleLimit = 5 * time.Second
+// preemptionWaitLimit bounds how long the next scheduling cycle waits for one
+// cycle's preemptions to be done.
+const preemptionWaitLimit = 5 * time.Second
 
 // preemption is one victim of one preemptor, as its Preempted event named
 // them.
@@ -29,7 +29,7 @@ type preemption struct {
 	namespace, name string
 }
 
-// settler holds the next scheduling cycle back until the preemptions of
+// preemptionGate holds the next scheduling cycle back until the preemptions of
 // the last one have run their course: every victim gone from the
 // scheduler's informer and from its cache (which the next cycle's
 // snapshot is taken from), then every preemptor moved to the active queue
@@ -43,7 +43,7 @@ type preemption struct {
 // With the hold, the preemptor is retried next if it is the most
 // important entity queued, as when its victims stop before anything else
 // is scheduled; what kube-scheduler decides no longer depends on timing.
-type settler struct {
+type preemptionGate struct {
 	pods corelisters.PodLister
 	// cached finds a pod in kube-scheduler's cache (Cache.GetPod, keyed by
 	// UID). client-go deletes a pod from the informer's store before its
@@ -57,12 +57,13 @@ type settler struct {
 	activate   func(logger klog.Logger, pods map[string]*v1.Pod)
 }
 
-// settle waits, at most settleLimit, until every preemption is settled.
-func (s *settler) settle(logger klog.Logger, preemptions []preemption) {
+// await waits, at most preemptionWaitLimit, until every preemption is done:
+// its victims gone and its preemptors active.
+func (s *preemptionGate) await(logger klog.Logger, preemptions []preemption) {
 	if len(preemptions) == 0 {
 		return
 	}
-	deadline := time.Now().Add(settleLimit)
+	deadline := time.Now().Add(preemptionWaitLimit)
 	for !s.victimsGone(preemptions) {
 		if time.Now().After(deadline) {
 			logger.V(2).Info("Victims did not go; scheduling on", "preemptions", len(preemptions))
@@ -72,14 +73,14 @@ func (s *settler) settle(logger klog.Logger, preemptions []preemption) {
 	}
 	for !s.preemptorsActive(logger, preemptions) {
 		if time.Now().After(deadline) {
-			logger.V(2).Info("Preemptions did not settle; scheduling on", "preemptions", len(preemptions))
+			logger.V(2).Info("Preemptions not done in time; scheduling on", "preemptions", len(preemptions))
 			return
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
-func (s *settler) victimsGone(preemptions []preemption) bool {
+func (s *preemptionGate) victimsGone(preemptions []preemption) bool {
 	for _, p := range preemptions {
 		if _, err := s.pods.Pods(p.victimNamespace).Get(p.victimName); !apierrors.IsNotFound(err) {
 			return false
@@ -96,7 +97,7 @@ func (s *settler) victimsGone(preemptions []preemption) bool {
 
 // preemptorsActive activates the preemptors not in the active queue yet
 // and says whether all were already there.
-func (s *settler) preemptorsActive(logger klog.Logger, preemptions []preemption) bool {
+func (s *preemptionGate) preemptorsActive(logger klog.Logger, preemptions []preemption) bool {
 	active := map[string]bool{}
 	for _, pod := range s.active() {
 		active[pod.Namespace+"/"+pod.Name] = true
@@ -122,7 +123,7 @@ func (s *settler) preemptorsActive(logger klog.Logger, preemptions []preemption)
 }
 
 // memberOf says whether pod is the preemptor or one of its pods.
-func (s *settler) memberOf(pod *v1.Pod, p preemption) bool {
+func (s *preemptionGate) memberOf(pod *v1.Pod, p preemption) bool {
 	if p.kind == "Pod" {
 		return pod.Name == p.name
 	}

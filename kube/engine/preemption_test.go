@@ -26,9 +26,9 @@ func member(name, group string) *v1.Pod {
 	return pod
 }
 
-// A settler over listers holding a two-level tree root > mid > leaf, a
+// A preemptionGate over listers holding a two-level tree root > mid > leaf, a
 // PodGroup "solo", pods of both and a lone pod.
-func testSettler(t *testing.T) (*settler, cache.Indexer, map[string][]*v1.Pod) {
+func testPreemptionGate(t *testing.T) (*preemptionGate, cache.Indexer, map[string][]*v1.Pod) {
 	t.Helper()
 	index := func() cache.Indexer {
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
@@ -56,7 +56,7 @@ func testSettler(t *testing.T) (*settler, cache.Indexer, map[string][]*v1.Pod) {
 		}
 	}
 	state := map[string][]*v1.Pod{}
-	s := &settler{
+	s := &preemptionGate{
 		pods: corelisters.NewPodLister(pods),
 		cached: func(pod *v1.Pod) (*v1.Pod, error) {
 			for _, p := range state["cached"] {
@@ -79,8 +79,8 @@ func testSettler(t *testing.T) (*settler, cache.Indexer, map[string][]*v1.Pod) {
 	return s, pods, state
 }
 
-func TestSettlerKnowsAPreemptorsPods(t *testing.T) {
-	s, _, _ := testSettler(t)
+func TestPreemptionGateKnowsAPreemptorsPods(t *testing.T) {
+	s, _, _ := testPreemptionGate(t)
 	cases := []struct {
 		pod  *v1.Pod
 		p    preemption
@@ -103,7 +103,7 @@ func TestSettlerKnowsAPreemptorsPods(t *testing.T) {
 }
 
 func TestSettleWaitsForVictimsThenActivatesThePreemptor(t *testing.T) {
-	s, pods, state := testSettler(t)
+	s, pods, state := testPreemptionGate(t)
 	item, _, _ := pods.GetByKey("ns/victim")
 	victim := item.(*v1.Pod)
 	state["cached"] = []*v1.Pod{victim}
@@ -132,8 +132,8 @@ func TestSettleWaitsForVictimsThenActivatesThePreemptor(t *testing.T) {
 	if !s.preemptorsActive(klog.Background(), p) {
 		t.Fatal("the preemptor is active now")
 	}
-	s.settle(klog.Background(), p)
+	s.await(klog.Background(), p)
 	if len(state["activated"]) != 1 {
-		t.Fatalf("settle activated again: %v", state["activated"])
+		t.Fatalf("await activated again: %v", state["activated"])
 	}
 }

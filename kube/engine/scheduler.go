@@ -39,8 +39,8 @@ type Options struct {
 	// Prefer breaks ties toward these choices (see Preferences).
 	Prefer *Preferences
 	// UpstreamBackoff leaves preemptors to their backoff. Without it each
-	// scheduling cycle waits for the last one's preemptions to settle and
-	// moves their preemptors to the active queue (see settler), so that
+	// scheduling cycle waits for the last one's preemptions to be done and
+	// moves their preemptors to the active queue (see preemptionGate), so that
 	// runs decide the same whatever the timing.
 	UpstreamBackoff bool
 }
@@ -48,17 +48,17 @@ type Options struct {
 // Scheduler is kube-scheduler running in this process, with the harness's
 // watch beside it.
 type Scheduler struct {
-	sched    *scheduler.Scheduler
-	watch    *watch
-	rec      *recorder
-	names    map[string]bool
-	cancel   context.CancelFunc
-	done     chan struct{}
-	started  time.Time
-	popsMu   sync.Mutex
-	popped   map[types.UID]uint64
-	profiles []string
-	settler  *settler
+	sched          *scheduler.Scheduler
+	watch          *watch
+	rec            *recorder
+	names          map[string]bool
+	cancel         context.CancelFunc
+	done           chan struct{}
+	started        time.Time
+	popsMu         sync.Mutex
+	popped         map[types.UID]uint64
+	profiles       []string
+	preemptionGate *preemptionGate
 
 	runCtx      context.Context
 	broadcaster events.EventBroadcaster
@@ -124,7 +124,7 @@ func New(ctx context.Context, config *rest.Config, options Options) (*Scheduler,
 	s.sched = sched
 	s.rec.wrap(sched.Profiles)
 	if !options.UpstreamBackoff {
-		s.settler = &settler{
+		s.preemptionGate = &preemptionGate{
 			pods:       informerFactory.Core().V1().Pods().Lister(),
 			cached:     sched.Cache.GetPod,
 			podGroups:  informerFactory.Scheduling().V1beta1().PodGroups().Lister(),
@@ -135,8 +135,8 @@ func New(ctx context.Context, config *rest.Config, options Options) (*Scheduler,
 	}
 	next := sched.NextEntity
 	sched.NextEntity = func(logger klog.Logger) (framework.QueuedEntityInfo, error) {
-		if s.settler != nil {
-			s.settler.settle(logger, s.rec.takePreemptions())
+		if s.preemptionGate != nil {
+			s.preemptionGate.await(logger, s.rec.takePreemptions())
 		}
 		entity, err := next(logger)
 		if entity != nil {

@@ -119,9 +119,55 @@ pub fn preferences(snapshot: &Snapshot, outcome: &Outcome) -> Preferences {
     Preferences { nodes, groups }
 }
 
+/// A kind of nondeterminism of kube-scheduler that explains a difference,
+/// identified from kube-scheduler's own recorded scores. kube-scheduler's
+/// other source of nondeterminism, the race of its parallel filter workers
+/// to find the first feasible nodes, cannot arise where every node is
+/// filtered (`percentageOfNodesToScore: 100`, as the harness runs it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Nondeterminism {
+    /// kube-scheduler chose among nodes (or placements) of equal top score
+    /// (`selectHost` takes one of them at random), and wasched's node is
+    /// one of them.
+    TieAmongEqualScores,
+}
+
+impl fmt::Display for Nondeterminism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Nondeterminism::TieAmongEqualScores => f.write_str("tie among equal scores"),
+        }
+    }
+}
+
+/// One pod on which the engines decided differently, and the upstream
+/// nondeterminism that explains it, if one does.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Difference {
+    /// What each engine decided.
+    #[serde(flatten)]
+    pub disagreement: Disagreement,
+    /// The kind of kube-scheduler nondeterminism it is; `None`: unexplained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explained: Option<Nondeterminism>,
+}
+
 /// Every pod of `snapshot` (the cluster before either run) on which
-/// `wasched` and `kube` disagree, sorted by pod.
+/// `wasched` and `kube` disagree and no [`Nondeterminism`] explains it,
+/// sorted by pod.
 pub fn disagreements(snapshot: &Snapshot, wasched: &Outcome, kube: &KubeRun) -> Vec<Disagreement> {
+    differences(snapshot, wasched, kube)
+        .into_iter()
+        .filter(|d| d.explained.is_none())
+        .map(|d| d.disagreement)
+        .collect()
+}
+
+/// Every pod of `snapshot` that `wasched` and `kube` decided differently,
+/// each with the nondeterminism that explains it if one does, sorted by
+/// pod.
+pub fn differences(snapshot: &Snapshot, wasched: &Outcome, kube: &KubeRun) -> Vec<Difference> {
     let ours = fates(snapshot, wasched);
     let theirs = fates(snapshot, &kube.outcome);
     let ties = kube.result.pods_by_key();
@@ -130,11 +176,14 @@ pub fn disagreements(snapshot: &Snapshot, wasched: &Outcome, kube: &KubeRun) -> 
         let Some(other) = theirs.get(pod) else {
             continue;
         };
-        let disagree = |field: &str| Disagreement {
-            pod: pod.clone(),
-            field: field.into(),
-            wasched: mine.to_string(),
-            kube_scheduler: other.to_string(),
+        let differ = |field: &str, explained| Difference {
+            disagreement: Disagreement {
+                pod: pod.clone(),
+                field: field.into(),
+                wasched: mine.to_string(),
+                kube_scheduler: other.to_string(),
+            },
+            explained,
         };
         match (mine, other) {
             (Fate::Bound(a), Fate::Bound(b)) if a != b => {
@@ -142,12 +191,11 @@ pub fn disagreements(snapshot: &Snapshot, wasched: &Outcome, kube: &KubeRun) -> 
                     .get(pod)
                     .and_then(|p| p.tie.as_ref())
                     .is_some_and(|tie| tie.choices.iter().any(|c| c == a));
-                if !tied {
-                    found.push(disagree("node"));
-                }
+                let explained = tied.then_some(Nondeterminism::TieAmongEqualScores);
+                found.push(differ("node", explained));
             }
             (Fate::Bound(_), Fate::Bound(_)) => {}
-            (a, b) if a != b => found.push(disagree("fate")),
+            (a, b) if a != b => found.push(differ("fate", None)),
             _ => {}
         }
     }

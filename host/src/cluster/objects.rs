@@ -355,7 +355,7 @@ pub fn translate(manifests: &Manifests, snapshot: &Snapshot) -> Result<ClusterOb
             "{skipped_pods} terminal or terminating pod(s) are not created in the cluster (a pod cannot be created already going away)"
         ));
     }
-    out.warnings.extend(dialect_warnings(manifests));
+    out.warnings.extend(dialect_warnings(snapshot));
     Ok(out)
 }
 
@@ -538,31 +538,19 @@ fn complete_node(value: &mut Value) -> bool {
     changed
 }
 
-/// What the early and foreign dialects carry that a v1.37 cluster has no
-/// field for.
-fn dialect_warnings(manifests: &Manifests) -> Vec<String> {
-    let dialects = &manifests.dialects;
-    let mut warnings = Vec::new();
-    for (group, extras) in &dialects.groups {
-        let mut lost = Vec::new();
-        if !extras.min_resources.is_empty() {
-            lost.push("minResources");
-        }
-        if !extras.spread.is_empty() {
-            lost.push("topologySpreadConstraints");
-        }
-        if !lost.is_empty() {
-            warnings.push(format!(
-                "PodGroup {group}: {} of its dialect has no field in v1.37; the cluster holds the group without it",
-                lost.join(" and ")
-            ));
-        }
-    }
-    for composite in &dialects.composites {
-        warnings.push(format!(
-            "{}: an early-dialect CompositePodGroup is not created in the cluster (v1alpha3 needs a Workload it does not name); its PodGroups point to a parent that does not exist",
-            composite.origin
-        ));
-    }
-    warnings
+/// What the early and foreign dialects carry that kube-scheduler v1.37 has
+/// no field for: a group's minimum free resources.
+fn dialect_warnings(snapshot: &Snapshot) -> Vec<String> {
+    snapshot
+        .groups
+        .iter()
+        .filter(|g| !g.min_resources.is_empty())
+        .map(|g| {
+            format!(
+                "PodGroup {}: minResources ({}) has no field in v1.37; kube-scheduler schedules the group without it",
+                g.key,
+                crate::manifest::dialect::MIN_RESOURCES_ANNOTATION
+            )
+        })
+        .collect()
 }

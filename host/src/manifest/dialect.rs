@@ -1,4 +1,5 @@
-//! Other dialects of gang scheduling, read into the v1.37 model.
+//! Other dialects of gang scheduling, read as plain v1.37 objects: what
+//! the model sees of them is what it would see of objects written in v1.37.
 //!
 //! - the early `scheduling.k8s.io/v1beta1` dialect of articles about the
 //!   release: PodGroup `spec.minMember`, `scheduleTimeoutSeconds`,
@@ -16,9 +17,13 @@
 //!   `kai.scheduler/subgroup-name`).
 //!
 //! Every object read this way gets a note saying how each field was mapped.
-//! A field with no v1.37 equivalent is given its documented meaning by the
-//! host (a group's topology spread and minimum resources) or rejected with a
-//! message, never dropped silently.
+//! A field with no v1.37 field of its own is written the way v1.37 objects
+//! can say it — a group's topology spread as its member pods' own hard
+//! `topologySpreadConstraints`, Coscheduling's and Volcano's `minResources`
+//! as the PodGroup's [`MIN_RESOURCES_ANNOTATION`] — or rejected with a
+//! message, never dropped silently. What joins objects across a read (an
+//! early CompositePodGroup's children, a group's spread onto its pods) is
+//! applied once everything is read ([`Manifests::finish`]).
 
 use std::collections::BTreeMap;
 
@@ -44,16 +49,11 @@ const POD_GROUP_FIELDS: &[&str] = &[
     "resourceClaims",
 ];
 
-/// Group semantics from dialects that v1.37 has no field for, by group key.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct GroupExtras {
-    /// A hard topology spread of the group's member pods
-    /// (early-dialect `topologySpreadConstraints`).
-    pub spread: Vec<TopologySpreadConstraint>,
-    /// Coscheduling/Volcano `minResources`: the group waits unless the
-    /// cluster's free capacity covers them.
-    pub min_resources: BTreeMap<String, Quantity>,
-}
+/// The PodGroup annotation holding Coscheduling's and Volcano's
+/// `minResources` (a JSON object of resource name to quantity): the group
+/// waits unless the cluster's free capacity covers them. v1.37 has no field
+/// for it; a v1.37 PodGroup may carry it too.
+pub const MIN_RESOURCES_ANNOTATION: &str = "wasched.io/min-resources";
 
 /// An early-dialect CompositePodGroup child: the PodGroup `child` belongs to
 /// the CompositePodGroup `parent`, with the level's topology key if any.
@@ -69,29 +69,17 @@ pub struct CompositeLink {
     pub topology_key: Option<String>,
 }
 
-/// An early-dialect CompositePodGroup, read as a `basic` composite.
-#[derive(Debug, Clone)]
-pub struct DialectComposite {
-    /// Where it was read.
-    pub origin: ObjectRef,
-    /// `namespace/name`.
-    pub key: String,
-    /// Its own topology key (from a `crossLevel` constraint).
-    pub topology_key: Option<String>,
-}
-
 /// What dialects contributed besides rewritten objects.
 #[derive(Debug, Clone, Default)]
 pub struct DialectState {
     /// Topology policy names the user mapped to node labels
     /// (`--topology-alias LowLatencyNetwork=network.topology.nvidia.com/leaf`).
     pub topology_aliases: BTreeMap<String, String>,
-    /// Extra group semantics, by `namespace/name`.
-    pub groups: BTreeMap<String, GroupExtras>,
-    /// Early-dialect CompositePodGroup children.
+    /// Early-dialect group spreads to give the groups' member pods, by
+    /// group `namespace/name`.
+    pub group_spread: BTreeMap<String, Vec<TopologySpreadConstraint>>,
+    /// Early-dialect CompositePodGroup children to link.
     pub composite_links: Vec<CompositeLink>,
-    /// Early-dialect CompositePodGroups read.
-    pub composites: Vec<DialectComposite>,
     /// Pods joined to groups by a dialect's label or annotation: marker → (count, first pod).
     pub pod_markers: BTreeMap<&'static str, (usize, String)>,
     /// Schedulers those pods named (the dialect's own, `volcano` say) →
@@ -140,10 +128,7 @@ pub fn translate(
             super::kai::pod_group(into, origin, value)?;
             return Ok(Translation::Consumed);
         }
-        ("scheduling.k8s.io/v1beta1", "CompositePodGroup") => {
-            composite(into, origin, value)?;
-            return Ok(Translation::Consumed);
-        }
+        ("scheduling.k8s.io/v1beta1", "CompositePodGroup") => composite(into, origin, value)?,
         ("v1", "Pod") => pod_membership(into, origin, value)?,
         _ => {}
     }
@@ -196,7 +181,8 @@ fn pod_group(
         bail!("{origin}: field spec: required");
     };
     let mut mapped = Vec::new();
-    let mut extras = GroupExtras::default();
+    let mut group_spread = Vec::new();
+    let mut min_resources = None;
 
     match spec.remove("minMember") {
         Some(n) => {
@@ -274,26 +260,30 @@ fn pod_group(
             .map(|c| c.topology_key.as_str())
             .collect();
         mapped.push(format!(
-            "spec.topologySpreadConstraints ({}) read as a hard spread of the group's pods (PodTopologySpread, DoNotSchedule)",
+            "spec.topologySpreadConstraints ({}) read as a hard spread of the group's pods (PodTopologySpread, DoNotSchedule): each member pod's own topologySpreadConstraints",
             keys.join(", ")
         ));
-        extras.spread = constraints;
+        group_spread = constraints;
     }
     if dialect != Dialect::Early
         && let Some(min) = spec.remove("minResources")
     {
-        extras.min_resources = serde_path_to_error::deserialize(min).map_err(|e| {
-            anyhow!(
-                "{origin}: field spec.minResources{}: {}",
-                path_suffix(e.path()),
-                e.inner()
-            )
-        })?;
-        for (resource, quantity) in &extras.min_resources {
+        let amounts: BTreeMap<String, Quantity> =
+            serde_path_to_error::deserialize(min).map_err(|e| {
+                anyhow!(
+                    "{origin}: field spec.minResources{}: {}",
+                    path_suffix(e.path()),
+                    e.inner()
+                )
+            })?;
+        for (resource, quantity) in &amounts {
             super::quantity::Quantity::parse(&quantity.0)
                 .map_err(|e| anyhow!("{origin}: field spec.minResources.{resource}: {e}"))?;
         }
-        mapped.push("spec.minResources read as Coscheduling's admission check: the group waits unless the cluster's free capacity covers it".into());
+        if !amounts.is_empty() {
+            mapped.push(format!("spec.minResources read as Coscheduling's admission check: the group waits unless the cluster's free capacity covers it (annotation {MIN_RESOURCES_ANNOTATION})"));
+            min_resources = Some(amounts);
+        }
     }
     if dialect == Dialect::Volcano {
         if let Some(queue) = spec.remove("queue") {
@@ -324,15 +314,35 @@ fn pod_group(
         .expect("checked above")
         .remove("status");
     value["apiVersion"] = json!("scheduling.k8s.io/v1beta1");
+    if let Some(amounts) = min_resources {
+        let text = serde_json::to_string(&amounts).expect("quantities are strings");
+        annotate(value, MIN_RESOURCES_ANNOTATION, text);
+    }
     into.notes.push(format!(
         "PodGroup {key} ({}): {}",
         dialect.name(),
         mapped.join("; ")
     ));
-    if extras != GroupExtras::default() {
-        into.dialects.groups.insert(key, extras);
+    if !group_spread.is_empty() {
+        into.dialects.group_spread.insert(key, group_spread);
     }
     Ok(())
+}
+
+/// Sets annotation `key` of `value`'s metadata to `text`.
+fn annotate(value: &mut Value, key: &str, text: String) {
+    let metadata = value
+        .as_object_mut()
+        .expect("an object")
+        .entry("metadata")
+        .or_insert_with(|| json!({}));
+    if let Some(metadata) = metadata.as_object_mut() {
+        let annotations = metadata.entry("annotations").or_insert_with(|| json!({}));
+        if !annotations.is_object() {
+            *annotations = json!({});
+        }
+        annotations[key] = Value::String(text);
+    }
 }
 
 fn path_suffix(path: &serde_path_to_error::Path) -> String {
@@ -423,8 +433,13 @@ fn pod_membership(into: &mut Manifests, origin: &ObjectRef, value: &mut Value) -
 
 /// An early-dialect CompositePodGroup: its children become links from the
 /// child PodGroups to it, its level policies their topology keys.
-fn composite(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Result<()> {
+/// An early-dialect CompositePodGroup becomes a `basic` v1alpha3 one (its
+/// `crossLevel` constraint its topology); its children are linked to it
+/// once everything is read.
+fn composite(into: &mut Manifests, origin: &ObjectRef, value: &mut Value) -> Result<()> {
     let (ns, name) = namespace_and_name(value);
+    let (ns, name) = (ns.to_string(), name.to_string());
+    let (ns, name) = (ns.as_str(), name.as_str());
     let children = value
         .pointer("/spec/children")
         .and_then(Value::as_array)
@@ -499,7 +514,7 @@ fn composite(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Result<
             ));
             continue;
         }
-        mapped.push(format!("child {child_name} read as PodGroup {pg_ns}/{pg} with parentCompositePodGroupName {name}"));
+        mapped.push(format!("child {child_name} read as PodGroup {pg_ns}/{pg} with parentCompositePodGroupName {name} and workloadRef {name}"));
         into.dialects.composite_links.push(CompositeLink {
             origin: origin.clone(),
             child: format!("{pg_ns}/{pg}"),
@@ -507,15 +522,30 @@ fn composite(into: &mut Manifests, origin: &ObjectRef, value: &Value) -> Result<
             topology_key: levels.get(child_name).cloned(),
         });
     }
-    into.dialects.composites.push(DialectComposite {
-        origin: origin.clone(),
-        key: format!("{ns}/{name}"),
-        topology_key: own_key,
+    // v1alpha3 requires a workloadRef, which the early dialect has no
+    // equivalent of: the tree names a Workload of its root's name (no
+    // such object is needed to schedule it).
+    let mut spec = json!({
+        "schedulingPolicy": {"basic": {}},
+        "workloadRef": {"workloadName": name, "templateName": name},
     });
+    if let Some(key) = own_key {
+        spec["schedulingConstraints"] = json!({"topology": [{"key": key}]});
+    }
+    mapped.push(format!(
+        "read as a basic scheduling.k8s.io/v1alpha3 CompositePodGroup with workloadRef {name}"
+    ));
     into.notes.push(format!(
         "CompositePodGroup {ns}/{name} (early scheduling.k8s.io/v1beta1 dialect): {}",
         mapped.join("; ")
     ));
+    let metadata = value.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    *value = json!({
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": metadata,
+        "spec": spec,
+    });
     Ok(())
 }
 
@@ -536,6 +566,82 @@ fn topology_key(into: &Manifests, origin: &ObjectRef, field: &str, policy: &str)
 }
 
 impl Manifests {
+    /// What joins dialect objects read apart, once everything is read: an
+    /// early CompositePodGroup's children get their parent, workloadRef
+    /// and level topology (the first link wins, a field the child set
+    /// stays), and an early group's spread becomes its member pods' own
+    /// hard `topologySpreadConstraints` (after any they carry).
+    pub(super) fn join_dialect_objects(&mut self) {
+        use k8s_openapi::api::scheduling::v1beta1::{
+            PodGroupSchedulingConstraints, TopologyConstraint, WorkloadReference,
+        };
+        let links = std::mem::take(&mut self.dialects.composite_links);
+        let spreads = std::mem::take(&mut self.dialects.group_spread);
+        let mut linked = vec![false; links.len()];
+        for (_, object) in &mut self.objects {
+            match object {
+                super::Object::PodGroup(group) => {
+                    let key = format!(
+                        "{}/{}",
+                        group.metadata.namespace.as_deref().unwrap_or("default"),
+                        group.metadata.name.as_deref().unwrap_or_default()
+                    );
+                    let name = group.metadata.name.clone().unwrap_or_default();
+                    for (i, link) in links.iter().enumerate().filter(|(_, l)| l.child == key) {
+                        linked[i] = true;
+                        let spec = &mut group.spec;
+                        spec.parent_composite_pod_group_name
+                            .get_or_insert_with(|| link.parent.clone());
+                        spec.workload_ref.get_or_insert_with(|| WorkloadReference {
+                            workload_name: link.parent.clone(),
+                            template_name: name.clone(),
+                        });
+                        let constraints = spec
+                            .scheduling_constraints
+                            .get_or_insert_with(PodGroupSchedulingConstraints::default);
+                        if let Some(key) = &link.topology_key
+                            && constraints.topology.as_ref().is_none_or(Vec::is_empty)
+                        {
+                            constraints.topology =
+                                Some(vec![TopologyConstraint { key: key.clone() }]);
+                        }
+                        if constraints.topology.is_none() {
+                            spec.scheduling_constraints = None;
+                        }
+                    }
+                }
+                super::Object::Pod(pod) if !spreads.is_empty() => {
+                    let Some(spec) = pod.spec.as_mut() else {
+                        continue;
+                    };
+                    let Some(group) = spec
+                        .scheduling_group
+                        .as_ref()
+                        .and_then(|g| g.pod_group_name.as_deref())
+                    else {
+                        continue;
+                    };
+                    let key = format!(
+                        "{}/{group}",
+                        pod.metadata.namespace.as_deref().unwrap_or("default")
+                    );
+                    if let Some(spread) = spreads.get(&key) {
+                        spec.topology_spread_constraints
+                            .get_or_insert_with(Vec::new)
+                            .extend(spread.iter().cloned());
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (link, _) in links.iter().zip(linked).filter(|(_, linked)| !linked) {
+            self.warnings.push(format!(
+                "{}: child PodGroup {} is not in the snapshot",
+                link.origin, link.child
+            ));
+        }
+    }
+
     /// One note per dialect pod-membership marker: how many pods used it.
     pub fn pod_marker_notes(&self) -> Vec<String> {
         POD_MARKERS

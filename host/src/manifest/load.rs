@@ -168,10 +168,12 @@ impl Manifests {
             .collect()
     }
 
-    /// Ends reading: the unknown fields met become warnings (one per kind
-    /// and path), and so do PodGroups that pods name and the snapshot
-    /// lacks. Call once, after [`super::expand_workloads`].
+    /// Ends reading: dialect objects read apart are joined (so the model
+    /// sees only v1.37 objects), the unknown fields met become warnings (one
+    /// per kind and path), and so do PodGroups that pods name and the
+    /// snapshot lacks. Call once, after [`super::expand_workloads`].
     pub fn finish(&mut self) {
+        self.join_dialect_objects();
         let unknown = self.unknown_fields.warnings();
         let missing = self.missing_group_warnings();
         self.warnings.extend(unknown);

@@ -9,15 +9,14 @@ use k8s_openapi::api::core::v1::{Node, TopologySpreadConstraint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup;
 use k8s_openapi::api::scheduling::v1beta1::PodGroup;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 
 use super::composite::{self, CompositeInfo, CompositePolicy, CompositeSpec, Member};
-use super::disruption::{self, DisruptionBudget};
-use super::identity;
-use super::resources::{self, Amounts, PODS};
+use super::disruption;
+use super::resources::{self, Amounts};
 use super::{
-    CompositeId, GroupId, GroupInfo, GroupSpec, NodeInfo, PodInfo, Policy, Snapshot,
-    label_selector_matches, taint_text,
+    CompositeId, GroupId, GroupSpec, NodeInfo, PodInfo, Policy, Snapshot, label_selector_matches,
 };
 use crate::manifest::{Manifests, Object, ObjectRef};
 
@@ -198,253 +197,21 @@ impl BuildOptions {
 pub use crate::manifest::DEFAULT_SCHEDULER_NAME;
 
 impl Snapshot {
-    /// Indexes the manifests. Fails on duplicate objects, unknown priority
-    /// classes and invalid specs, naming file, object and field.
+    /// The snapshot of `manifests`, read by the one model builder
+    /// ([`super::Model`], what `simulate` runs). Fails on duplicate
+    /// objects, unknown priority classes and invalid specs, naming file,
+    /// object and field.
     pub fn build(manifests: &Manifests) -> Result<Snapshot> {
         Self::build_with(manifests, &BuildOptions::default())
     }
 
     /// [`Snapshot::build`] with options.
     pub fn build_with(manifests: &Manifests, options: &BuildOptions) -> Result<Snapshot> {
-        let objects = manifests
-            .objects
-            .iter()
-            .map(|(origin, object)| (origin, object));
-        Self::build_objects(manifests, objects, options)
+        super::Model::snapshot_of(manifests.clone(), options)
     }
+}
 
-    /// [`Snapshot::build_with`] over objects held elsewhere (`wasched
-    /// shadow`'s store shares them instead of copying them): `manifests`
-    /// gives how they were read (dialects, notes, kinds skipped), its own
-    /// objects are not looked at.
-    pub fn build_objects<'a>(
-        manifests: &'a Manifests,
-        objects: impl Iterator<Item = (&'a ObjectRef, &'a Object)>,
-        options: &BuildOptions,
-    ) -> Result<Snapshot> {
-        let mut seen: HashMap<(String, String), &ObjectRef> = HashMap::new();
-        let mut priorities = PriorityClasses::default();
-        let (mut nodes, mut pods, mut groups) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut composites, mut budgets) = (Vec::new(), Vec::new());
-        let mut snapshot = Snapshot::default();
-        snapshot.warnings.extend(manifests.skipped_warning());
-        snapshot.warnings.extend(manifests.warnings.iter().cloned());
-        snapshot.notes = manifests.notes.clone();
-        snapshot.notes.extend(manifests.pod_marker_notes());
-        snapshot.without_pods = manifests.without_pods.clone();
-        for (origin, object) in objects {
-            if let Some(first) = seen.insert((origin.kind.clone(), origin.name.clone()), origin) {
-                bail!("{origin}: defined twice (first in {})", first.file);
-            }
-            match object {
-                Object::Node(node) => nodes.push((origin, node.as_ref())),
-                Object::Pod(pod) => pods.push((origin, pod.as_ref())),
-                Object::PodGroup(group) => groups.push((origin, group.as_ref())),
-                Object::CompositePodGroup(c) => composites.push((origin, c.as_ref())),
-                Object::PodDisruptionBudget(b) => budgets.push((origin, b.as_ref())),
-                Object::PriorityClass(class) => priorities.add(&read_class(origin, class)?),
-                // Workloads are the objects PodGroups point to; what the
-                // scheduler needs of them is on the PodGroups. Jobs were
-                // expanded before.
-                Object::Workload(_) | Object::Job(_) | Object::Controller(_) => {}
-            }
-        }
-
-        // Nodes, by name.
-        let mut node_amounts = Vec::new();
-        nodes.sort_by(|a, b| a.1.metadata.name.cmp(&b.1.metadata.name));
-        for (origin, node) in &nodes {
-            let (mut info, amounts) = read_node(origin, node)?;
-            node_amounts.push(amounts);
-            info.taint_texts = info
-                .taints
-                .iter()
-                .map(|t| snapshot.taint_texts.intern(&taint_text(t)))
-                .collect();
-            snapshot.nodes.push(info);
-        }
-        let node_index: HashMap<&str, u32> = snapshot
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.as_str(), i as u32))
-            .collect();
-
-        // PodGroups, by key.
-        let mut group_specs: BTreeMap<String, (GroupSpec, i64)> = BTreeMap::new();
-        for (origin, group) in &groups {
-            let spec = group_spec(origin, group, &priorities)?;
-            group_specs.insert(
-                key(&group.metadata),
-                (spec, seconds(group.metadata.creation_timestamp.as_ref())),
-            );
-        }
-
-        // Pods, by key; terminal pods are gone, terminating pods are kept
-        // (marked) but hold no resources.
-        let mut pod_amounts = Vec::new();
-        let mut ignored = 0;
-        let mut gated = 0;
-        let mut unmodelled: Vec<String> = Vec::new();
-        let mut on_unknown_nodes = BTreeSet::new();
-        pods.sort_by_key(|(_, pod)| key(&pod.metadata));
-        let mut member_of: Vec<Option<String>> = Vec::new();
-        for (origin, pod) in &pods {
-            let read = match read_pod(origin, pod, &priorities, options, manifests)? {
-                PodRead::Terminal => {
-                    ignored += 1;
-                    continue;
-                }
-                PodRead::Foreign => continue,
-                PodRead::Gated => {
-                    gated += 1;
-                    continue;
-                }
-                PodRead::Modelled(read) => *read,
-            };
-            ignored += usize::from(read.ignored);
-            unmodelled.extend(read.unmodelled);
-            let terminating = read.info.terminating;
-            let node = read
-                .node_name
-                .as_deref()
-                .and_then(|n| node_index.get(n).copied());
-            if let (Some(name), None, false) = (&read.node_name, node, terminating) {
-                on_unknown_nodes.insert(name.clone());
-            }
-            let mut info = read.info;
-            info.node = node.filter(|_| !terminating || options.live);
-            info.nominated_node = read
-                .nominated_name
-                .as_deref()
-                .and_then(|n| node_index.get(n).copied());
-            pod_amounts.push(read.amounts);
-            snapshot.pods.push(info);
-            member_of.push(read.group);
-        }
-        if ignored > 0 {
-            snapshot.warnings.push(format!(
-                "ignored {ignored} terminal or terminating pod(s): they hold no resources"
-            ));
-        }
-        if !unmodelled.is_empty() {
-            let shown: Vec<&str> = unmodelled.iter().take(3).map(String::as_str).collect();
-            let more = unmodelled.len().saturating_sub(shown.len());
-            snapshot.warnings.push(format!(
-                "{} pending pod(s) ask for what wasched does not model, which is not checked for them: {}{}",
-                unmodelled.len(),
-                shown.join(", "),
-                if more > 0 { format!(" and {more} more") } else { String::new() }
-            ));
-        }
-        if gated > 0 {
-            snapshot.warnings.push(format!(
-                "{gated} pending pod(s) held by scheduling gates are not scheduled until their gates are removed"
-            ));
-        }
-        if !on_unknown_nodes.is_empty() {
-            let names: Vec<_> = on_unknown_nodes.into_iter().collect();
-            snapshot.warnings.push(format!(
-                "pods are bound to node(s) not in the snapshot, their resources are not counted: {}",
-                names.join(", ")
-            ));
-        }
-
-        // Groups: every PodGroup object plus every name pods refer to.
-        let mut group_keys: BTreeSet<String> = group_specs.keys().cloned().collect();
-        group_keys.extend(member_of.iter().flatten().cloned());
-        let group_index: HashMap<String, GroupId> = group_keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (k.clone(), i as GroupId))
-            .collect();
-        for key in &group_keys {
-            // A PodGroup that only pods name is as old as its oldest member.
-            let (spec, created) = match group_specs.get(key) {
-                Some((spec, created)) => (Some(spec.clone()), *created),
-                None => {
-                    let oldest = member_of
-                        .iter()
-                        .zip(&snapshot.pods)
-                        .filter(|(g, _)| g.as_ref() == Some(key));
-                    (None, oldest.map(|(_, p)| p.created).min().unwrap_or(0))
-                }
-            };
-            snapshot.groups.push(GroupInfo {
-                key: key.clone(),
-                spec,
-                members: Vec::new(),
-                created,
-                min_resources: Vec::new(),
-                parent: None,
-                invalid: None,
-            });
-        }
-        for (pod_id, group) in member_of.iter().enumerate() {
-            let Some(group) = group else { continue };
-            let g = &mut snapshot.groups[group_index[group] as usize];
-            if let Some(spec) = &g.spec {
-                snapshot.pods[pod_id].priority = spec.priority;
-                snapshot.pods[pod_id].never_preempt = spec.never_preempt;
-            }
-            snapshot.pods[pod_id].group = Some(group_index[group]);
-            g.members.push(pod_id as u32);
-        }
-        for g in &mut snapshot.groups {
-            let pods = &snapshot.pods;
-            g.members.sort_by(|&a, &b| {
-                let (a, b) = (&pods[a as usize], &pods[b as usize]);
-                (a.created, &a.key).cmp(&(b.created, &b.key))
-            });
-        }
-
-        snapshot.link_composites(manifests);
-        snapshot.index_composites(manifests, &composites, &priorities)?;
-        snapshot.index_budgets(&budgets)?;
-        let group_minimums: Vec<(Option<GroupId>, Amounts)> = dialect_minimums(manifests)?
-            .into_iter()
-            .map(|(key, amounts)| (group_index.get(&key).copied(), amounts))
-            .collect();
-        snapshot.index_resources(&node_amounts, &pod_amounts, &group_minimums);
-        if snapshot.resource_names.len() > 128 {
-            bail!(
-                "the snapshot names {} distinct resources; wasched handles at most 128",
-                snapshot.resource_names.len()
-            );
-        }
-        snapshot.index_symbols();
-        snapshot.index_anti_affinity();
-        snapshot.commit();
-        let identity = identity::Identity::fresh(&snapshot);
-        snapshot.set_identity(identity);
-        Ok(snapshot)
-    }
-
-    /// CompositePodGroups (v1alpha3 objects and early-dialect ones), linked
-    /// to their children and validated per tree: an invalid tree is marked
-    /// on its composites and PodGroups, the rest is untouched.
-    fn index_composites(
-        &mut self,
-        manifests: &Manifests,
-        objects: &[(&ObjectRef, &CompositePodGroup)],
-        priorities: &PriorityClasses,
-    ) -> Result<()> {
-        let mut infos: BTreeMap<String, CompositeInfo> = BTreeMap::new();
-        for (origin, object) in objects {
-            let info = composite_info(origin, object, priorities)?;
-            infos.insert(info.key.clone(), info);
-        }
-        for dialect in &manifests.dialects.composites {
-            if infos.contains_key(&dialect.key) {
-                bail!("{}: defined twice", dialect.origin);
-            }
-            infos.insert(dialect.key.clone(), dialect_composite(dialect));
-        }
-        let warnings = self.link_trees(infos.into_values().collect());
-        self.warnings.extend(warnings);
-        Ok(())
-    }
-
+impl Snapshot {
     /// Puts `composites` (sorted by key, unlinked) in the snapshot, links
     /// every CompositePodGroup and PodGroup to its parent and validates each
     /// tree; returns the warnings about irregular trees.
@@ -539,102 +306,6 @@ impl Snapshot {
             }
         }
         warnings
-    }
-
-    /// PodDisruptionBudgets with the pods they match and the disruptions
-    /// they allow now.
-    fn index_budgets(&mut self, objects: &[(&ObjectRef, &PodDisruptionBudget)]) -> Result<()> {
-        let mut budgets: Vec<BudgetRead> = objects
-            .iter()
-            .map(|(origin, b)| read_budget(origin, b))
-            .collect::<Result<_>>()?;
-        budgets.sort_by(|a, b| a.key.cmp(&b.key));
-        self.pod_budgets = vec![Vec::new(); self.pods.len()];
-        for (id, budget) in budgets.iter().enumerate() {
-            let pods: Vec<u32> = (0..self.pods.len() as u32)
-                .filter(|&p| budget.matches(&self.pods[p as usize]))
-                .collect();
-            for &p in &pods {
-                self.pod_budgets[p as usize].push(id as u32);
-            }
-            self.budgets.push(DisruptionBudget {
-                key: budget.key.clone(),
-                pods,
-                disruptions_allowed: 0,
-            });
-            self.budgets[id].disruptions_allowed = budget.allowed(self, id as u32);
-        }
-        Ok(())
-    }
-
-    /// Early-dialect CompositePodGroup children: the parent and level topology
-    /// key go onto the child PodGroups' specs.
-    fn link_composites(&mut self, manifests: &Manifests) {
-        let links = &manifests.dialects.composite_links;
-        self.warnings
-            .extend(missing_link_children(&self.groups, links));
-        for group in &mut self.groups {
-            if let Some(spec) = group.spec.as_mut() {
-                link_dialect_parent(&group.key, spec, links);
-            }
-        }
-    }
-
-    fn index_resources(
-        &mut self,
-        node_amounts: &[Amounts],
-        pod_amounts: &[Amounts],
-        group_minimums: &[(Option<GroupId>, Amounts)],
-    ) {
-        let mut names: BTreeSet<&str> = BTreeSet::new();
-        for amounts in node_amounts
-            .iter()
-            .chain(pod_amounts)
-            .chain(group_minimums.iter().map(|(_, a)| a))
-        {
-            names.extend(amounts.keys().map(String::as_str));
-        }
-        let fixed = ["cpu", "memory", PODS];
-        self.resource_names = fixed.iter().map(|s| s.to_string()).collect();
-        self.resource_names.extend(
-            names
-                .into_iter()
-                .filter(|n| !fixed.contains(n))
-                .map(str::to_string),
-        );
-        let column = |amounts: &Amounts| -> Vec<u64> {
-            self.resource_names
-                .iter()
-                .map(|r| amounts.get(r).copied().unwrap_or(0))
-                .collect()
-        };
-        let per_node: Vec<Vec<u64>> = node_amounts.iter().map(column).collect();
-        let per_pod: Vec<Vec<u64>> = pod_amounts.iter().map(column).collect();
-        let (resources, nodes) = (self.resource_names.len(), self.nodes.len());
-        self.allocatable = (0..resources)
-            .map(|r| per_node.iter().map(|n| n[r]).collect())
-            .collect();
-        self.requested = vec![vec![0; nodes]; resources];
-        self.scoring_requested = [vec![0; nodes], vec![0; nodes]];
-        self.nominated_requested = [vec![0; nodes], vec![0; nodes]];
-        self.pods_on_node = vec![Vec::new(); nodes];
-        for (pod, requests) in self.pods.iter_mut().zip(per_pod) {
-            pod.requests = requests;
-        }
-        for (group, amounts) in group_minimums {
-            let Some(group) = group else { continue };
-            let columns = column(amounts);
-            self.groups[*group as usize].min_resources = columns
-                .into_iter()
-                .enumerate()
-                .filter(|&(_, v)| v > 0)
-                .collect();
-        }
-        for pod in 0..self.pods.len() {
-            if let Some(node) = self.pods[pod].node.take() {
-                self.assume(pod as u32, node);
-            }
-        }
     }
 
     pub(super) fn index_symbols(&mut self) {
@@ -862,22 +533,24 @@ pub(super) fn composite_info(
     })
 }
 
-/// Coscheduling/Volcano `minResources` of dialect groups, by group key.
-pub(super) fn dialect_minimums(manifests: &Manifests) -> Result<BTreeMap<String, Amounts>> {
-    let mut minimums = BTreeMap::new();
-    for (key, extras) in &manifests.dialects.groups {
-        if extras.min_resources.is_empty() {
-            continue;
-        }
-        let mut amounts = Amounts::new();
-        for (resource, quantity) in &extras.min_resources {
-            let value = resources::amount(resource, quantity)
-                .map_err(|e| anyhow!("PodGroup {key}: field spec.minResources.{resource}: {e}"))?;
-            amounts.insert(resource.clone(), value);
-        }
-        minimums.insert(key.clone(), amounts);
+/// A PodGroup's minimum free resources
+/// ([`crate::manifest::dialect::MIN_RESOURCES_ANNOTATION`], Coscheduling's
+/// and Volcano's `minResources`); empty when it has none.
+pub(super) fn group_minimum(origin: &ObjectRef, group: &PodGroup) -> Result<Amounts> {
+    use crate::manifest::dialect::MIN_RESOURCES_ANNOTATION as KEY;
+    let Some(text) = group.metadata.annotations.as_ref().and_then(|a| a.get(KEY)) else {
+        return Ok(Amounts::new());
+    };
+    let field = format!("{origin}: field metadata.annotations[{KEY}]");
+    let quantities: BTreeMap<String, Quantity> = serde_json::from_str(text)
+        .map_err(|e| anyhow!("{field}: expected a JSON object of resource quantities: {e}"))?;
+    let mut amounts = Amounts::new();
+    for (resource, quantity) in &quantities {
+        let value = resources::amount(resource, quantity)
+            .map_err(|e| anyhow!("{field}.{resource}: {e}"))?;
+        amounts.insert(resource.clone(), value);
     }
-    Ok(minimums)
+    Ok(amounts)
 }
 
 /// What the model reads of one Pod object.
@@ -928,7 +601,6 @@ pub(super) fn read_pod(
     pod: &k8s_openapi::api::core::v1::Pod,
     priorities: &PriorityClasses,
     options: &BuildOptions,
-    manifests: &Manifests,
 ) -> Result<PodRead> {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     if matches!(phase, Some("Succeeded" | "Failed")) {
@@ -1040,17 +712,7 @@ pub(super) fn read_pod(
             .and_then(|s| s.start_time.as_ref())
             .map_or(created, |t| t.0.as_second()),
         labels: Arc::new(pod.metadata.labels.clone().unwrap_or_default()),
-        spread: Arc::new(
-            hard_spread(spec.topology_spread_constraints.iter().flatten())
-                .chain(
-                    group
-                        .as_ref()
-                        .and_then(|g| manifests.dialects.groups.get(g))
-                        .map(|extras| extras.spread.clone())
-                        .unwrap_or_default(),
-                )
-                .collect(),
-        ),
+        spread: Arc::new(hard_spread(spec.topology_spread_constraints.iter().flatten()).collect()),
         required_anti_affinity: Arc::new(
             spec.affinity
                 .as_ref()
@@ -1074,66 +736,6 @@ pub(super) fn read_pod(
         unmodelled,
         ignored: terminating && !options.live,
     })))
-}
-
-/// The warnings about early-dialect links whose child PodGroup is not in
-/// the snapshot (`groups` sorted by key).
-pub(super) fn missing_link_children(
-    groups: &[GroupInfo],
-    links: &[crate::manifest::dialect::CompositeLink],
-) -> Vec<String> {
-    links
-        .iter()
-        .filter(|link| {
-            groups
-                .binary_search_by(|g| g.key.as_str().cmp(&link.child))
-                .is_err()
-        })
-        .map(|link| {
-            format!(
-                "{}: child PodGroup {} is not in the snapshot",
-                link.origin, link.child
-            )
-        })
-        .collect()
-}
-
-/// An early-dialect link naming PodGroup `key` as a child gives its spec
-/// the parent and the level's topology key (the first link wins).
-pub(super) fn link_dialect_parent(
-    key: &str,
-    spec: &mut GroupSpec,
-    links: &[crate::manifest::dialect::CompositeLink],
-) {
-    for link in links.iter().filter(|l| l.child == key) {
-        spec.parent.get_or_insert_with(|| link.parent.clone());
-        if spec.topology_key.is_none() {
-            spec.topology_key.clone_from(&link.topology_key);
-        }
-    }
-}
-
-/// An early-dialect CompositePodGroup, read as a `basic` composite.
-pub(super) fn dialect_composite(
-    dialect: &crate::manifest::dialect::DialectComposite,
-) -> CompositeInfo {
-    CompositeInfo {
-        key: dialect.key.clone(),
-        spec: CompositeSpec {
-            policy: CompositePolicy::Basic,
-            priority: 0,
-            disrupt_all: false,
-            never_preempt: false,
-            topology_key: dialect.topology_key.clone(),
-        },
-        parent_name: None,
-        parent: None,
-        child_groups: Vec::new(),
-        child_composites: Vec::new(),
-        workload: None,
-        created: 0,
-        invalid: None,
-    }
 }
 
 /// What the model reads of a PodDisruptionBudget.

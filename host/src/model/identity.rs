@@ -357,7 +357,7 @@ impl Registry {
         (live, free)
     }
 
-    /// Gives `snapshot` (built by [`Snapshot::build`]) the handles and node
+    /// Gives `snapshot` (built afresh) the handles and node
     /// change values this registry carries over from earlier snapshots.
     pub fn stamp(&mut self, snapshot: &mut Snapshot) {
         let keys: [Vec<String>; 5] = [

@@ -11,8 +11,8 @@
 //! PriorityClass. Reading an object (quantities, priorities, selectors)
 //! happens once per change of that object.
 //!
-//! What it keeps is what [`Snapshot::build`] would build from the objects it
-//! holds now, whatever order they came in: ids are positions in name order
+//! What it keeps is what the at-once builder (`model::oracle`, the property
+//! test's oracle) would build from the objects it holds now, whatever order they came in: ids are positions in name order
 //! (contract 0.3.0: ids are per call, handles are what lasts), group members
 //! are ordered by creation time then name, and tie-breaks never depend on
 //! arrival. Handles follow contract 0.3.0's identity rules: an object keeps
@@ -89,7 +89,7 @@ struct Tally {
 #[derive(Debug)]
 pub struct Model {
     options: BuildOptions,
-    /// How the objects were read (dialects, notes, kinds skipped); holds
+    /// How the objects were read (notes, warnings, kinds skipped); holds
     /// no objects.
     read: Manifests,
     /// The model as a snapshot, between cycles: nothing assumed.
@@ -104,19 +104,16 @@ pub struct Model {
     priorities: PriorityClasses,
     /// Pod objects accepted, by key (modelled or not).
     pods: HashMap<String, PodRead>,
-    /// PodGroup objects accepted: key → (spec, creation time).
-    group_objects: BTreeMap<String, (GroupSpec, i64)>,
-    /// CompositePodGroups accepted and read from dialects, unlinked.
+    /// PodGroup objects accepted: key → (spec, creation time, minimum
+    /// free resources).
+    group_objects: BTreeMap<String, GroupObject>,
+    /// CompositePodGroups accepted, unlinked.
     composite_objects: BTreeMap<String, CompositeInfo>,
-    /// Dialect CompositePodGroups' keys, with where they were read.
-    dialect_composites: BTreeMap<String, ObjectRef>,
     /// Budgets as read, by budget id.
     budget_reads: Vec<BudgetRead>,
     /// Allocatable of each node modelled, by name.
     node_amounts: HashMap<String, Amounts>,
-    /// Dialect groups' `minResources`, by group key.
-    minimums: BTreeMap<String, Amounts>,
-    /// Per resource name, how many nodes, pods and dialect groups name it.
+    /// Per resource name, how many nodes, pods and groups' minimums name it.
     resource_uses: BTreeMap<String, usize>,
     /// Node name → the pods whose `nodeName` or `nominatedNodeName` it is,
     /// whether the node is modelled or not.
@@ -140,8 +137,8 @@ pub struct Model {
 }
 
 impl Model {
-    /// An empty model reading objects as `read` says (dialects; its
-    /// objects are not looked at).
+    /// An empty model; `read` says how its objects were read (notes,
+    /// warnings; its objects are not looked at).
     pub fn new(read: &Manifests, options: &BuildOptions) -> Result<Model> {
         let snapshot = Snapshot {
             resource_names: ["cpu", "memory", PODS].map(String::from).to_vec(),
@@ -149,7 +146,7 @@ impl Model {
             requested: vec![Vec::new(); 3],
             ..Snapshot::default()
         };
-        let mut model = Model {
+        let model = Model {
             options: options.clone(),
             read: read.without_objects(),
             snapshot,
@@ -160,10 +157,8 @@ impl Model {
             pods: HashMap::new(),
             group_objects: BTreeMap::new(),
             composite_objects: BTreeMap::new(),
-            dialect_composites: BTreeMap::new(),
             budget_reads: Vec::new(),
             node_amounts: HashMap::new(),
-            minimums: build::dialect_minimums(read)?,
             resource_uses: BTreeMap::new(),
             by_node_name: HashMap::new(),
             label_keys: HashMap::new(),
@@ -175,30 +170,6 @@ impl Model {
             symbols_compacted: 0,
             stale_indexes: true,
         };
-        let minimums: Vec<Amounts> = model.minimums.values().cloned().collect();
-        let origin = ObjectRef {
-            file: String::new(),
-            kind: "PodGroup".into(),
-            name: "minResources".into(),
-        };
-        for amounts in &minimums {
-            model.check_resources(&origin, amounts)?;
-            model.use_resources(amounts);
-        }
-        for dialect in &read.dialects.composites {
-            if model.dialect_composites.contains_key(&dialect.key) {
-                bail!("{}: defined twice", dialect.origin);
-            }
-            model
-                .dialect_composites
-                .insert(dialect.key.clone(), dialect.origin.clone());
-            model
-                .composite_objects
-                .insert(dialect.key.clone(), build::dialect_composite(dialect));
-            if let Some(key) = &dialect.topology_key {
-                model.snapshot.symbols.intern(key);
-            }
-        }
         Ok(model)
     }
 
@@ -405,23 +376,20 @@ impl Model {
                 self.put_node(origin, info, amounts)
             }
             Object::Pod(pod) => {
-                let read =
-                    build::read_pod(origin, pod, &self.priorities, &self.options, &self.read)?;
+                let read = build::read_pod(origin, pod, &self.priorities, &self.options)?;
                 self.put_pod(origin, build::key(&pod.metadata), read)
             }
             Object::PodGroup(group) => {
-                let mut spec = build::group_spec(origin, group, &self.priorities)?;
+                let spec = build::group_spec(origin, group, &self.priorities)?;
+                let minimum = build::group_minimum(origin, group)?;
                 let key = build::key(&group.metadata);
-                build::link_dialect_parent(&key, &mut spec, &self.read.dialects.composite_links);
                 let created = build::seconds(group.metadata.creation_timestamp.as_ref());
-                self.put_group_object(&key, Some((spec, created)));
+                self.check_resources(origin, &minimum)?;
+                self.put_group_object(&key, Some((spec, created, minimum)));
                 Ok(())
             }
             Object::CompositePodGroup(composite) => {
                 let info = build::composite_info(origin, composite, &self.priorities)?;
-                if let Some(dialect) = self.dialect_composites.get(&info.key) {
-                    bail!("{dialect}: defined twice");
-                }
                 if self.composite_objects.get(&info.key) != Some(&info) {
                     if let Some(key) = &info.spec.topology_key {
                         self.snapshot.symbols.intern(key);
@@ -460,9 +428,7 @@ impl Model {
             Object::Pod(_) => self.remove_pod_entry(name),
             Object::PodGroup(_) => self.put_group_object(name, None),
             Object::CompositePodGroup(_) => {
-                if !self.dialect_composites.contains_key(name)
-                    && self.composite_objects.remove(name).is_some()
-                {
+                if self.composite_objects.remove(name).is_some() {
                     self.trees_stale = true;
                 }
             }
@@ -926,22 +892,14 @@ impl Model {
                 }
             }
         }
-        let (spec, created) = match self.group_objects.get(key) {
-            Some((spec, created)) => (Some(spec.clone()), *created),
-            None => (None, 0),
+        let (spec, created, min_resources) = match self.group_objects.get(key) {
+            Some((spec, created, minimum)) => (
+                Some(spec.clone()),
+                *created,
+                columns(&s.resource_names, minimum),
+            ),
+            None => (None, 0, Vec::new()),
         };
-        let min_resources = self
-            .minimums
-            .get(key)
-            .map(|amounts| {
-                s.resource_names
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(r, name)| Some((r, *amounts.get(name)?)))
-                    .filter(|&(_, v)| v > 0)
-                    .collect()
-            })
-            .unwrap_or_default();
         s.groups.insert(
             id as usize,
             GroupInfo {
@@ -1037,27 +995,36 @@ impl Model {
     }
 
     /// A PodGroup object came, changed (`Some`) or went (`None`).
-    fn put_group_object(&mut self, key: &str, object: Option<(GroupSpec, i64)>) {
+    fn put_group_object(&mut self, key: &str, object: Option<GroupObject>) {
         if self.group_objects.get(key) == object.as_ref() {
             return;
         }
         match object {
-            Some((spec, created)) => {
+            Some((spec, created, minimum)) => {
                 if let Some(topology) = &spec.topology_key {
                     self.snapshot.symbols.intern(topology);
                 }
-                self.group_objects
-                    .insert(key.to_string(), (spec.clone(), created));
+                self.use_resources(&minimum);
+                let before = self
+                    .group_objects
+                    .insert(key.to_string(), (spec.clone(), created, minimum.clone()));
                 let g = self.ensure_group(key);
                 let group = &mut self.snapshot.groups[g as usize];
                 group.spec = Some(spec);
                 group.created = created;
+                group.min_resources = columns(&self.snapshot.resource_names, &minimum);
+                if let Some((_, _, before)) = before {
+                    self.release_resources(&before);
+                }
                 self.refresh_group(g);
                 self.snapshot.identity.changed(Kind::PodGroup, g);
             }
             None => {
-                self.group_objects.remove(key);
+                if let Some((_, _, before)) = self.group_objects.remove(key) {
+                    self.release_resources(&before);
+                }
                 if let Ok(g) = self.group_id(key) {
+                    self.snapshot.groups[g as usize].min_resources = Vec::new();
                     self.snapshot.groups[g as usize].spec = None;
                     self.refresh_group(g);
                     self.snapshot.identity.changed(Kind::PodGroup, g);
@@ -1321,13 +1288,23 @@ impl Model {
                 names.join(", ")
             ));
         }
-        warnings.extend(build::missing_link_children(
-            &self.snapshot.groups,
-            &self.read.dialects.composite_links,
-        ));
         warnings.extend(self.tree_warnings.iter().cloned());
         warnings
     }
+}
+
+/// What the model holds of a PodGroup object: its spec, creation time and
+/// minimum free resources.
+type GroupObject = (GroupSpec, i64, Amounts);
+
+/// `amounts` as (resource column, amount) over `names`, zeros left out.
+fn columns(names: &[String], amounts: &Amounts) -> Vec<(usize, u64)> {
+    names
+        .iter()
+        .enumerate()
+        .filter_map(|(r, name)| Some((r, *amounts.get(name)?)))
+        .filter(|&(_, v)| v > 0)
+        .collect()
 }
 
 /// The id of the object named `name` in `items` (sorted by name), or the

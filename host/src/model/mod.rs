@@ -1,7 +1,8 @@
 //! The cluster snapshot a run schedules on: nodes, pods and PodGroups as
 //! dense indices, node resources as columns, names and labels interned.
 //!
-//! Built once from the manifests ([`Snapshot::build`]); during a run the
+//! Built from the manifests by the incremental [`Model`] (the one builder;
+//! [`Snapshot::build`] reads through it); during a run the
 //! cycle assumes pods onto nodes ([`Snapshot::assume`]) and takes them off
 //! again ([`Snapshot::remove`]) as kube-scheduler's cache does. Every such
 //! change is recorded, so that any attempt can be undone exactly:
@@ -18,6 +19,8 @@ pub mod disruption;
 pub mod identity;
 pub mod incremental;
 mod labels;
+#[cfg(any(test, feature = "oracle"))]
+pub mod oracle;
 pub mod resources;
 mod symbols;
 pub mod unmodelled;

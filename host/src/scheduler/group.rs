@@ -285,8 +285,8 @@ impl Cycle<'_> {
     /// stays within the bounds it gave, instead of asking again.
     pub(super) fn permit(&mut self, unit: Unit, progress: Progress) -> Result<Status, String> {
         let mut verdict = Status::success();
-        let keep_all = self.reuse.permit_verdicts;
-        let memo = self.permits.entry(unit).or_default();
+        let keep_all = self.caches.reuse.permit_verdicts;
+        let memo = self.caches.permits.entry(unit).or_default();
         for (i, mut plugin) in self.plugins.at(ExtensionPoint::Permit).enumerate() {
             if memo.0.len() <= i {
                 memo.0.resize_with(i + 1, Vec::new);
@@ -366,6 +366,7 @@ impl Cycle<'_> {
         let mut combined: Option<(Placements, String)> = None;
         // What a reusable answer for this unit is kept under; `None`: ask.
         let shape = self
+            .caches
             .reuse
             .placements
             .then(|| UnitShape::of(self.snapshot, unit))
@@ -377,7 +378,7 @@ impl Cycle<'_> {
         {
             let kept = shape
                 .as_ref()
-                .and_then(|shape| self.placement_memo.get(at, shape, &parent.nodes));
+                .and_then(|shape| self.caches.placement_memo.get(at, shape, &parent.nodes));
             let answer = match kept {
                 Some(placements) => {
                     self.stats.reused_placements += 1;
@@ -386,7 +387,7 @@ impl Cycle<'_> {
                 None => {
                     let answer = plugin.generate_placements(self.snapshot, unit, parent);
                     if let (Some(shape), Ok(Ok(Some(placements)))) = (&shape, &answer) {
-                        let memo = &mut self.placement_memo;
+                        let memo = &mut self.caches.placement_memo;
                         memo.insert(at, shape.clone(), &parent.nodes, placements);
                     }
                     answer
@@ -625,7 +626,7 @@ impl Cycle<'_> {
 pub(super) struct PermitMemo(Vec<Vec<PermitVerdict>>);
 
 /// How many permit verdicts per plugin a unit's cycle keeps
-/// ([`Reuse::permit_verdicts`](super::Reuse::permit_verdicts)); the one
+/// ([`Reuse::permit_verdicts`](super::caches::Reuse::permit_verdicts)); the one
 /// least recently given or reused goes first. Enough for a gang's `wait` and the early aborts of the
 /// placements it tries; few enough to search on every call.
 pub const PERMIT_VERDICTS_KEPT: usize = 8;

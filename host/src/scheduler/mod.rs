@@ -25,6 +25,7 @@
 //! - [`failures`] applies failure policy and counts errors.
 
 pub mod backoff;
+mod caches;
 mod costs;
 pub mod failures;
 pub mod group;
@@ -44,6 +45,8 @@ use group::{GroupResult, failure_reason};
 use preemption::Preemption;
 pub use queue::{Entity, queue};
 
+use caches::Reuse;
+
 use crate::framework::{ExtensionPoint, Placement, PluginSet, Unit};
 use crate::model::{CompositeId, GroupId, NodeId, PodId, Snapshot};
 use crate::outcome::{
@@ -54,7 +57,7 @@ use crate::outcome::{
 /// What a cycle works on: the snapshot, the plugins, and the failures and
 /// warnings so far. The algorithm lives in `impl Cycle` blocks of the
 /// submodules; recording decisions is [`run`]'s.
-pub struct Cycle<'a> {
+pub(crate) struct Cycle<'a> {
     /// The cluster, with assumptions of the cycle in progress.
     pub snapshot: &'a mut Snapshot,
     /// The plugins.
@@ -65,14 +68,8 @@ pub struct Cycle<'a> {
     pub warnings: Vec<String>,
     /// Placements generated and evaluated, for the metrics.
     pub stats: PlacementStats,
-    /// Static node-check verdicts, by pod signature.
-    statics: pod::StaticCache,
-    /// Searches that found no node, while their nodes stay as they were.
-    misfits: misfits::Misfits,
-    /// The diagnoses of searches that found no node, worded.
-    wordings: crate::filters::Wordings,
-    /// Placement answers the plugins marked reusable.
-    placement_memo: placement_memo::PlacementMemo,
+    /// What the cycle keeps between attempts, and may reuse.
+    caches: caches::Caches,
     /// Wall-clock time spent in the in-tree node checks.
     pub node_check_time: std::time::Duration,
     /// While a preemption trial runs: what each node's candidate victims
@@ -81,13 +78,6 @@ pub struct Cycle<'a> {
     /// The last placement-generate failure ignored under
     /// `failurePolicy: Ignore`, for the warning that says so.
     ignored_generate: Option<String>,
-    /// Permit verdicts of the units of the cycle in progress, for reuse
-    /// ([`Cycle::permit`]); cleared when a group's or tree's cycle starts.
-    permits: rustc_hash::FxHashMap<Unit, group::PermitMemo>,
-    /// What the cycle may reuse.
-    reuse: Reuse,
-    /// The running units at a generation of the snapshot (preemption).
-    running: Option<(u64, std::rc::Rc<preemption::RunningUnits>)>,
     /// Pods nominated to a node try it first ([`RunOptions::live`]).
     pub nominated_first: bool,
     /// Whose turn it is among the pod-group-post-filter plugins
@@ -109,63 +99,14 @@ impl<'a> Cycle<'a> {
             failures: PluginFailures::default(),
             warnings: Vec::new(),
             stats: PlacementStats::default(),
-            statics: pod::StaticCache::default(),
-            misfits: misfits::Misfits::default(),
-            wordings: Default::default(),
-            placement_memo: Default::default(),
+            caches: caches::Caches::default(),
             node_check_time: std::time::Duration::ZERO,
             victim_costs: None,
             ignored_generate: None,
-            permits: Default::default(),
-            reuse: Reuse::default(),
-            running: None,
             post_filter: 0,
             post_filter_declined: false,
             nominated_first: false,
             next_start_node: 0,
-        }
-    }
-
-    /// Whether a preemption trial is running (its placements are not
-    /// counted as the scheduler's own evaluations).
-    pub fn in_trial(&self) -> bool {
-        self.victim_costs.is_some()
-    }
-}
-
-/// What a run may reuse between attempts. Every option decides the same
-/// (a test holds each off against on); they exist so benchmarks can price
-/// each one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reuse {
-    /// The running victim units of preemption, kept while the snapshot's
-    /// generation does not move (a rollback puts it back, so the
-    /// preemption attempts that follow failed placements share them).
-    pub running_units: bool,
-    /// Every permit verdict a plugin gave a unit in its cycle (up to
-    /// [`group::PERMIT_VERDICTS_KEPT`]), not only its latest: a verdict for
-    /// one progress stays reusable after a verdict for another (a gang's
-    /// `wait` across the placements it tries, after one placement's early
-    /// abort).
-    pub permit_verdicts: bool,
-    /// Searches for a node that found none for reasons of the nodes alone,
-    /// answered again while those nodes stay as they were ([`misfits`]):
-    /// the next gang of a shape that fits nowhere does not walk the
-    /// placements the last one walked.
-    pub misfits: bool,
-    /// Placement-generate answers a plugin marked reusable, handed to the
-    /// next unit of the same kind and topology key with no running pod,
-    /// over the same parent nodes ([`placement_memo`]).
-    pub placements: bool,
-}
-
-impl Default for Reuse {
-    fn default() -> Self {
-        Self {
-            running_units: true,
-            permit_verdicts: true,
-            misfits: true,
-            placements: true,
         }
     }
 }
@@ -173,8 +114,6 @@ impl Default for Reuse {
 /// How a run treats the cluster it schedules, and who hears how it goes.
 #[derive(Default)]
 pub struct RunOptions<'a> {
-    /// What it may reuse.
-    pub reuse: Reuse,
     /// A live cluster (`wasched shadow`): a victim of preemption keeps its
     /// resources until the API server has it gone, so a preemptor is not
     /// bound in the run that preempts; its pods are nominated
@@ -249,8 +188,35 @@ impl Observer for RunTimes {
 /// returns what was decided. The one way in: `simulate`, `compare`, the
 /// shadow and the C ABI all run the cycle through it.
 pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet, options: RunOptions) -> Outcome {
+    run_with(snapshot, plugins, options, Reuse::default())
+}
+
+/// Runs with each reuse on or off (every choice decides the same), so
+/// benchmarks can price each and a test can hold each off against on. Not
+/// part of the stable API: present with the `reuse-ablation` feature.
+#[cfg(feature = "reuse-ablation")]
+pub mod ablation {
+    pub use super::caches::Reuse;
+    use super::{Outcome, PluginSet, RunOptions, Snapshot};
+
+    /// [`run`](super::run), reusing only what `reuse` says.
+    pub fn run_reusing(
+        snapshot: &mut Snapshot,
+        plugins: &mut PluginSet,
+        options: RunOptions,
+        reuse: Reuse,
+    ) -> Outcome {
+        super::run_with(snapshot, plugins, options, reuse)
+    }
+}
+
+fn run_with(
+    snapshot: &mut Snapshot,
+    plugins: &mut PluginSet,
+    options: RunOptions,
+    reuse: Reuse,
+) -> Outcome {
     let RunOptions {
-        reuse,
         live,
         admit,
         may_preempt,
@@ -268,7 +234,7 @@ pub fn run(snapshot: &mut Snapshot, plugins: &mut PluginSet, options: RunOptions
         entities.retain(|&(_, entity)| admit(entity));
     }
     let mut cycle = Cycle::new(snapshot, plugins);
-    cycle.reuse = reuse;
+    cycle.caches = caches::Caches::new(reuse);
     cycle.nominated_first = live;
     cycle.next_start_node = search_start.map_or(0, std::cell::Cell::get);
     let mut run = Run {
@@ -522,7 +488,7 @@ impl Run<'_> {
     /// One CompositePodGroup tree, placed as one unit: every PodGroup in
     /// it with pending members gets a decision.
     fn schedule_tree(&mut self, root: CompositeId) {
-        self.cycle.permits.clear();
+        self.cycle.caches.permits.clear();
         let failed_before = self.cycle.failures.failed;
         let groups: Vec<(GroupId, Vec<PodId>)> = self
             .cycle
@@ -688,7 +654,7 @@ impl Run<'_> {
     /// `PodGroupInitiallyScheduled` condition a failed attempt sets. A group
     /// that PreEnqueue holds back never reaches an attempt and gets none.
     fn schedule_group(&mut self, group: GroupId) {
-        self.cycle.permits.clear();
+        self.cycle.caches.permits.clear();
         let failed_before = self.cycle.failures.failed;
         let (mut decision, attempted) = self.group_cycle(group, failed_before);
         let errored = self.cycle.failures.failed > failed_before;
@@ -858,7 +824,7 @@ impl Run<'_> {
         let leftovers: Vec<PodId> = unfit.iter().map(|(p, _)| *p).collect();
         let priority = spec.priority;
         // The leftovers' own cycle: permit verdicts are asked for again.
-        self.cycle.permits.clear();
+        self.cycle.caches.permits.clear();
         let outcome = self.cycle.in_post_filter_order(|c| {
             c.preempt_for_group(group, &leftovers, std::slice::from_ref(placement), priority)
         });

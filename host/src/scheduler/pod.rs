@@ -14,17 +14,18 @@ impl Cycle<'_> {
     /// The static node checks of `pod` on every node, computed once per
     /// pod signature in a run (nodes and pod specs do not change).
     fn static_verdicts(&mut self, pod: PodId) -> Rc<filters::StaticVerdicts> {
-        if let Some(Some(known)) = self.statics.by_pod.get(pod as usize) {
+        if let Some(Some(known)) = self.caches.statics.by_pod.get(pod as usize) {
             return known.clone();
         }
         let signature = filters::static_signature(&self.snapshot.pods[pod as usize]);
         let verdicts = self
+            .caches
             .statics
             .by_signature
             .entry(signature)
             .or_insert_with(|| Rc::new(filters::StaticVerdicts::of(self.snapshot, pod)))
             .clone();
-        let by_pod = &mut self.statics.by_pod;
+        let by_pod = &mut self.caches.statics.by_pod;
         if by_pod.len() <= pod as usize {
             by_pod.resize(self.snapshot.pods.len().max(pod as usize + 1), None);
         }
@@ -108,8 +109,8 @@ impl Cycle<'_> {
             nodes,
         };
         let now = self.snapshot.identity().node_changes();
-        let remember = self.reuse.misfits;
-        if let Some(reason) = self.misfits.get(search, now).filter(|_| remember) {
+        let remember = self.caches.reuse.misfits;
+        if let Some(reason) = self.caches.misfits.get(search, now).filter(|_| remember) {
             self.stats.remembered_misfits += 1;
             return Err(reason.to_string());
         }
@@ -142,7 +143,7 @@ impl Cycle<'_> {
         };
         if feasible.is_empty() {
             let node_local = diagnosis.node_local();
-            let reason = self.wordings.render(diagnosis, self.snapshot);
+            let reason = self.caches.wordings.render(diagnosis, self.snapshot);
             if remember && asked == 0 && node_local {
                 let search = Search {
                     statics: &statics,
@@ -150,7 +151,7 @@ impl Cycle<'_> {
                     nodes,
                 };
                 let now = self.snapshot.identity().node_changes();
-                self.misfits.insert(search, now, &reason);
+                self.caches.misfits.insert(search, now, &reason);
             }
             return Err(reason);
         }

@@ -308,14 +308,14 @@ impl Cycle<'_> {
     /// the preemption attempts of a cycle that changed nothing share one).
     fn running_units(&mut self) -> std::rc::Rc<RunningUnits> {
         let generation = self.snapshot.identity().generation();
-        if let Some((at, units)) = &self.running
+        if let Some((at, units)) = &self.caches.running
             && *at == generation
-            && self.reuse.running_units
+            && self.caches.reuse.running_units
         {
             return units.clone();
         }
         let units = std::rc::Rc::new(RunningUnits::of(self.snapshot));
-        self.running = Some((generation, units.clone()));
+        self.caches.running = Some((generation, units.clone()));
         units
     }
 
