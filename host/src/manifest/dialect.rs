@@ -107,6 +107,18 @@ const POD_MARKERS: [(&str, bool, &str); 4] = [
     (super::kai::POD_GROUP_ANNOTATION, true, "annotation"),
 ];
 
+/// Whether pod `value` carries any dialect's group marker (label or
+/// annotation), whatever its scheduler.
+pub fn has_pod_marker(value: &Value) -> bool {
+    POD_MARKERS.iter().any(|(marker, annotation, _)| {
+        let section = if *annotation { "annotations" } else { "labels" };
+        value
+            .get("metadata")
+            .and_then(|m| m.get(section))
+            .is_some_and(|m| m.get(marker).is_some())
+    })
+}
+
 /// Rewrites a dialect object into the v1.37 form in place.
 pub fn translate(
     into: &mut Manifests,

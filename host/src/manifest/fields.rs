@@ -36,6 +36,14 @@ pub enum FieldValidation {
 pub struct UnknownFields(BTreeMap<(String, String), (usize, ObjectRef)>);
 
 impl UnknownFields {
+    /// Adds what `later`, met after everything so far, counted: its first
+    /// objects count as first only where nothing came before.
+    pub fn merge(&mut self, later: UnknownFields) {
+        for (path, (count, first)) in later.0 {
+            self.0.entry(path).or_insert((0, first)).0 += count;
+        }
+    }
+
     /// One warning per kind and path: the first object that had it, and
     /// how many more did.
     pub fn warnings(&self) -> Vec<String> {

@@ -302,19 +302,32 @@ pub fn load_str(into: &mut Manifests, file: &str, text: &str) -> Result<()> {
     if text.trim_start().starts_with('{') {
         return super::stream::load_json(into, file, text);
     }
-    if let Some((line, column)) = super::depth::too_deep(text) {
-        bail!(
+    let too_deep = |at: Option<(usize, usize)>| match at {
+        Some((line, column)) => Err(anyhow!(
             "{file}: not valid YAML: recursion limit exceeded at line {line} column {column} \
              (nesting deeper than {} levels)",
             super::depth::MAX_DEPTH
-        );
-    }
+        )),
+        None => Ok(()),
+    };
     if text.len() >= PARALLEL_FROM {
+        // The nesting is checked beside the read in pieces, and its error
+        // wins: what is read is undone first.
         let mark = Mark::of(into);
-        if add_in_pieces(into, file, text)? {
+        let (depth, read) = rayon::join(
+            || super::depth::too_deep(text),
+            || add_in_pieces(into, file, text),
+        );
+        if depth.is_some() {
+            mark.restore(into);
+            return too_deep(depth);
+        }
+        if read? {
             return Ok(());
         }
         mark.restore(into);
+    } else {
+        too_deep(super::depth::too_deep(text))?;
     }
     for value in parse_documents(text, file)? {
         add_value(into, file, value)?;
@@ -369,16 +382,115 @@ impl Mark {
 /// size, so a text with several errors reports the same one whatever the
 /// number of threads.
 fn add_in_pieces(into: &mut Manifests, file: &str, text: &str) -> Result<bool> {
+    use rayon::prelude::*;
     let pieces = pieces(text);
+    let plain = Plain {
+        file,
+        validation: into.validation,
+        keep_stored: into.keep_stored,
+    };
     for run in pieces.chunks(PIECES_PER_BATCH) {
         let Some(values) = parse_pieces(run) else {
             return Ok(false);
         };
-        for value in values {
-            add_value(into, file, value)?;
+        let prepared: Vec<Prepared> = values
+            .into_par_iter()
+            .map(|value| plain.prepare(value))
+            .collect();
+        for prepared in prepared {
+            match prepared {
+                Prepared::Value(value) => add_value(into, file, value)?,
+                Prepared::Object {
+                    origin,
+                    object,
+                    taken,
+                    unknown,
+                } => {
+                    into.generated_names.take(taken);
+                    into.unknown_fields.merge(unknown);
+                    into.objects.push((origin, object));
+                    into.progress.object();
+                }
+                Prepared::Failed(error) => return Err(error),
+            }
         }
     }
     Ok(true)
+}
+
+/// How plain Nodes and Pods are read on the worker threads: all that
+/// [`add_value`] does to them depends on nothing read before, so it is
+/// done beside the parsing and only what it records is added in order.
+struct Plain<'a> {
+    file: &'a str,
+    validation: FieldValidation,
+    keep_stored: bool,
+}
+
+/// An item of a List, parsed, and read as far as it could be on a worker.
+enum Prepared {
+    /// For [`add_value`].
+    Value(Value),
+    /// A plain Node or Pod, read: what [`add_value`] would have added.
+    Object {
+        origin: ObjectRef,
+        object: Object,
+        /// The name it takes ([`super::names::GeneratedNames::take`]).
+        taken: String,
+        /// Its unknown fields.
+        unknown: fields::UnknownFields,
+    },
+    /// What [`add_value`] would have failed with.
+    Failed(anyhow::Error),
+}
+
+impl Plain<'_> {
+    /// `value` read as [`add_value`] reads it if it is a plain `v1` Node or
+    /// Pod (named; a pod with no dialect's group marker and no `v1alpha1`
+    /// `spec.workloadRef`), else left for [`add_value`].
+    fn prepare(&self, mut value: Value) -> Prepared {
+        let kind = match (
+            value.get("apiVersion").and_then(Value::as_str),
+            value.get("kind").and_then(Value::as_str),
+        ) {
+            (Some("v1"), Some("Node")) => "Node",
+            (Some("v1"), Some("Pod"))
+                if !super::dialect::has_pod_marker(&value)
+                    && value.pointer("/spec/workloadRef").is_none() =>
+            {
+                "Pod"
+            }
+            _ => return Prepared::Value(value),
+        };
+        let Some(taken) = super::names::complete_given(kind, &mut value) else {
+            return Prepared::Value(value);
+        };
+        if !self.keep_stored {
+            super::prune::never_read(kind, &mut value);
+        }
+        let origin = ObjectRef {
+            file: self.file.to_string(),
+            kind: kind.to_string(),
+            name: object_name(&value),
+        };
+        let mut unknown = fields::UnknownFields::default();
+        let object =
+            match kind {
+                "Node" => fields::parse(&origin, value, self.validation, true, &mut unknown)
+                    .map(Object::Node),
+                _ => fields::parse(&origin, value, self.validation, false, &mut unknown)
+                    .map(Object::Pod),
+            };
+        match object {
+            Ok(object) => Prepared::Object {
+                origin,
+                object,
+                taken,
+                unknown,
+            },
+            Err(error) => Prepared::Failed(error),
+        }
+    }
 }
 
 /// Pieces parsed per batch (in parallel).

@@ -52,6 +52,32 @@ const NAMESPACED: &[&str] = &[
     "TrainingRuntime",
 ];
 
+/// The part of [`complete`] that needs nothing read before: the namespace
+/// of a namespaced kind completed; for an object with a name, the name it
+/// takes (for [`GeneratedNames::take`]), `None` for one without.
+pub fn complete_given(kind: &str, value: &mut Value) -> Option<String> {
+    let Some(Value::Object(metadata)) = value.get_mut("metadata") else {
+        return None;
+    };
+    if NAMESPACED.contains(&kind)
+        && metadata
+            .get("namespace")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    {
+        metadata.insert("namespace".into(), Value::String("default".into()));
+    }
+    let name = metadata
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())?;
+    let namespace = metadata
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Some(format!("{kind}/{namespace}/{name}"))
+}
+
 /// How many objects with the same prefix and text have had a name made,
 /// so that identical objects get different names, and the names taken so
 /// far (given and made), so that a made name never takes one: on a clash
@@ -62,32 +88,22 @@ pub struct GeneratedNames {
     taken: BTreeSet<String>,
 }
 
+impl GeneratedNames {
+    /// Records `key` (`kind/namespace/name`) as a name taken.
+    pub fn take(&mut self, key: String) {
+        self.taken.insert(key);
+    }
+}
+
 /// Completes `value`'s namespace and name (see the module's doc).
 pub fn complete(into: &mut Manifests, file: &str, kind: &str, value: &mut Value) -> Result<()> {
+    if let Some(taken) = complete_given(kind, value) {
+        into.generated_names.take(taken);
+        return Ok(());
+    }
     let Some(Value::Object(metadata)) = value.get_mut("metadata") else {
         return Ok(());
     };
-    if NAMESPACED.contains(&kind)
-        && metadata
-            .get("namespace")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-    {
-        metadata.insert("namespace".into(), Value::String("default".into()));
-    }
-    let given = metadata
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty());
-    if let Some(name) = given {
-        let namespace = metadata
-            .get("namespace")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let key = format!("{kind}/{namespace}/{name}");
-        into.generated_names.taken.insert(key);
-        return Ok(());
-    }
     let Some(prefix) = metadata
         .get("generateName")
         .and_then(Value::as_str)
