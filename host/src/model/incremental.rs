@@ -201,28 +201,16 @@ impl Model {
         // In name order per kind, classes first: every object is added at
         // the end of its kind and read once.
         objects.sort_by(|(a, x), (b, y)| (rank(x), &a.name).cmp(&(rank(y), &b.name)));
-        // Pods come after every PriorityClass, so what each pod's object
-        // says is read on the worker threads before they are added in
-        // order (a pod's read depends on the classes and options alone).
-        let first_pod = objects.partition_point(|(_, o)| rank(o) < POD_RANK);
-        let after_pods = objects.partition_point(|(_, o)| rank(o) <= POD_RANK);
-        let mut later = objects.split_off(first_pod);
-        let after = later.split_off(after_pods - first_pod);
         for object in objects {
-            model.upsert(Arc::new(object))?;
-        }
-        let reads = model.read_pods(&later);
-        for (object, read) in later.into_iter().zip(reads) {
+            let pod = matches!(object.1, Object::Pod(_));
             let (kind, name) = (object.0.kind.clone(), object.0.name.clone());
-            model.upsert_read(Arc::new(object), read)?;
-            if hold == Hold::AllButPods
+            model.upsert(Arc::new(object))?;
+            if pod
+                && hold == Hold::AllButPods
                 && let Some(names) = model.objects.get_mut(&kind)
             {
                 names.remove(&name);
             }
-        }
-        for object in after {
-            model.upsert(Arc::new(object))?;
         }
         model.reindex();
         model.compact();
@@ -233,33 +221,13 @@ impl Model {
     /// error names file, object and field), and then holds what it would
     /// hold without it.
     pub fn upsert(&mut self, object: SharedObject) -> Result<()> {
-        self.upsert_with(object, None)
-    }
-
-    /// [`Model::upsert`] of a pod whose object [`Model::read_pods`] read.
-    fn upsert_read(&mut self, object: SharedObject, read: Result<PodRead>) -> Result<()> {
-        self.upsert_with(object, Some(read))
-    }
-
-    /// What `pods` (pod objects) say, read on the worker threads.
-    fn read_pods(&self, pods: &[(ObjectRef, Object)]) -> Vec<Result<PodRead>> {
-        use rayon::prelude::*;
-        pods.par_iter()
-            .map(|(origin, object)| match object {
-                Object::Pod(pod) => build::read_pod(origin, pod, &self.priorities, &self.options),
-                _ => unreachable!("pods only"),
-            })
-            .collect()
-    }
-
-    fn upsert_with(&mut self, object: SharedObject, read: Option<Result<PodRead>>) -> Result<()> {
         self.stale_indexes = true;
         let key = (object.0.kind.clone(), object.0.name.clone());
         self.objects
             .entry(key.0.clone())
             .or_default()
             .insert(key.1.clone(), object.clone());
-        let result = self.accept_or_refuse(key, &object, read);
+        let result = self.accept_or_refuse(key, &object);
         if matches!(object.1, Object::PriorityClass(_)) {
             self.read_again_after_classes();
         }
@@ -400,24 +368,15 @@ impl Model {
 
     // -- Objects ----------------------------------------------------------
 
-    /// Reads `object` (a pod's `read` already, when given) and puts what it
-    /// says in the model.
-    fn accept(
-        &mut self,
-        origin: &ObjectRef,
-        object: &Object,
-        read: Option<Result<PodRead>>,
-    ) -> Result<()> {
+    /// Reads `object` and puts what it says in the model.
+    fn accept(&mut self, origin: &ObjectRef, object: &Object) -> Result<()> {
         match object {
             Object::Node(node) => {
                 let (info, amounts) = build::read_node(origin, node)?;
                 self.put_node(origin, info, amounts)
             }
             Object::Pod(pod) => {
-                let read = match read {
-                    Some(read) => read?,
-                    None => build::read_pod(origin, pod, &self.priorities, &self.options)?,
-                };
+                let read = build::read_pod(origin, pod, &self.priorities, &self.options)?;
                 self.put_pod(origin, build::key(&pod.metadata), read)
             }
             Object::PodGroup(group) => {
@@ -505,20 +464,15 @@ impl Model {
         for object in dependent {
             let key = (object.0.kind.clone(), object.0.name.clone());
             // Refusals are kept in `refused`.
-            let _ = self.accept_or_refuse(key, &object, None);
+            let _ = self.accept_or_refuse(key, &object);
         }
     }
 
     /// [`Model::accept`]s `object` (named `key`); when it is refused, takes
     /// out what an earlier version put in and records why.
-    fn accept_or_refuse(
-        &mut self,
-        key: ObjectKey,
-        object: &SharedObject,
-        read: Option<Result<PodRead>>,
-    ) -> Result<()> {
+    fn accept_or_refuse(&mut self, key: ObjectKey, object: &SharedObject) -> Result<()> {
         self.refused.remove(&key);
-        let result = self.accept(&object.0, &object.1, read);
+        let result = self.accept(&object.0, &object.1);
         if let Err(e) = &result {
             self.withdraw(&object.1, &key.1);
             self.refused.insert(key, format!("{e:#}"));
@@ -1373,9 +1327,6 @@ enum Hold {
 
 /// The order [`Model::build`] and [`Model::sync`] add kinds in: what others
 /// refer to first.
-/// [`rank`] of a Pod.
-const POD_RANK: u8 = 5;
-
 fn rank(object: &Object) -> u8 {
     match object {
         Object::PriorityClass(_) => 0,
@@ -1383,7 +1334,7 @@ fn rank(object: &Object) -> u8 {
         Object::Workload(_) | Object::Job(_) | Object::Controller(_) => 2,
         Object::PodGroup(_) => 3,
         Object::CompositePodGroup(_) => 4,
-        Object::Pod(_) => POD_RANK,
+        Object::Pod(_) => 5,
         Object::PodDisruptionBudget(_) => 6,
     }
 }
