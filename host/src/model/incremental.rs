@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
+use rustc_hash::FxHashMap;
 
 use super::build::{self, BudgetRead, ClassRead, ModelledPod, PodRead, PriorityClasses};
 use super::identity::{Handle, Kind, SlotTable, Slots};
@@ -185,14 +186,19 @@ impl Model {
     /// again, and classes are read first), so a dump's pods are never held
     /// both as objects and as the snapshot's pods.
     pub fn snapshot_of(manifests: Manifests, options: &BuildOptions) -> Result<Snapshot> {
-        Ok(Self::read_all(manifests, options, Hold::AllButPods)?.into_snapshot())
+        let mut model = Self::read_all(manifests, options, Hold::AllButPods)?;
+        let snapshot = model.take_snapshot();
+        // What is left (the nodes' and other objects, the indexes) is let
+        // go on a worker thread while the caller goes on with the snapshot.
+        rayon::spawn(move || drop(model));
+        Ok(snapshot)
     }
 
     fn read_all(mut manifests: Manifests, options: &BuildOptions, hold: Hold) -> Result<Model> {
         // The objects move into the model.
         let mut objects = std::mem::take(&mut manifests.objects);
         let mut model = Model::new(&manifests, options)?;
-        let mut seen: HashMap<(&str, &str), &ObjectRef> = HashMap::new();
+        let mut seen: FxHashMap<(&str, &str), &ObjectRef> = FxHashMap::default();
         for (origin, _) in &objects {
             if let Some(first) = seen.insert((&origin.kind, &origin.name), origin) {
                 bail!("{origin}: defined twice (first in {})", first.file);
@@ -201,6 +207,11 @@ impl Model {
         // In name order per kind, classes first: every object is added at
         // the end of its kind and read once.
         objects.sort_by(|(a, x), (b, y)| (rank(x), &a.name).cmp(&(rank(y), &b.name)));
+        // Pods' objects let go once read are freed on a worker thread.
+        let (read, freed) = std::sync::mpsc::channel::<SharedObject>();
+        if hold == Hold::AllButPods {
+            rayon::spawn(move || freed.into_iter().for_each(drop));
+        }
         for object in objects {
             let pod = matches!(object.1, Object::Pod(_));
             let (kind, name) = (object.0.kind.clone(), object.0.name.clone());
@@ -208,12 +219,14 @@ impl Model {
             if pod
                 && hold == Hold::AllButPods
                 && let Some(names) = model.objects.get_mut(&kind)
+                && let Some(object) = names.remove(&name)
             {
-                names.remove(&name);
+                // The receiver lives until the sender is dropped.
+                let _ = read.send(object);
             }
         }
-        model.reindex();
-        model.compact();
+        drop(read);
+        model.reindex_compacted();
         Ok(model)
     }
 
@@ -356,6 +369,12 @@ impl Model {
 
     /// The model as a snapshot, consumed (`wasched simulate`).
     pub fn into_snapshot(mut self) -> Snapshot {
+        self.take_snapshot()
+    }
+
+    /// The snapshot, taken out of the model (which holds an empty one
+    /// after).
+    fn take_snapshot(&mut self) -> Snapshot {
         self.reindex();
         let warnings = self.warnings();
         let mut snapshot = std::mem::take(&mut self.snapshot);
@@ -1199,6 +1218,17 @@ impl Model {
     /// Links and validates the CompositePodGroup trees if groups changed,
     /// compacts the symbols if they doubled, and indexes handles.
     fn reindex(&mut self) {
+        self.reindex_with(false)
+    }
+
+    /// As [`Model::reindex`], with names and labels interned again in the
+    /// order a build interns them, whatever their number.
+    fn reindex_compacted(&mut self) {
+        self.stale_indexes = true;
+        self.reindex_with(true)
+    }
+
+    fn reindex_with(&mut self, compact: bool) {
         // Between changes the indexes stand: a lent snapshot comes back as
         // it went (callers roll back what they assume).
         if !self.stale_indexes {
@@ -1213,7 +1243,7 @@ impl Model {
             self.snapshot.identity.set_handles(Kind::Composite, handles);
             self.trees_stale = false;
         }
-        if self.snapshot.symbols.len() > 2 * self.symbols_compacted.max(512) {
+        if compact || self.snapshot.symbols.len() > 2 * self.symbols_compacted.max(512) {
             self.compact();
         }
         self.snapshot.index_anti_affinity();

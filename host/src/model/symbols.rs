@@ -1,12 +1,12 @@
 //! Interned strings: node names and label keys/values become `u32` symbols,
 //! so plugins compare numbers instead of copying strings across the boundary.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// A string table; symbol ids are dense and assigned in first-seen order.
 #[derive(Debug, Default, Clone)]
 pub struct Symbols {
-    ids: HashMap<String, u32>,
+    ids: FxHashMap<String, u32>,
     texts: Vec<String>,
 }
 
