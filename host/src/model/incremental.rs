@@ -207,9 +207,11 @@ impl Model {
         // In name order per kind, classes first: every object is added at
         // the end of its kind and read once.
         objects.sort_by(|(a, x), (b, y)| (rank(x), &a.name).cmp(&(rank(y), &b.name)));
-        // Pods' objects let go once read are freed on a worker thread, a
-        // batch at a time (never a job that waits on this loop).
-        let mut read = Vec::new();
+        // Pods' objects let go once read are freed on a worker thread.
+        let (read, freed) = std::sync::mpsc::channel::<SharedObject>();
+        if hold == Hold::AllButPods {
+            rayon::spawn(move || freed.into_iter().for_each(drop));
+        }
         for object in objects {
             let pod = matches!(object.1, Object::Pod(_));
             let (kind, name) = (object.0.kind.clone(), object.0.name.clone());
@@ -219,14 +221,11 @@ impl Model {
                 && let Some(names) = model.objects.get_mut(&kind)
                 && let Some(object) = names.remove(&name)
             {
-                read.push(object);
-                if read.len() == FREED_IN_BATCHES_OF {
-                    let batch = std::mem::take(&mut read);
-                    rayon::spawn(move || drop(batch));
-                }
+                // The receiver lives until the sender is dropped.
+                let _ = read.send(object);
             }
         }
-        rayon::spawn(move || drop(read));
+        drop(read);
         model.reindex_compacted();
         Ok(model)
     }
@@ -1355,9 +1354,6 @@ enum Hold {
     /// All but pods, for a snapshot taken at once ([`Model::snapshot_of`]).
     AllButPods,
 }
-
-/// How many pods' objects [`Model::snapshot_of`] lets go of at once.
-const FREED_IN_BATCHES_OF: usize = 128;
 
 /// The order [`Model::build`] and [`Model::sync`] add kinds in: what others
 /// refer to first.
