@@ -242,6 +242,14 @@ impl PodBuilder {
         self
     }
 
+    /// Limits `resource` to `quantity` (for an extended resource, which
+    /// cannot be overcommitted, the request must equal it).
+    pub fn limit(mut self, resource: &str, quantity: &str) -> Self {
+        self.limits
+            .insert(resource.into(), Quantity(quantity.into()));
+        self
+    }
+
     /// Requests cpu.
     pub fn cpu(self, quantity: &str) -> Self {
         self.request("cpu", quantity)

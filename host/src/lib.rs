@@ -31,6 +31,7 @@ pub mod metrics;
 pub mod model;
 pub mod outcome;
 pub mod progress;
+pub mod replay;
 pub mod report;
 pub mod runtime;
 pub mod scheduler;

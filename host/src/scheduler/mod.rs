@@ -124,6 +124,11 @@ pub struct RunOptions<'a> {
     /// The queued entities this run may attempt; `None`: all. The others
     /// are left as they are (in backoff).
     pub admit: Option<&'a dyn Fn(Entity) -> bool>,
+    /// The entities to attempt, in the order given (kube-scheduler's
+    /// active queue as popped, `wasched replay`); `None`: every pending
+    /// one in `PrioritySort` order. An entity with no pending pod is
+    /// skipped.
+    pub order: Option<&'a [Entity]>,
     /// The entities that may preempt if they do not fit; `None`: all. A
     /// preemptor whose victims are still terminating on its nominated node
     /// may not start another preemption (kube-scheduler's
@@ -219,6 +224,7 @@ fn run_with(
     let RunOptions {
         live,
         admit,
+        order,
         may_preempt,
         search_start,
         mut observer,
@@ -230,6 +236,9 @@ fn run_with(
         ..Outcome::default()
     };
     let mut entities = queue::prioritized(snapshot);
+    if let Some(order) = order {
+        entities = queue::in_order(entities, order);
+    }
     if let Some(admit) = admit {
         entities.retain(|&(_, entity)| admit(entity));
     }

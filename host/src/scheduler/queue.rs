@@ -88,3 +88,16 @@ pub fn prioritized(snapshot: &Snapshot) -> Vec<(i32, Entity)> {
         .map(|(priority, .., e)| (priority, e))
         .collect()
 }
+
+/// The entities of `prioritized` that `order` names, in `order`'s order
+/// (each once).
+pub fn in_order(prioritized: Vec<(i32, Entity)>, order: &[Entity]) -> Vec<(i32, Entity)> {
+    let priorities: std::collections::HashMap<Entity, i32> =
+        prioritized.into_iter().map(|(p, e)| (e, p)).collect();
+    let mut seen = std::collections::HashSet::new();
+    order
+        .iter()
+        .filter(|e| seen.insert(**e))
+        .filter_map(|e| Some((*priorities.get(e)?, *e)))
+        .collect()
+}

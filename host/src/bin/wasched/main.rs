@@ -6,6 +6,7 @@ mod compare;
 mod config;
 mod generate;
 mod io;
+mod replay;
 mod shadow;
 mod simulate;
 
@@ -71,6 +72,12 @@ enum Command {
         #[command(subcommand)]
         command: cluster::Command,
     },
+    /// Replay a workload trace over a cluster in virtual time: each job
+    /// arrives at its submit time, is scheduled by the same cycle and
+    /// plugins through kube-scheduler's queue, runs for its duration and
+    /// ends; prints one row per job as it ends, then wait and completion
+    /// times, utilisation and preemption figures.
+    Replay(replay::Args),
     /// Print a deterministic synthetic snapshot (YAML) of a cluster in zones,
     /// blocks and racks with background load and pending gang jobs.
     Generate(generate::Args),
@@ -107,5 +114,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config { command } => config::run(command),
         Command::Cluster { command } => cluster::run(command),
         Command::Generate(args) => generate::run(args),
+        Command::Replay(args) => replay::run(args),
     }
 }

@@ -1,0 +1,1253 @@
+//! `wasched replay`: a workload trace driven through the scheduling cycle in
+//! virtual time.
+//!
+//! The cluster is an incremental [`Model`], as `wasched shadow` keeps one;
+//! the replay plays the parts of the API server, the kubelets and the Job
+//! controller around it, and kube-scheduler's queue ([`queue`]) decides
+//! what is tried when. At each instant, in this order:
+//!
+//! 1. work that completes: a job's pods end and are deleted;
+//! 2. victims of preemption whose grace period is over are deleted;
+//! 3. the Job controller's replacement pods are created;
+//! 4. jobs of the trace arrive (their PodGroup and pods are created);
+//! 5. the queue's timers run (backoff expiries, the unschedulable flush);
+//! 6. the scheduler pops the active queue (or, when it is empty, the
+//!    backoff queue) and runs the cycle over what it popped, in pop order,
+//!    until nothing is left to pop; each batch's bindings and preemptions
+//!    are cluster events for the next.
+//!
+//! Events of one kind at one instant keep the order they were made in
+//! (arrivals: the trace's order). Scheduling takes no virtual time.
+
+pub mod objects;
+pub mod queue;
+pub mod report;
+pub mod stats;
+pub mod trace;
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::framework::{ExtensionPoint, PluginSet};
+use crate::manifest::Object;
+use crate::model::{Model, Snapshot};
+use crate::outcome::Outcome;
+use crate::scheduler::{self, Entity, RunOptions};
+pub use queue::QueueConfig;
+pub use report::{JobRow, Sink, Summary};
+use stats::{Level, round};
+pub use trace::Job;
+
+/// How a replay runs.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Stop at this virtual time (jobs not done are reported unfinished).
+    pub until: Option<Duration>,
+    /// The queue's configuration.
+    pub queue: QueueConfig,
+    /// The time series' first resolution (it widens as time goes on);
+    /// `None`: 60 s.
+    pub resolution: Option<Duration>,
+}
+
+/// Where a replay is, for a progress line.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Progress {
+    /// Virtual time reached.
+    pub now: Duration,
+    /// Events handled so far.
+    pub events: u64,
+    /// Jobs ended so far.
+    pub ended: u64,
+    /// Jobs in the trace.
+    pub jobs: u64,
+}
+
+/// The Job controller's delay before a replacement for a counted pod
+/// failure: 10 s, doubled per failure, at most 6 min
+/// (`DefaultJobPodFailureBackOff`, `MaxJobPodFailureBackOff`).
+pub fn recreation_delay(failures: u32) -> Duration {
+    const INITIAL: Duration = Duration::from_secs(10);
+    const MAX: Duration = Duration::from_secs(360);
+    if failures == 0 {
+        return Duration::ZERO;
+    }
+    INITIAL
+        .saturating_mul(1u32 << (failures - 1).min(16))
+        .min(MAX)
+}
+
+/// What happens at an instant, in the order of the kinds at one instant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Event {
+    /// A unit of a job completes its work (if its generation still holds).
+    Complete {
+        job: u32,
+        unit: u32,
+        generation: u64,
+    },
+    /// A terminating pod is gone.
+    Gone { pod: String },
+    /// The Job controller creates a replacement for a worker.
+    Recreate { job: u32, worker: u32 },
+}
+
+impl Event {
+    fn rank(&self) -> u8 {
+        match self {
+            Event::Complete { .. } => 0,
+            Event::Gone { .. } => 1,
+            Event::Recreate { .. } => 2,
+        }
+    }
+}
+
+/// An event at its time; ordered by (time, kind, sequence).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Timed {
+    at: Duration,
+    rank: u8,
+    seq: u64,
+    event: Event,
+}
+
+impl Ord for Timed {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.rank, self.seq).cmp(&(other.at, other.rank, other.seq))
+    }
+}
+
+impl PartialOrd for Timed {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Where a worker's current pod is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Pending,
+    Nominated,
+    Running,
+    Terminating,
+    /// Gone, a replacement to come (or none: the job ended).
+    Gone,
+    /// Completed.
+    Done,
+}
+
+#[derive(Debug, Clone)]
+struct Worker {
+    incarnation: u32,
+    phase: Phase,
+}
+
+/// Pods that make progress together: a gang's pods, or one pod of a basic
+/// group or a plain Job.
+#[derive(Debug, Clone)]
+struct Unit {
+    workers: std::ops::Range<u32>,
+    need: u32,
+    /// Work saved (what a restart resumes from).
+    saved: Duration,
+    /// Work done since the last save started at this time.
+    running_since: Option<Duration>,
+    /// Invalidates a `Complete` event scheduled before an interruption.
+    generation: u64,
+    done: bool,
+}
+
+/// A job of the trace while it is in the cluster.
+#[derive(Debug)]
+struct JobRun {
+    spec: Arc<Job>,
+    workers: Vec<Worker>,
+    units: Vec<Unit>,
+    started: Option<Duration>,
+    attempts: u32,
+    preempted: u32,
+    /// The instant of the last preemption counted.
+    preempted_at: Option<Duration>,
+    failures: u32,
+    gpu_seconds_lost: f64,
+    flaps: u32,
+    /// Admitted or nominated since it last went back to pending.
+    admitted: bool,
+    /// The reason it waits now, since when.
+    waiting: Option<(String, Duration)>,
+    /// Time waited per reason (at most [`REASONS`] kept).
+    waited: BTreeMap<String, Duration>,
+}
+
+/// Most distinct wait reasons kept per job.
+const REASONS: usize = 8;
+
+impl JobRun {
+    fn new(spec: Arc<Job>) -> Self {
+        let workers = (0..spec.workers)
+            .map(|_| Worker {
+                incarnation: 0,
+                phase: Phase::Pending,
+            })
+            .collect();
+        let units = match spec.grouping {
+            trace::Grouping::Gang(min) => vec![Unit::new(0..spec.workers, min)],
+            _ => (0..spec.workers).map(|w| Unit::new(w..w + 1, 1)).collect(),
+        };
+        Self {
+            spec,
+            workers,
+            units,
+            started: None,
+            attempts: 0,
+            preempted: 0,
+            preempted_at: None,
+            failures: 0,
+            gpu_seconds_lost: 0.0,
+            flaps: 0,
+            admitted: false,
+            waiting: None,
+            waited: BTreeMap::new(),
+        }
+    }
+
+    fn unit_of(&self, worker: u32) -> usize {
+        self.units
+            .iter()
+            .position(|u| u.workers.contains(&worker))
+            .expect("every worker is in a unit")
+    }
+
+    fn running(&self, unit: usize) -> u32 {
+        self.units[unit]
+            .workers
+            .clone()
+            .filter(|&w| self.workers[w as usize].phase == Phase::Running)
+            .count() as u32
+    }
+
+    /// Ends the current wait (if any) at `now`.
+    fn stop_waiting(&mut self, now: Duration) {
+        if let Some((reason, since)) = self.waiting.take() {
+            *self.waited.entry(reason).or_default() += now.saturating_sub(since);
+            if self.waited.len() > REASONS {
+                let least = self
+                    .waited
+                    .iter()
+                    .min_by_key(|(r, d)| (**d, Reverse((*r).clone())))
+                    .map(|(r, _)| r.clone())
+                    .expect("not empty");
+                self.waited.remove(&least);
+            }
+        }
+    }
+
+    fn wait_for(&mut self, reason: &str, now: Duration) {
+        if self.waiting.as_ref().is_some_and(|(r, _)| r == reason) {
+            return;
+        }
+        self.stop_waiting(now);
+        self.waiting = Some((reason.to_string(), now));
+    }
+
+    fn longest_wait(&self) -> String {
+        self.waited
+            .iter()
+            .max_by_key(|(r, d)| (**d, Reverse((*r).clone())))
+            .map(|(r, _)| r.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl Unit {
+    fn new(workers: std::ops::Range<u32>, need: u32) -> Self {
+        Self {
+            workers,
+            need,
+            saved: Duration::ZERO,
+            running_since: None,
+            generation: 0,
+            done: false,
+        }
+    }
+}
+
+/// Runs a replay of `jobs` over `model` with `plugins`; rows go to `sink`
+/// as jobs end, `progress` hears where it is now and then.
+pub fn replay(
+    model: Model,
+    jobs: Vec<Job>,
+    plugins: &mut PluginSet,
+    options: &Options,
+    sink: &mut dyn Sink,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Summary> {
+    let mut engine = Engine::new(model, plugins, options)?;
+    engine.check_classes(&jobs)?;
+    engine.total_jobs = jobs.len() as u64;
+    engine.run(jobs, sink, progress)?;
+    let end = engine.now;
+    let mut recorder = engine.recorder;
+    recorder.series.set(end, engine.last_level);
+    Ok(recorder.finish(end))
+}
+
+/// The replay's state.
+struct Engine<'a> {
+    model: Model,
+    plugins: &'a mut PluginSet,
+    options: Options,
+    now: Duration,
+    events: BinaryHeap<Reverse<Timed>>,
+    seq: u64,
+    queue: queue::Queue,
+    /// Jobs in the cluster, by trace index.
+    running: HashMap<u32, JobRun>,
+    /// Pod key → (job, worker) of every trace pod in the cluster.
+    pods: HashMap<String, (u32, u32)>,
+    /// Victims preempted by the scheduler and still terminating.
+    preempted: std::collections::BTreeSet<String>,
+    /// kube-scheduler's `nextStartNodeIndex`.
+    search_start: std::cell::Cell<usize>,
+    recorder: report::Recorder,
+    last_level: Level,
+    /// Cluster GPU and CPU (millicores), for the shares.
+    capacity: (u64, u64),
+    /// A loaded component with node-level points registers every pod
+    /// event (as `kube/wasmplugin` does): a binding may help.
+    requeue_on_binding: bool,
+    events_handled: u64,
+    ended: u64,
+    total_jobs: u64,
+    /// Jobs that exceeded their backoff limit, to end.
+    failing: Vec<u32>,
+}
+
+impl<'a> Engine<'a> {
+    fn new(mut model: Model, plugins: &'a mut PluginSet, options: &Options) -> Result<Self> {
+        let requeue_on_binding = [
+            ExtensionPoint::Filter,
+            ExtensionPoint::Score,
+            ExtensionPoint::PlacementGenerate,
+            ExtensionPoint::PlacementScore,
+        ]
+        .into_iter()
+        .any(|p| plugins.any_at(p));
+        let snapshot = model.lend();
+        let capacity = capacity(snapshot);
+        let mut queue = queue::Queue::new(options.queue);
+        for (priority, entity) in scheduler::queue::prioritized(snapshot) {
+            let (key, pods, group) = entity_key(snapshot, entity);
+            queue.add(&key, priority, pods, group, Duration::ZERO);
+        }
+        let series = report::Recorder::new(stats::Series::new(
+            options.resolution.unwrap_or(Duration::from_secs(60)),
+        ));
+        Ok(Self {
+            model,
+            plugins,
+            options: options.clone(),
+            now: Duration::ZERO,
+            events: BinaryHeap::new(),
+            seq: 0,
+            queue,
+            running: HashMap::new(),
+            pods: HashMap::new(),
+            preempted: Default::default(),
+            search_start: std::cell::Cell::new(0),
+            recorder: series,
+            last_level: Level::default(),
+            capacity,
+            requeue_on_binding,
+            events_handled: 0,
+            ended: 0,
+            total_jobs: 0,
+            failing: Vec::new(),
+        })
+    }
+
+    /// Every priority class a job names exists in the cluster.
+    fn check_classes(&self, jobs: &[Job]) -> Result<()> {
+        for job in jobs {
+            if let Some(class) = &job.priority_class
+                && self.model.object("PriorityClass", class).is_none()
+            {
+                bail!(
+                    "{}: job {}/{}: field priorityClass: {class:?} is not a PriorityClass of the cluster",
+                    job.origin,
+                    job.namespace,
+                    job.name
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn schedule(&mut self, at: Duration, event: Event) {
+        self.seq += 1;
+        let rank = event.rank();
+        self.events.push(Reverse(Timed {
+            at,
+            rank,
+            seq: self.seq,
+            event,
+        }));
+    }
+
+    fn run(
+        &mut self,
+        jobs: Vec<Job>,
+        sink: &mut dyn Sink,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<()> {
+        let mut arrivals = jobs.into_iter().enumerate().peekable();
+        let mut last_report = std::time::Instant::now();
+        loop {
+            let next_event = self.events.peek().map(|Reverse(t)| t.at);
+            let next_arrival = arrivals.peek().map(|(_, j)| j.submit);
+            let next_timer = self.queue.next_timer(self.now);
+            let Some(next) = [next_event, next_arrival, next_timer]
+                .into_iter()
+                .flatten()
+                .min()
+            else {
+                break;
+            };
+            if self.options.until.is_some_and(|until| next > until) {
+                self.advance(self.options.until.expect("checked"));
+                break;
+            }
+            self.advance(next);
+            while let Some(Reverse(timed)) = self.events.peek() {
+                if timed.at != next {
+                    break;
+                }
+                let Reverse(timed) = self.events.pop().expect("peeked");
+                self.events_handled += 1;
+                self.handle(timed.event, sink)?;
+            }
+            while arrivals.peek().is_some_and(|(_, j)| j.submit == next) {
+                let (index, job) = arrivals.next().expect("peeked");
+                self.events_handled += 1;
+                self.arrive(index as u32, job, sink)?;
+            }
+            self.queue.tick(next);
+            self.schedule_queued(sink)?;
+            self.measure();
+            if last_report.elapsed() >= Duration::from_millis(250) {
+                last_report = std::time::Instant::now();
+                progress(self.progress());
+            }
+        }
+        // What is left is unfinished.
+        let mut left: Vec<u32> = self.running.keys().copied().collect();
+        left.sort_unstable();
+        for job in left {
+            self.end_job(job, "Unfinished", sink)?;
+        }
+        progress(self.progress());
+        Ok(())
+    }
+
+    fn progress(&self) -> Progress {
+        Progress {
+            now: self.now,
+            events: self.events_handled,
+            ended: self.ended,
+            jobs: self.total_jobs,
+        }
+    }
+
+    fn advance(&mut self, to: Duration) {
+        self.now = to.max(self.now);
+    }
+
+    // -- The cluster's side ------------------------------------------------
+
+    fn handle(&mut self, event: Event, sink: &mut dyn Sink) -> Result<()> {
+        match event {
+            Event::Complete {
+                job,
+                unit,
+                generation,
+            } => self.complete(job, unit, generation, sink),
+            Event::Gone { pod } => {
+                self.gone(&pod);
+                Ok(())
+            }
+            Event::Recreate { job, worker } => self.recreate(job, worker),
+        }
+    }
+
+    /// A job arrives: its PodGroup and pods are created and queued.
+    fn arrive(&mut self, index: u32, job: Job, sink: &mut dyn Sink) -> Result<()> {
+        let now = self.now;
+        self.recorder.arrived(now);
+        let spec = Arc::new(job);
+        if let Some(group) = objects::pod_group(&spec, now)? {
+            self.upsert(group)?;
+        }
+        let mut run = JobRun::new(spec.clone());
+        run.waiting = Some(("arrived".into(), now));
+        self.running.insert(index, run);
+        for worker in 0..spec.workers {
+            let name = objects::pod_name(&spec, worker, 0);
+            self.create_pod(index, worker, &name)?;
+        }
+        if let Some(reason) = self.never_fits(index) {
+            let run = self.running.get_mut(&index).expect("inserted");
+            run.waiting = Some((reason, now));
+            return self.end_job(index, "NeverSchedulable", sink);
+        }
+        self.enqueue(index);
+        Ok(())
+    }
+
+    fn create_pod(&mut self, job: u32, worker: u32, name: &str) -> Result<()> {
+        let spec = self.job_spec(job);
+        let pod = objects::pod(&spec, name, self.now)?;
+        self.upsert(objects::shared_pod(&spec, pod))?;
+        self.pods
+            .insert(format!("{}/{name}", spec.namespace), (job, worker));
+        Ok(())
+    }
+
+    fn job_spec(&self, job: u32) -> Arc<Job> {
+        match self.running.get(&job) {
+            Some(run) => run.spec.clone(),
+            None => unreachable!("job {job} is not in the cluster"),
+        }
+    }
+
+    fn upsert(&mut self, object: crate::model::SharedObject) -> Result<()> {
+        let what = object.0.clone();
+        self.model
+            .upsert(object)
+            .with_context(|| format!("the replay's own {what} was refused"))
+    }
+
+    /// Queues the job's pending pods: its PodGroup's entity, or each
+    /// pending pod's.
+    fn enqueue(&mut self, job: u32) {
+        let now = self.now;
+        let run = &self.running[&job];
+        let spec = run.spec.clone();
+        let pending: Vec<u32> = (0..spec.workers)
+            .filter(|&w| run.workers[w as usize].phase == Phase::Pending)
+            .collect();
+        let snapshot = self.model.lend();
+        match spec.grouping {
+            trace::Grouping::None => {
+                for w in pending {
+                    let name = objects::pod_name(
+                        &spec,
+                        w,
+                        self.running[&job].workers[w as usize].incarnation,
+                    );
+                    let key = format!("{}/{name}", spec.namespace);
+                    let priority = snapshot
+                        .pod_named(&key)
+                        .map_or(0, |p| snapshot.pods[p as usize].priority);
+                    self.queue
+                        .add(&format!("Pod {key}"), priority, 1, false, now);
+                }
+            }
+            _ => {
+                if pending.is_empty() {
+                    return;
+                }
+                let key = format!("{}/{}", spec.namespace, spec.name);
+                let priority = snapshot
+                    .group_named(&key)
+                    .and_then(|g| snapshot.groups[g as usize].spec.as_ref())
+                    .map_or(0, |s| s.priority);
+                self.queue.add(
+                    &format!("PodGroup {key}"),
+                    priority,
+                    pending.len() as u32,
+                    true,
+                    now,
+                );
+            }
+        }
+    }
+
+    /// Why no node could ever hold the job, even empty (in
+    /// kube-scheduler's wording); `None` if the nodes could, emptied.
+    fn never_fits(&mut self, job: u32) -> Option<String> {
+        let spec = self.job_spec(job);
+        let key = format!("{}/{}", spec.namespace, objects::pod_name(&spec, 0, 0));
+        let snapshot = self.model.lend();
+        let pod = snapshot.pod_named(&key)?;
+        let requests = &snapshot.pods[pod as usize].requests;
+        let mut fit = 0u64;
+        let mut diagnosis = crate::filters::Diagnosis::over(snapshot.node_count());
+        for node in 0..snapshot.node_count() as u32 {
+            if let Err(rejection) = crate::filters::static_check(snapshot, pod, node) {
+                diagnosis.reject(rejection);
+                continue;
+            }
+            let mut on_node = u64::from(spec.workers);
+            for (r, &request) in requests.iter().enumerate() {
+                if request == 0 {
+                    continue;
+                }
+                let fits = snapshot.allocatable(r)[node as usize] / request;
+                if fits == 0 {
+                    diagnosis.add(format!("Insufficient {}", snapshot.resource_names[r]));
+                }
+                on_node = on_node.min(fits);
+            }
+            fit += on_node;
+        }
+        if fit >= u64::from(spec.needed()) {
+            return None;
+        }
+        Some(format!(
+            "never schedulable, even on empty nodes: {}",
+            diagnosis.render(snapshot)
+        ))
+    }
+
+    /// A unit's work completes: its pods end.
+    fn complete(
+        &mut self,
+        job: u32,
+        unit: u32,
+        generation: u64,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        let Some(run) = self.running.get_mut(&job) else {
+            return Ok(());
+        };
+        let u = &mut run.units[unit as usize];
+        if u.generation != generation || u.done {
+            return Ok(());
+        }
+        u.done = true;
+        u.running_since = None;
+        let workers = u.workers.clone();
+        let spec = run.spec.clone();
+        let mut deleted = false;
+        for w in workers {
+            let worker = &mut run.workers[w as usize];
+            if matches!(
+                worker.phase,
+                Phase::Pending | Phase::Nominated | Phase::Running
+            ) {
+                deleted |= worker.phase == Phase::Running;
+                let name = objects::pod_name(&spec, w, worker.incarnation);
+                let key = format!("{}/{name}", spec.namespace);
+                self.pods.remove(&key);
+                self.model.delete("Pod", &key);
+                if spec.grouping == trace::Grouping::None {
+                    self.queue.remove(&format!("Pod {key}"));
+                }
+            }
+            if worker.phase != Phase::Terminating {
+                worker.phase = Phase::Done;
+            }
+        }
+        let all_done = run.units.iter().all(|u| u.done);
+        if deleted {
+            self.cluster_event(ClusterEvent::AssignedPodDeleted);
+        }
+        if all_done {
+            self.end_job(job, "Succeeded", sink)?;
+        }
+        Ok(())
+    }
+
+    /// A job ends: what is left of it is deleted, its row written.
+    fn end_job(&mut self, job: u32, result: &'static str, sink: &mut dyn Sink) -> Result<()> {
+        let Some(mut run) = self.running.remove(&job) else {
+            return Ok(());
+        };
+        let now = self.now;
+        let spec = run.spec.clone();
+        let mut deleted_assigned = false;
+        for (w, worker) in run.workers.iter_mut().enumerate() {
+            let key = format!(
+                "{}/{}",
+                spec.namespace,
+                objects::pod_name(&spec, w as u32, worker.incarnation)
+            );
+            match worker.phase {
+                Phase::Pending | Phase::Nominated | Phase::Running => {
+                    deleted_assigned |= worker.phase == Phase::Running;
+                    self.pods.remove(&key);
+                    self.model.delete("Pod", &key);
+                    if spec.grouping == trace::Grouping::None {
+                        self.queue.remove(&format!("Pod {key}"));
+                    }
+                }
+                Phase::Terminating => {
+                    // Its deletion is under way; it is no longer the job's.
+                    self.pods.remove(&key);
+                }
+                Phase::Gone | Phase::Done => {}
+            }
+        }
+        if spec.grouping != trace::Grouping::None {
+            let key = format!("{}/{}", spec.namespace, spec.name);
+            self.queue.remove(&format!("PodGroup {key}"));
+            self.model.delete("PodGroup", &key);
+        }
+        if deleted_assigned {
+            self.cluster_event(ClusterEvent::AssignedPodDeleted);
+        }
+        // Work of running units is lost if the job failed or the replay
+        // ended: not counted as lost to preemption.
+        run.stop_waiting(now);
+        let end = now;
+        let start = run.started;
+        let wait = start.unwrap_or(end).saturating_sub(spec.submit);
+        let row = JobRow {
+            job: format!("{}/{}", spec.namespace, spec.name),
+            priority_class: spec.priority_class.clone().unwrap_or_default(),
+            workers: spec.workers,
+            submit: round(spec.submit.as_secs_f64()),
+            start: start.map(|s| round(s.as_secs_f64())),
+            end: round(end.as_secs_f64()),
+            wait: round(wait.as_secs_f64()),
+            result,
+            attempts: run.attempts,
+            preempted: run.preempted,
+            gpu_seconds_lost: round(run.gpu_seconds_lost),
+            pending_flaps: run.flaps,
+            waited_for: run.longest_wait(),
+        };
+        self.recorder.ended(&row);
+        self.ended += 1;
+        sink.job(&row)
+    }
+
+    /// A terminating pod is gone: its node's resources are free.
+    fn gone(&mut self, key: &str) {
+        let assigned = self.model.lend().pod_named(key).is_some();
+        self.model.delete("Pod", key);
+        self.preempted.remove(key);
+        if let Some((job, worker)) = self.pods.remove(key)
+            && let Some(run) = self.running.get_mut(&job)
+        {
+            run.workers[worker as usize].phase = Phase::Gone;
+            let spec = run.spec.clone();
+            if spec.ignore_disruptions {
+                // `podReplacementPolicy: Failed` (a podFailurePolicy is
+                // set): the replacement waits for the pod to be gone, and
+                // an ignored failure adds no delay.
+                self.schedule(self.now, Event::Recreate { job, worker });
+            }
+        }
+        if assigned {
+            self.cluster_event(ClusterEvent::AssignedPodDeleted);
+        }
+    }
+
+    /// The Job controller creates a replacement pod for a worker.
+    fn recreate(&mut self, job: u32, worker: u32) -> Result<()> {
+        let Some(run) = self.running.get_mut(&job) else {
+            return Ok(());
+        };
+        let w = &mut run.workers[worker as usize];
+        if !matches!(w.phase, Phase::Terminating | Phase::Gone) {
+            return Ok(());
+        }
+        if w.phase == Phase::Terminating {
+            // The old pod is no longer counted as the job's.
+            let old = format!(
+                "{}/{}",
+                run.spec.namespace,
+                objects::pod_name(&run.spec, worker, w.incarnation)
+            );
+            self.pods.remove(&old);
+        }
+        w.incarnation += 1;
+        w.phase = Phase::Pending;
+        let name = objects::pod_name(&run.spec, worker, w.incarnation);
+        self.create_pod(job, worker, &name)?;
+        self.enqueue(job);
+        Ok(())
+    }
+
+    // -- The scheduler's side ----------------------------------------------
+
+    /// Pops and runs the queue until nothing is left to pop.
+    fn schedule_queued(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        loop {
+            let popped = self.queue.pop_all();
+            if popped.is_empty() {
+                return Ok(());
+            }
+            self.attempt(popped, sink)?;
+        }
+    }
+
+    /// One run of the cycle over the popped entities, in pop order.
+    fn attempt(&mut self, popped: Vec<String>, sink: &mut dyn Sink) -> Result<()> {
+        let now = self.now;
+        let snapshot = self.model.lend();
+        let mut order = Vec::with_capacity(popped.len());
+        let mut attempted = Vec::with_capacity(popped.len());
+        for key in popped {
+            match entity_named(snapshot, &key) {
+                Some(entity)
+                    if !scheduler::nomination::pending_pods(snapshot, entity).is_empty() =>
+                {
+                    order.push(entity);
+                    attempted.push(key);
+                }
+                _ => self.queue.remove(&key),
+            }
+        }
+        if order.is_empty() {
+            return Ok(());
+        }
+        let blocked: HashSet<Entity> = order
+            .iter()
+            .copied()
+            .filter(|&e| {
+                scheduler::nomination::victims_terminating(
+                    snapshot,
+                    &scheduler::nomination::pending_pods(snapshot, e),
+                    &self.preempted,
+                )
+            })
+            .collect();
+        let may_preempt = |e: Entity| !blocked.contains(&e);
+        let options = RunOptions {
+            live: true,
+            order: Some(&order),
+            may_preempt: Some(&may_preempt),
+            search_start: Some(&self.search_start),
+            ..RunOptions::default()
+        };
+        let outcome = scheduler::run(snapshot, self.plugins, options);
+        let _ = self.plugins.drain_logs();
+        self.recorder.count(
+            outcome.evictions.len() as u64,
+            outcome.placements.len() as u64,
+            attempted.len() as u64,
+        );
+        self.apply(&outcome, &attempted, now, sink)
+    }
+
+    /// Makes the cluster what the run decided, and requeues what failed.
+    fn apply(
+        &mut self,
+        outcome: &Outcome,
+        attempted: &[String],
+        now: Duration,
+        sink: &mut dyn Sink,
+    ) -> Result<()> {
+        // Attempts and wait reasons, per job.
+        for key in attempted {
+            if let Some(job) = self.job_of_entity(key) {
+                self.running.get_mut(&job).expect("running").attempts += 1;
+            }
+        }
+        for unschedulable in &outcome.unschedulable {
+            if let Some(&(job, _)) = self.pods.get(&unschedulable.pod)
+                && let Some(run) = self.running.get_mut(&job)
+                && run.started.is_none()
+            {
+                run.wait_for(&unschedulable.reason, now);
+            }
+        }
+        // Bindings.
+        let mut started_units: Vec<(u32, usize)> = Vec::new();
+        for binding in &outcome.placements {
+            self.bind(&binding.pod, &binding.node)?;
+            if let Some(&(job, worker)) = self.pods.get(&binding.pod)
+                && let Some(run) = self.running.get_mut(&job)
+            {
+                run.workers[worker as usize].phase = Phase::Running;
+                run.admitted = true;
+                let unit = run.unit_of(worker);
+                if !started_units.contains(&(job, unit)) {
+                    started_units.push((job, unit));
+                }
+            }
+        }
+        // Nominations.
+        for nomination in &outcome.nominations {
+            let Some(pod) = self.pod_object(&nomination.pod) else {
+                continue;
+            };
+            let nominated = objects::nominated(&pod, &nomination.node);
+            self.upsert_pod_like(&nomination.pod, nominated)?;
+            if let Some(&(job, worker)) = self.pods.get(&nomination.pod)
+                && let Some(run) = self.running.get_mut(&job)
+            {
+                run.workers[worker as usize].phase = Phase::Nominated;
+                run.admitted = true;
+                run.wait_for("nominated: waiting for its victims to terminate", now);
+            }
+        }
+        // Preemption victims.
+        for eviction in &outcome.evictions {
+            self.evict(&eviction.pod)?;
+        }
+        // Units whose pods now all run start (or resume) work.
+        for (job, unit) in started_units {
+            self.maybe_start(job, unit);
+        }
+        // The queue: what is left pending is unschedulable, the rest done.
+        let mut still_pending: HashSet<String> = HashSet::new();
+        let snapshot = self.model.lend();
+        for key in attempted {
+            let pending = entity_named(snapshot, key)
+                .map(|e| scheduler::nomination::pending_pods(snapshot, e))
+                .unwrap_or_default();
+            if pending.is_empty() {
+                self.queue.remove(key);
+            } else {
+                still_pending.insert(key.clone());
+            }
+        }
+        for key in attempted {
+            if still_pending.contains(key) {
+                self.queue.failed(key, now);
+            }
+        }
+        // This run's bindings and preemptions are events for the rest.
+        if !outcome.placements.is_empty() {
+            self.cluster_event(ClusterEvent::AssignedPodAdded);
+        }
+        for job in std::mem::take(&mut self.failing) {
+            self.end_job(job, "Failed", sink)?;
+        }
+        Ok(())
+    }
+
+    fn job_of_entity(&self, key: &str) -> Option<u32> {
+        let (kind, name) = key.split_once(' ')?;
+        match kind {
+            "Pod" => self.pods.get(name).map(|&(job, _)| job),
+            "PodGroup" => {
+                let (ns, group) = name.split_once('/')?;
+                self.running
+                    .iter()
+                    .find(|(_, r)| r.spec.namespace == ns && r.spec.name == group)
+                    .map(|(&j, _)| j)
+            }
+            _ => None,
+        }
+    }
+
+    fn pod_object(&self, key: &str) -> Option<k8s_openapi::api::core::v1::Pod> {
+        match &self.model.object("Pod", key)?.1 {
+            Object::Pod(pod) => Some((**pod).clone()),
+            _ => None,
+        }
+    }
+
+    /// Replaces pod `key` with `pod`, keeping where it was read from.
+    fn upsert_pod_like(&mut self, key: &str, pod: k8s_openapi::api::core::v1::Pod) -> Result<()> {
+        let origin = self
+            .model
+            .object("Pod", key)
+            .map(|o| o.0.clone())
+            .expect("the pod is in the model");
+        self.upsert(Arc::new((origin, Object::Pod(Box::new(pod)))))
+    }
+
+    fn bind(&mut self, key: &str, node: &str) -> Result<()> {
+        let Some(pod) = self.pod_object(key) else {
+            return Ok(());
+        };
+        let mut bound = objects::bound(&pod, node);
+        if let Some(status) = bound.status.as_mut() {
+            status.nominated_node_name = None;
+        }
+        self.upsert_pod_like(key, bound)
+    }
+
+    /// A victim of preemption starts terminating.
+    fn evict(&mut self, key: &str) -> Result<()> {
+        let now = self.now;
+        let Some(pod) = self.pod_object(key) else {
+            return Ok(());
+        };
+        let grace = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.termination_grace_period_seconds)
+            .unwrap_or(30)
+            .max(0) as u64;
+        self.upsert_pod_like(key, objects::preempted(&pod, now))?;
+        self.preempted.insert(key.to_string());
+        self.schedule(
+            now + Duration::from_secs(grace),
+            Event::Gone {
+                pod: key.to_string(),
+            },
+        );
+        let Some(&(job, worker)) = self.pods.get(key) else {
+            return Ok(());
+        };
+        let Some(run) = self.running.get_mut(&job) else {
+            return Ok(());
+        };
+        run.workers[worker as usize].phase = Phase::Terminating;
+        if run.preempted_at != Some(now) {
+            run.preempted += 1;
+            run.preempted_at = Some(now);
+        }
+        if run.admitted {
+            run.flaps += 1;
+            run.admitted = false;
+        }
+        // The unit's work stops; what was not saved is lost.
+        let unit = run.unit_of(worker);
+        let spec = run.spec.clone();
+        let u = &mut run.units[unit];
+        if let Some(since) = u.running_since.take() {
+            let total = u.saved + now.saturating_sub(since);
+            let saved = match spec.checkpoint {
+                Some(every) => {
+                    every.saturating_mul((total.as_millis() / every.as_millis().max(1)) as u32)
+                }
+                None => Duration::ZERO,
+            };
+            let pods = u.workers.len() as f64;
+            run.gpu_seconds_lost +=
+                (total - saved).as_secs_f64() * pods * spec.gpus_per_pod() as f64;
+            u.saved = saved;
+            u.generation += 1;
+        }
+        run.wait_for("preempted: waiting for a replacement pod", now);
+        // The Job controller.
+        if spec.ignore_disruptions {
+            // Replaced once gone ([`Engine::gone`]).
+            return Ok(());
+        }
+        run.failures += 1;
+        let failures = run.failures;
+        if failures > spec.backoff_limit {
+            return self.fail_job(job);
+        }
+        // `podReplacementPolicy: TerminatingOrFailed`: replaced once
+        // terminating, after the failure backoff.
+        self.schedule(
+            now + recreation_delay(failures),
+            Event::Recreate { job, worker },
+        );
+        Ok(())
+    }
+
+    /// The job failed (its backoff limit): its pods are deleted, with
+    /// their grace periods; it ends now.
+    fn fail_job(&mut self, job: u32) -> Result<()> {
+        let Some(run) = self.running.get_mut(&job) else {
+            return Ok(());
+        };
+        run.waiting = Some(("failed: backoffLimit exceeded".into(), self.now));
+        let spec = run.spec.clone();
+        let running: Vec<String> = run
+            .workers
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.phase == Phase::Running)
+            .map(|(i, w)| {
+                format!(
+                    "{}/{}",
+                    spec.namespace,
+                    objects::pod_name(&spec, i as u32, w.incarnation)
+                )
+            })
+            .collect();
+        for w in &mut run.workers {
+            if w.phase == Phase::Running {
+                w.phase = Phase::Terminating;
+            }
+        }
+        let now = self.now;
+        for key in running {
+            if let Some(pod) = self.pod_object(&key) {
+                let mut terminating = pod.clone();
+                terminating.metadata.deletion_timestamp =
+                    objects::preempted(&pod, now).metadata.deletion_timestamp;
+                let grace = spec.grace_period;
+                self.upsert_pod_like(&key, terminating)?;
+                self.pods.remove(&key);
+                self.schedule(now + grace, Event::Gone { pod: key });
+            }
+        }
+        self.failing.push(job);
+        Ok(())
+    }
+
+    /// Starts a unit's work if the pods it needs run.
+    fn maybe_start(&mut self, job: u32, unit: usize) {
+        let now = self.now;
+        let Some(run) = self.running.get_mut(&job) else {
+            return;
+        };
+        let running = run.running(unit);
+        let u = &run.units[unit];
+        if u.done || u.running_since.is_some() || running < u.need {
+            return;
+        }
+        let remaining = run.spec.duration.saturating_sub(u.saved);
+        let generation = u.generation;
+        run.units[unit].running_since = Some(now);
+        if run.started.is_none() {
+            run.started = Some(now);
+        }
+        run.stop_waiting(now);
+        self.schedule(
+            now + remaining,
+            Event::Complete {
+                job,
+                unit: unit as u32,
+                generation,
+            },
+        );
+    }
+
+    /// A cluster event: the unschedulable entities it may help move on.
+    fn cluster_event(&mut self, event: ClusterEvent) {
+        let helps = match event {
+            ClusterEvent::AssignedPodDeleted => true,
+            ClusterEvent::AssignedPodAdded => self.requeue_on_binding,
+        };
+        if helps {
+            self.queue.on_event(self.now, |_| true);
+        }
+    }
+
+    /// Records the cluster's level for the time series.
+    fn measure(&mut self) {
+        let snapshot = self.model.lend();
+        let gpu = snapshot
+            .resource_index(trace::GPU_RESOURCE)
+            .map_or(0, |r| snapshot.requested(r).iter().sum::<u64>());
+        let cpu = snapshot
+            .resource_index("cpu")
+            .map_or(0, |r| snapshot.requested(r).iter().sum::<u64>());
+        let pending = self
+            .running
+            .values()
+            .filter(|r| r.started.is_none())
+            .count() as u64;
+        let share = |used: u64, total: u64| {
+            if total == 0 {
+                0.0
+            } else {
+                used as f64 / total as f64
+            }
+        };
+        let level = Level {
+            gpu_share: share(gpu, self.capacity.0),
+            cpu_share: share(cpu, self.capacity.1),
+            pending_jobs: pending,
+        };
+        if level != self.last_level {
+            self.recorder.series.set(self.now, level);
+            self.last_level = level;
+        }
+    }
+}
+
+/// A cluster event the queue hears of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClusterEvent {
+    /// A pod was bound.
+    AssignedPodAdded,
+    /// A pod that held resources is gone.
+    AssignedPodDeleted,
+}
+
+/// The cluster's GPUs and CPU (in the model's units).
+fn capacity(snapshot: &Snapshot) -> (u64, u64) {
+    let sum = |name: &str| {
+        snapshot
+            .resource_index(name)
+            .map_or(0, |r| snapshot.allocatable(r).iter().sum::<u64>())
+    };
+    (sum(trace::GPU_RESOURCE), sum("cpu"))
+}
+
+/// The queue's key of an entity, with its pending pods and whether it is
+/// a group.
+fn entity_key(snapshot: &Snapshot, entity: Entity) -> (String, u32, bool) {
+    let pods = scheduler::nomination::pending_pods(snapshot, entity).len() as u32;
+    match entity {
+        Entity::Pod(p) => (
+            format!("Pod {}", snapshot.pods[p as usize].key),
+            pods,
+            false,
+        ),
+        Entity::Group(g) => (
+            format!("PodGroup {}", snapshot.groups[g as usize].key),
+            pods,
+            true,
+        ),
+        Entity::Tree(c) => (
+            format!("CompositePodGroup {}", snapshot.composites[c as usize].key),
+            pods,
+            true,
+        ),
+    }
+}
+
+/// The entity a queue key names in `snapshot` now.
+fn entity_named(snapshot: &Snapshot, key: &str) -> Option<Entity> {
+    let (kind, name) = key.split_once(' ')?;
+    match kind {
+        "Pod" => snapshot.pod_named(name).map(Entity::Pod),
+        "PodGroup" => {
+            let g = snapshot.group_named(name)?;
+            let group = &snapshot.groups[g as usize];
+            if group.parent.is_some() && group.invalid.is_none() {
+                snapshot.root_of(g).map(Entity::Tree)
+            } else {
+                Some(Entity::Group(g))
+            }
+        }
+        "CompositePodGroup" => snapshot.composite_named(name).map(Entity::Tree),
+        _ => None,
+    }
+}
+
+/// What `wasched replay` reads.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    /// The cluster: manifest files or directories (none: the bundled
+    /// default snapshot).
+    pub cluster: Vec<std::path::PathBuf>,
+    /// Trace files.
+    pub traces: Vec<std::path::PathBuf>,
+    /// How the cluster's manifests are read.
+    pub read: crate::ReadOptions,
+}
+
+/// Reads the cluster and the traces of `inputs` (every error names its
+/// file, line or object), then replays with `plugins` as `options` say.
+pub fn replay_files(
+    inputs: &Inputs,
+    plugins: &mut PluginSet,
+    options: &Options,
+    sink: &mut dyn Sink,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Summary> {
+    let jobs = trace::read(&inputs.traces)?;
+    let model = cluster_model(&inputs.cluster, &inputs.read)?;
+    replay(model, jobs, plugins, options, sink, progress)
+}
+
+/// The cluster as the replay's model: pods being deleted keep their
+/// resources until they are gone, as on a live cluster.
+pub fn cluster_model(files: &[std::path::PathBuf], read: &crate::ReadOptions) -> Result<Model> {
+    let manifests = crate::read_manifests_with(files, read)?;
+    let build = crate::model::BuildOptions {
+        live: true,
+        ..Default::default()
+    };
+    Model::build(manifests, &build)
+}

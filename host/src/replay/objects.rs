@@ -1,0 +1,151 @@
+//! The objects a trace job is made of, as its controller would create
+//! them: a PodGroup (for a gang or basic group) and one pod per worker,
+//! built with [`crate::builder`] so they are valid as the API server would
+//! have them, and given to the model as any object read from a file.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use k8s_openapi::api::core::v1::{Pod, PodCondition};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::trace::{Disruption, Grouping, Job};
+use crate::builder::{PodBuilder, PodGroupBuilder};
+use crate::manifest::{Object, ObjectRef};
+use crate::model::SharedObject;
+
+/// The instant a replay's time 0 stands for (2026-01-01T00:00:00Z): the
+/// objects' timestamps are this plus the virtual time.
+pub const EPOCH: i64 = 1_767_225_600;
+
+/// `metadata.creationTimestamp` of an object created at `at`.
+pub fn timestamp(at: Duration) -> i64 {
+    EPOCH + at.as_secs() as i64
+}
+
+/// The name of the pod of worker `index` in its `incarnation` (0 for the
+/// first; the Job controller's replacements are 1, 2, …).
+pub fn pod_name(job: &Job, index: u32, incarnation: u32) -> String {
+    if incarnation == 0 {
+        format!("{}-{index}", job.name)
+    } else {
+        format!("{}-{index}-r{incarnation}", job.name)
+    }
+}
+
+/// The job's PodGroup, if its pods are grouped.
+pub fn pod_group(job: &Job, at: Duration) -> Result<Option<SharedObject>> {
+    let mut builder = PodGroupBuilder::new(&job.namespace, &job.name).created_at(timestamp(at));
+    match job.grouping {
+        Grouping::None => return Ok(None),
+        Grouping::Gang(min) => builder = builder.gang(min as i32),
+        Grouping::Basic => {}
+    }
+    if let Some(key) = &job.topology_key {
+        builder = builder.topology(key);
+    }
+    if let Some(class) = &job.priority_class {
+        builder = builder.priority_class(class);
+    }
+    if job.disruption == Disruption::All {
+        builder = builder.disrupt_all();
+    }
+    let group = builder.build()?;
+    Ok(Some(shared(
+        job,
+        "PodGroup",
+        Object::PodGroup(Box::new(group)),
+    )))
+}
+
+/// A pending pod of the job, created at `at`.
+pub fn pod(job: &Job, name: &str, at: Duration) -> Result<Pod> {
+    let mut builder = PodBuilder::new(&job.namespace, name).created_at(timestamp(at));
+    for (resource, quantity) in &job.requests {
+        builder = builder.request(resource, quantity);
+        // Extended resources cannot be overcommitted: limit = request.
+        if resource.contains('/') && !resource.starts_with("kubernetes.io/") {
+            builder = builder.limit(resource, quantity);
+        }
+    }
+    for (key, value) in &job.node_selector {
+        builder = builder.node_selector(key, value);
+    }
+    if let Some(class) = &job.priority_class {
+        builder = builder.priority_class(class);
+    }
+    if job.grouping != Grouping::None {
+        builder = builder.group(&job.name);
+    }
+    builder = builder.label("batch.kubernetes.io/job-name", &job.name);
+    let mut pod = builder.build()?;
+    let spec = pod.spec.as_mut().expect("built pods have a spec");
+    spec.termination_grace_period_seconds = Some(job.grace_period.as_secs() as i64);
+    pod.metadata.uid = Some(format!("{}-{name}", job.namespace));
+    Ok(pod)
+}
+
+/// `pod` bound to `node`.
+pub fn bound(pod: &Pod, node: &str) -> Pod {
+    let mut pod = pod.clone();
+    let spec = pod.spec.as_mut().expect("built pods have a spec");
+    spec.node_name = Some(node.to_string());
+    pod.status.get_or_insert_with(Default::default).phase = Some("Running".into());
+    pod
+}
+
+/// `pod` nominated to `node` (`status.nominatedNodeName`).
+pub fn nominated(pod: &Pod, node: &str) -> Pod {
+    let mut pod = pod.clone();
+    pod.status
+        .get_or_insert_with(Default::default)
+        .nominated_node_name = Some(node.to_string());
+    pod
+}
+
+/// `pod` being deleted at `at` as a victim of preemption: its
+/// `DisruptionTarget` condition and `deletionTimestamp` set.
+pub fn preempted(pod: &Pod, at: Duration) -> Pod {
+    let mut pod = pod.clone();
+    pod.metadata.deletion_timestamp = k8s_openapi::jiff::Timestamp::from_second(timestamp(at))
+        .ok()
+        .map(Time);
+    let status = pod.status.get_or_insert_with(Default::default);
+    status
+        .conditions
+        .get_or_insert_with(Vec::new)
+        .push(PodCondition {
+            type_: "DisruptionTarget".into(),
+            status: "True".into(),
+            reason: Some("PreemptionByScheduler".into()),
+            ..Default::default()
+        });
+    pod
+}
+
+/// A pod as the model takes it.
+pub fn shared_pod(job: &Job, pod: Pod) -> SharedObject {
+    shared(job, "Pod", Object::Pod(Box::new(pod)))
+}
+
+fn shared(job: &Job, kind: &str, object: Object) -> SharedObject {
+    let metadata = match &object {
+        Object::Pod(p) => &p.metadata,
+        Object::PodGroup(g) => &g.metadata,
+        _ => unreachable!("a job is made of pods and a PodGroup"),
+    };
+    let name = format!(
+        "{}/{}",
+        job.namespace,
+        metadata.name.as_deref().unwrap_or_default()
+    );
+    Arc::new((
+        ObjectRef {
+            file: job.origin.clone(),
+            kind: kind.into(),
+            name,
+        },
+        object,
+    ))
+}
