@@ -101,10 +101,19 @@ pub fn read_manifests_with(
 /// The snapshot of one manifest text read as a file named `name` would be
 /// (what the benchmarks price without a file system in the way).
 pub fn read_snapshot_text(name: &str, text: &str, options: &ReadOptions) -> Result<Snapshot> {
-    let manifests = read_into(options, |manifests| {
-        manifest::load_str(manifests, name, text)
-    })?;
+    let manifests = read_manifests_text(name, text, options)?;
     model::Model::snapshot_of(manifests, &Default::default())
+}
+
+/// The manifests of one text read as a file named `name` would be.
+pub fn read_manifests_text(
+    name: &str,
+    text: &str,
+    options: &ReadOptions,
+) -> Result<manifest::Manifests> {
+    read_into(options, |manifests| {
+        manifest::load_str(manifests, name, text)
+    })
 }
 
 /// Manifests set up as `options` say, filled by `load`, then finished:

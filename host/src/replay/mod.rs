@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::framework::{ExtensionPoint, PluginSet};
+use crate::framework::PluginSet;
 use crate::manifest::Object;
 use crate::model::{Model, Snapshot};
 use crate::outcome::Outcome;
@@ -52,6 +52,11 @@ pub struct Options {
     /// The time series' first resolution (it widens as time goes on);
     /// `None`: 60 s.
     pub resolution: Option<Duration>,
+    /// Check the replay's invariants after every instant (tests; it costs
+    /// a pass over the cluster each time): no node holds more than it
+    /// has, a job that runs has the pods it needs running, and every job
+    /// that arrived is waiting, running or ended.
+    pub check_invariants: bool,
 }
 
 /// Where a replay is, for a progress line.
@@ -67,12 +72,14 @@ pub struct Progress {
     pub jobs: u64,
 }
 
-/// The Job controller's delay before a replacement for a counted pod
-/// failure: 10 s, doubled per failure, at most 6 min
-/// (`DefaultJobPodFailureBackOff`, `MaxJobPodFailureBackOff`).
+/// The Job controller's delay before it replaces failed pods, after
+/// `failures` pod failures since the job's last success (ignored ones
+/// included): 10 s, doubled per failure, at most 10 min
+/// (`DefaultJobPodFailureBackOff`, `MaxJobPodFailureBackOff`), counted
+/// from the last failure.
 pub fn recreation_delay(failures: u32) -> Duration {
     const INITIAL: Duration = Duration::from_secs(10);
-    const MAX: Duration = Duration::from_secs(360);
+    const MAX: Duration = Duration::from_secs(600);
     if failures == 0 {
         return Duration::ZERO;
     }
@@ -172,7 +179,10 @@ struct JobRun {
     preempted: u32,
     /// The instant of the last preemption counted.
     preempted_at: Option<Duration>,
+    /// Failures counted against `backoffLimit`.
     failures: u32,
+    /// Failures since the last pod succeeded (the replacement delay).
+    failures_since_success: u32,
     gpu_seconds_lost: f64,
     flaps: u32,
     /// Admitted or nominated since it last went back to pending.
@@ -182,6 +192,10 @@ struct JobRun {
     /// Time waited per reason (at most [`REASONS`] kept).
     waited: BTreeMap<String, Duration>,
 }
+
+/// Most pops of the queue at one instant before the replay gives up (a
+/// queue that never settles would be a bug, never a long wait).
+const MAX_POPS_PER_INSTANT: usize = 100_000;
 
 /// Most distinct wait reasons kept per job.
 const REASONS: usize = 8;
@@ -207,6 +221,7 @@ impl JobRun {
             preempted: 0,
             preempted_at: None,
             failures: 0,
+            failures_since_success: 0,
             gpu_seconds_lost: 0.0,
             flaps: 0,
             admitted: false,
@@ -317,26 +332,17 @@ struct Engine<'a> {
     last_level: Level,
     /// Cluster GPU and CPU (millicores), for the shares.
     capacity: (u64, u64),
-    /// A loaded component with node-level points registers every pod
-    /// event (as `kube/wasmplugin` does): a binding may help.
-    requeue_on_binding: bool,
     events_handled: u64,
     ended: u64,
     total_jobs: u64,
     /// Jobs that exceeded their backoff limit, to end.
     failing: Vec<u32>,
+    /// Workers whose pods the Job controller replaces once terminating.
+    to_replace: Vec<(u32, u32)>,
 }
 
 impl<'a> Engine<'a> {
     fn new(mut model: Model, plugins: &'a mut PluginSet, options: &Options) -> Result<Self> {
-        let requeue_on_binding = [
-            ExtensionPoint::Filter,
-            ExtensionPoint::Score,
-            ExtensionPoint::PlacementGenerate,
-            ExtensionPoint::PlacementScore,
-        ]
-        .into_iter()
-        .any(|p| plugins.any_at(p));
         let snapshot = model.lend();
         let capacity = capacity(snapshot);
         let mut queue = queue::Queue::new(options.queue);
@@ -362,11 +368,11 @@ impl<'a> Engine<'a> {
             recorder: series,
             last_level: Level::default(),
             capacity,
-            requeue_on_binding,
             events_handled: 0,
             ended: 0,
             total_jobs: 0,
             failing: Vec::new(),
+            to_replace: Vec::new(),
         })
     }
 
@@ -438,6 +444,10 @@ impl<'a> Engine<'a> {
             self.queue.tick(next);
             self.schedule_queued(sink)?;
             self.measure();
+            if self.options.check_invariants {
+                self.check_invariants()
+                    .with_context(|| format!("invariant broken at {:?}", self.now))?;
+            }
             if last_report.elapsed() >= Duration::from_millis(250) {
                 last_report = std::time::Instant::now();
                 progress(self.progress());
@@ -631,6 +641,7 @@ impl<'a> Engine<'a> {
         u.done = true;
         u.running_since = None;
         let workers = u.workers.clone();
+        run.failures_since_success = 0;
         let spec = run.spec.clone();
         let mut deleted = false;
         for w in workers {
@@ -639,7 +650,7 @@ impl<'a> Engine<'a> {
                 worker.phase,
                 Phase::Pending | Phase::Nominated | Phase::Running
             ) {
-                deleted |= worker.phase == Phase::Running;
+                deleted |= matches!(worker.phase, Phase::Running | Phase::Nominated);
                 let name = objects::pod_name(&spec, w, worker.incarnation);
                 let key = format!("{}/{name}", spec.namespace);
                 self.pods.remove(&key);
@@ -678,7 +689,7 @@ impl<'a> Engine<'a> {
             );
             match worker.phase {
                 Phase::Pending | Phase::Nominated | Phase::Running => {
-                    deleted_assigned |= worker.phase == Phase::Running;
+                    deleted_assigned |= matches!(worker.phase, Phase::Running | Phase::Nominated);
                     self.pods.remove(&key);
                     self.model.delete("Pod", &key);
                     if spec.grouping == trace::Grouping::None {
@@ -735,12 +746,12 @@ impl<'a> Engine<'a> {
             && let Some(run) = self.running.get_mut(&job)
         {
             run.workers[worker as usize].phase = Phase::Gone;
-            let spec = run.spec.clone();
-            if spec.ignore_disruptions {
+            if run.spec.ignore_disruptions {
                 // `podReplacementPolicy: Failed` (a podFailurePolicy is
-                // set): the replacement waits for the pod to be gone, and
-                // an ignored failure adds no delay.
-                self.schedule(self.now, Event::Recreate { job, worker });
+                // set): the replacement waits for the pod to be gone,
+                // then for the failure backoff from then.
+                let delay = recreation_delay(run.failures_since_success);
+                self.schedule(self.now + delay, Event::Recreate { job, worker });
             }
         }
         if assigned {
@@ -778,13 +789,19 @@ impl<'a> Engine<'a> {
 
     /// Pops and runs the queue until nothing is left to pop.
     fn schedule_queued(&mut self, sink: &mut dyn Sink) -> Result<()> {
-        loop {
+        // Each pop after the first needs a PodGroup that bound pods and
+        // left some: a bounded number per instant.
+        for _ in 0..MAX_POPS_PER_INSTANT {
             let popped = self.queue.pop_all();
             if popped.is_empty() {
                 return Ok(());
             }
             self.attempt(popped, sink)?;
         }
+        bail!(
+            "the scheduling queue did not settle at {:.3} s after {MAX_POPS_PER_INSTANT} pops",
+            self.now.as_secs_f64()
+        )
     }
 
     /// One run of the cycle over the popped entities, in pop order.
@@ -851,11 +868,15 @@ impl<'a> Engine<'a> {
             }
         }
         for unschedulable in &outcome.unschedulable {
-            if let Some(&(job, _)) = self.pods.get(&unschedulable.pod)
+            if let Some(&(job, worker)) = self.pods.get(&unschedulable.pod)
                 && let Some(run) = self.running.get_mut(&job)
                 && run.started.is_none()
             {
-                run.wait_for(&unschedulable.reason, now);
+                // A nominated pod waits for its victims, whatever its
+                // attempts meanwhile say.
+                if run.workers[worker as usize].phase != Phase::Nominated {
+                    run.wait_for(&unschedulable.reason, now);
+                }
             }
         }
         // Bindings.
@@ -892,31 +913,38 @@ impl<'a> Engine<'a> {
         for eviction in &outcome.evictions {
             self.evict(&eviction.pod)?;
         }
+        self.replace();
         // Units whose pods now all run start (or resume) work.
         for (job, unit) in started_units {
             self.maybe_start(job, unit);
         }
-        // The queue: what is left pending is unschedulable, the rest done.
-        let mut still_pending: HashSet<String> = HashSet::new();
+        // The queue: an entity with nothing left pending is done; a
+        // PodGroup that bound pods and left some goes back to the active
+        // queue at once; the rest failed.
+        let bound: HashSet<&str> = outcome.placements.iter().map(|b| b.pod.as_str()).collect();
         let snapshot = self.model.lend();
+        let mut after: Vec<(&String, u32, bool)> = Vec::with_capacity(attempted.len());
         for key in attempted {
             let pending = entity_named(snapshot, key)
-                .map(|e| scheduler::nomination::pending_pods(snapshot, e))
-                .unwrap_or_default();
-            if pending.is_empty() {
+                .map(|e| scheduler::nomination::pending_pods(snapshot, e).len() as u32)
+                .unwrap_or(0);
+            let progressed = match entity_named(snapshot, key) {
+                Some(Entity::Group(g)) => snapshot.groups[g as usize]
+                    .members
+                    .iter()
+                    .any(|&p| bound.contains(snapshot.pods[p as usize].key.as_str())),
+                _ => false,
+            };
+            after.push((key, pending, progressed));
+        }
+        for (key, pending, progressed) in after {
+            if pending == 0 {
                 self.queue.remove(key);
+            } else if progressed {
+                self.queue.admitted_with_leftovers(key, pending);
             } else {
-                still_pending.insert(key.clone());
+                self.queue.failed(key, pending, now);
             }
-        }
-        for key in attempted {
-            if still_pending.contains(key) {
-                self.queue.failed(key, now);
-            }
-        }
-        // This run's bindings and preemptions are events for the rest.
-        if !outcome.placements.is_empty() {
-            self.cluster_event(ClusterEvent::AssignedPodAdded);
         }
         for job in std::mem::take(&mut self.failing) {
             self.end_job(job, "Failed", sink)?;
@@ -1021,23 +1049,35 @@ impl<'a> Engine<'a> {
             u.generation += 1;
         }
         run.wait_for("preempted: waiting for a replacement pod", now);
-        // The Job controller.
+        // The Job controller: the failure delays replacements whether or
+        // not the podFailurePolicy ignores it.
+        run.failures_since_success += 1;
         if spec.ignore_disruptions {
-            // Replaced once gone ([`Engine::gone`]).
+            // Not counted; replaced once gone ([`Engine::gone`]).
             return Ok(());
         }
         run.failures += 1;
-        let failures = run.failures;
-        if failures > spec.backoff_limit {
+        if run.failures > spec.backoff_limit {
             return self.fail_job(job);
         }
-        // `podReplacementPolicy: TerminatingOrFailed`: replaced once
-        // terminating, after the failure backoff.
-        self.schedule(
-            now + recreation_delay(failures),
-            Event::Recreate { job, worker },
-        );
+        // `podReplacementPolicy: TerminatingOrFailed`: a terminating pod
+        // counts as failed at once and is replaced after the failure
+        // backoff, counted from the deletion, once the Job controller has
+        // seen every failure of this instant ([`Engine::replace`]).
+        self.to_replace.push((job, worker));
         Ok(())
+    }
+
+    /// The Job controller replaces terminating pods, after the failure
+    /// backoff of every failure it has seen.
+    fn replace(&mut self) {
+        for (job, worker) in std::mem::take(&mut self.to_replace) {
+            let Some(run) = self.running.get(&job) else {
+                continue;
+            };
+            let delay = recreation_delay(run.failures_since_success);
+            self.schedule(self.now + delay, Event::Recreate { job, worker });
+        }
     }
 
     /// The job failed (its backoff limit): its pods are deleted, with
@@ -1110,15 +1150,57 @@ impl<'a> Engine<'a> {
         );
     }
 
-    /// A cluster event: the unschedulable entities it may help move on.
+    /// A cluster event: the unschedulable pods it may help move on.
+    /// NodeResourcesFit queues a pod it rejected when a pod that held or
+    /// was nominated to a node is deleted (`isSchedulableAfterAssignedPodDelete`).
     fn cluster_event(&mut self, event: ClusterEvent) {
-        let helps = match event {
-            ClusterEvent::AssignedPodDeleted => true,
-            ClusterEvent::AssignedPodAdded => self.requeue_on_binding,
-        };
-        if helps {
-            self.queue.on_event(self.now, |_| true);
+        match event {
+            ClusterEvent::AssignedPodDeleted => {
+                self.queue.on_event(self.now, |_| true);
+            }
         }
+    }
+
+    /// See [`Options::check_invariants`].
+    fn check_invariants(&mut self) -> Result<()> {
+        let arrived = self.recorder.arrived_count();
+        if arrived != self.running.len() as u64 + self.ended {
+            bail!(
+                "{arrived} jobs arrived, {} in the cluster and {} ended",
+                self.running.len(),
+                self.ended
+            );
+        }
+        for run in self.running.values() {
+            for (i, unit) in run.units.iter().enumerate() {
+                let running = run.running(i);
+                if unit.running_since.is_some() && running < unit.need {
+                    bail!(
+                        "job {} does work with {running} of the {} pods it needs running",
+                        run.spec.name,
+                        unit.need
+                    );
+                }
+            }
+        }
+        let snapshot = self.model.lend();
+        for r in 0..snapshot.resource_names.len() {
+            for (node, (&used, &has)) in snapshot
+                .requested(r)
+                .iter()
+                .zip(snapshot.allocatable(r))
+                .enumerate()
+            {
+                if used > has {
+                    bail!(
+                        "node {} holds {used} of {} and has {has}",
+                        snapshot.nodes[node].name,
+                        snapshot.resource_names[r]
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Records the cluster's level for the time series.
@@ -1157,9 +1239,8 @@ impl<'a> Engine<'a> {
 /// A cluster event the queue hears of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ClusterEvent {
-    /// A pod was bound.
-    AssignedPodAdded,
-    /// A pod that held resources is gone.
+    /// A pod that held resources on a node, or was nominated to one, is
+    /// gone (deleted, or its phase terminal).
     AssignedPodDeleted,
 }
 
@@ -1244,7 +1325,11 @@ pub fn replay_files(
 /// The cluster as the replay's model: pods being deleted keep their
 /// resources until they are gone, as on a live cluster.
 pub fn cluster_model(files: &[std::path::PathBuf], read: &crate::ReadOptions) -> Result<Model> {
-    let manifests = crate::read_manifests_with(files, read)?;
+    model_of(crate::read_manifests_with(files, read)?)
+}
+
+/// The replay's model of `manifests` (see [`cluster_model`]).
+pub fn model_of(manifests: crate::manifest::Manifests) -> Result<Model> {
     let build = crate::model::BuildOptions {
         live: true,
         ..Default::default()

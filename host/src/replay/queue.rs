@@ -4,23 +4,28 @@
 //! (`pkg/scheduler/backend/queue`).
 //!
 //! - A new entity goes to the active queue. The active queue pops in
-//!   `PrioritySort` order: priority descending, then the time the entity
-//!   was last queued, then its key.
-//! - An attempt that fails puts the entity with the unschedulable ones and
-//!   counts the attempt for its backoff.
-//! - A cluster event that may help ([`Queue::on_event`]) moves an
-//!   unschedulable entity to the backoff queue while its backoff lasts,
-//!   else to the active queue.
-//! - Backoff: `podInitialBackoffSeconds` doubled per failed attempt after
-//!   the first, at most `podMaxBackoffSeconds`; a PodGroup's maximum grows
-//!   with the square root of its pods. Expiries are aligned to 1-second
-//!   windows, and the backoff queue is emptied into the active queue each
-//!   second.
+//!   `PrioritySort` order: priority descending, then the time of its last
+//!   failed attempt (or of its arrival), then its key.
+//! - A pod whose attempt fails joins the unschedulable pods; a cluster
+//!   event that may help ([`Queue::on_event`]) moves it to the backoff
+//!   queue while its backoff lasts, else to the active queue.
+//! - A PodGroup whose attempt fails never waits for an event: it goes to
+//!   the backoff queue (its error heap, which the scheduler never pops
+//!   early) or, with its backoff over, to the active queue — it is retried
+//!   whenever its backoff ends (`AddAttemptedPodGroupIfNeeded`).
+//! - Backoff: `podInitialBackoffSeconds` doubled per unschedulable attempt
+//!   after the first, at most `podMaxBackoffSeconds`; a PodGroup's maximum
+//!   is multiplied by the square root of its pods still queued. An expiry
+//!   falls in a 1-second window (`Truncate(1s)`) and the entity is released
+//!   once the clock is past that window, by the flush that runs on every
+//!   whole second.
 //! - `SchedulerPopFromBackoffQ` (on by default): when the active queue is
-//!   empty, the scheduler pops from the backoff queue, backoff or not.
-//! - Every 30 s, entities unschedulable for longer than
-//!   `podMaxInUnschedulablePodsDuration` (5 min) are moved as if an event
-//!   had come.
+//!   empty, the scheduler pops a pod from the backoff queue, backoff or
+//!   not (never a PodGroup from the error heap). Off, expiries are not
+//!   aligned to windows.
+//! - Every 30 s, pods whose last attempt is more than 5 min old
+//!   (`podMaxInUnschedulablePodsDuration`) are moved as if an event had
+//!   come.
 //!
 //! Time is a [`Duration`] from the replay's start.
 
@@ -62,8 +67,10 @@ impl Default for QueueConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place {
     Active,
-    /// In the backoff queue until this expiry (window-aligned).
+    /// In the backoff queue until it is released at this time.
     Backoff(Duration),
+    /// In the backoff queue's error heap (PodGroups) until this time.
+    ErrorBackoff(Duration),
     Unschedulable,
     /// Popped: its attempt is under way.
     InFlight,
@@ -90,8 +97,10 @@ pub struct Queue {
     entries: BTreeMap<String, Entry>,
     /// (priority descending, timestamp, key).
     active: BTreeSet<(Reverse<i32>, Duration, String)>,
-    /// (expiry, priority descending, timestamp, key).
+    /// (release, priority descending, timestamp, key).
     backoff: BTreeSet<(Duration, Reverse<i32>, Duration, String)>,
+    /// The error heap: (release, key), never popped early.
+    error_backoff: BTreeSet<(Duration, String)>,
     /// Unschedulable keys by the time they became so.
     unschedulable: BTreeSet<(Duration, String)>,
 }
@@ -159,13 +168,16 @@ impl Queue {
                 self.active
                     .remove(&(Reverse(entry.priority), entry.timestamp, key.to_string()));
             }
-            Place::Backoff(expiry) => {
+            Place::Backoff(release) => {
                 self.backoff.remove(&(
-                    expiry,
+                    release,
                     Reverse(entry.priority),
                     entry.timestamp,
                     key.to_string(),
                 ));
+            }
+            Place::ErrorBackoff(release) => {
+                self.error_backoff.remove(&(release, key.to_string()));
             }
             Place::Unschedulable => {
                 self.unschedulable
@@ -176,9 +188,9 @@ impl Queue {
     }
 
     /// Pops every entity of the active queue, in order; if it is empty and
-    /// `SchedulerPopFromBackoffQ` is on, every entity of the backoff queue
-    /// in its order. They are in flight until [`Queue::failed`] or
-    /// [`Queue::remove`].
+    /// `SchedulerPopFromBackoffQ` is on, every pod of the backoff queue in
+    /// its order. They are in flight until [`Queue::failed`],
+    /// [`Queue::admitted_with_leftovers`] or [`Queue::remove`].
     pub fn pop_all(&mut self) -> Vec<String> {
         let popped: Vec<String> = if !self.active.is_empty() {
             std::mem::take(&mut self.active)
@@ -201,18 +213,40 @@ impl Queue {
         popped
     }
 
-    /// An attempt of `key` at `now` did not schedule it (or left pods
-    /// pending): it joins the unschedulable entities.
-    pub fn failed(&mut self, key: &str, now: Duration) {
-        let Some(entry) = self.entries.get_mut(key) else {
+    /// An attempt of `key` at `now` did not schedule it; `pods` of it are
+    /// still queued. A pod joins the unschedulable pods; a PodGroup goes
+    /// back to the backoff or active queue at once.
+    pub fn failed(&mut self, key: &str, pods: u32, now: Duration) {
+        let Some(entry) = self.entries.get(key).cloned() else {
             return;
         };
-        let entry_copy = entry.clone();
+        self.unplace(key, &entry);
+        let entry = self.entries.get_mut(key).expect("present");
         entry.failures += 1;
         entry.timestamp = now;
-        entry.place = Place::Unschedulable;
-        self.unplace(key, &entry_copy);
-        self.unschedulable.insert((now, key.to_string()));
+        entry.pods = pods;
+        if entry.group {
+            self.requeue(key, now);
+        } else {
+            entry.place = Place::Unschedulable;
+            self.unschedulable.insert((now, key.to_string()));
+        }
+    }
+
+    /// A PodGroup's attempt bound some pods and left `pods` pending: they
+    /// go back to the active queue at once, keeping the group's place
+    /// (its timestamp), its backoff counts reset.
+    pub fn admitted_with_leftovers(&mut self, key: &str, pods: u32) {
+        let Some(entry) = self.entries.get(key).cloned() else {
+            return;
+        };
+        self.unplace(key, &entry);
+        let entry = self.entries.get_mut(key).expect("present");
+        entry.failures = 0;
+        entry.pods = pods;
+        entry.place = Place::Active;
+        self.active
+            .insert((Reverse(entry.priority), entry.timestamp, key.to_string()));
     }
 
     /// A cluster event at `now`: every unschedulable entity `helps` says
@@ -231,22 +265,28 @@ impl Queue {
         moving.len()
     }
 
-    /// Moves an unschedulable entity to the backoff or active queue.
+    /// Moves an entity to the backoff queue if its backoff lasts past
+    /// `now`, else to the active queue.
     fn requeue(&mut self, key: &str, now: Duration) {
         let Some(entry) = self.entries.get(key).cloned() else {
             return;
         };
         self.unplace(key, &entry);
-        let expiry = self.expiry(&entry);
+        let release = self.release(&entry);
         let entry = self.entries.get_mut(key).expect("present");
-        if expiry > now {
-            entry.place = Place::Backoff(expiry);
-            self.backoff.insert((
-                expiry,
-                Reverse(entry.priority),
-                entry.timestamp,
-                key.to_string(),
-            ));
+        if release > now {
+            if entry.group {
+                entry.place = Place::ErrorBackoff(release);
+                self.error_backoff.insert((release, key.to_string()));
+            } else {
+                entry.place = Place::Backoff(release);
+                self.backoff.insert((
+                    release,
+                    Reverse(entry.priority),
+                    entry.timestamp,
+                    key.to_string(),
+                ));
+            }
         } else {
             entry.place = Place::Active;
             self.active
@@ -268,25 +308,37 @@ impl Queue {
         initial.saturating_mul(1u32 << doublings.min(31)).min(max)
     }
 
-    /// When an entry's backoff ends: its last failure plus its backoff,
-    /// rounded up to the next 1-second window.
-    fn expiry(&self, entry: &Entry) -> Duration {
-        let end = entry.timestamp + self.backoff_of(entry.failures, entry.pods, entry.group);
-        align_up(end, BACKOFF_WINDOW)
+    /// When an entry leaves the backoff queue: with
+    /// `SchedulerPopFromBackoffQ`, once the clock is past the 1-second
+    /// window its expiry falls in (`Truncate(1s)`, then one window on);
+    /// without, at the first whole second of the flush at or after it.
+    fn release(&self, entry: &Entry) -> Duration {
+        let expiry = entry.timestamp + self.backoff_of(entry.failures, entry.pods, entry.group);
+        if self.config.pop_from_backoff {
+            align_down(expiry, BACKOFF_WINDOW) + BACKOFF_WINDOW
+        } else {
+            align_up(expiry, BACKOFF_WINDOW)
+        }
     }
 
     /// The queue's timers at `now`: entities whose backoff is over move to
-    /// the active queue (checked each second), and on a 30-second tick,
-    /// entities unschedulable for longer than the maximum move as if an
-    /// event had come.
+    /// the active queue (the flush on every whole second), and on a
+    /// 30-second tick, pods whose last attempt is more than the maximum
+    /// ago move as if an event had come.
     pub fn tick(&mut self, now: Duration) {
-        let expired: Vec<String> = self
+        let mut released: Vec<String> = self
             .backoff
             .iter()
-            .take_while(|(expiry, ..)| *expiry <= now)
+            .take_while(|(release, ..)| *release <= now)
             .map(|(.., key)| key.clone())
             .collect();
-        for key in expired {
+        released.extend(
+            self.error_backoff
+                .iter()
+                .take_while(|(release, _)| *release <= now)
+                .map(|(_, key)| key.clone()),
+        );
+        for key in released {
             let entry = self.entries.get(&key).cloned().expect("present");
             self.unplace(&key, &entry);
             let entry = self.entries.get_mut(&key).expect("present");
@@ -308,15 +360,21 @@ impl Queue {
         }
     }
 
-    /// The next instant after `now` at which [`Queue::tick`] changes
+    /// The next instant at or after `now` at which [`Queue::tick`] changes
     /// something (if nothing else happens before).
     pub fn next_timer(&self, now: Duration) -> Option<Duration> {
-        let backoff = self.backoff.first().map(|(expiry, ..)| (*expiry).max(now));
+        let backoff = [
+            self.backoff.first().map(|(release, ..)| *release),
+            self.error_backoff.first().map(|(release, _)| *release),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let flush = self.unschedulable.first().map(|(since, _)| {
             // The first 30-second tick strictly more than the maximum
-            // after `since`, and after `now`.
-            let due = *since + self.config.max_in_unschedulable + Duration::from_millis(1);
-            align_up(due.max(now + Duration::from_millis(1)), FLUSH_PERIOD)
+            // after `since`.
+            let due = *since + self.config.max_in_unschedulable + Duration::from_nanos(1);
+            align_up(due.max(now), FLUSH_PERIOD)
         });
         let next = match (backoff, flush) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -324,6 +382,12 @@ impl Queue {
         };
         next.map(|t| t.max(now))
     }
+}
+
+/// `t` rounded down to a multiple of `window`.
+pub fn align_down(t: Duration, window: Duration) -> Duration {
+    let w = window.as_nanos();
+    Duration::from_nanos((t.as_nanos() / w * w) as u64)
 }
 
 /// `t` rounded up to a multiple of `window`.
@@ -366,36 +430,58 @@ mod tests {
     }
 
     #[test]
-    fn an_event_moves_an_unschedulable_entity_through_backoff() {
-        let config = QueueConfig {
-            pop_from_backoff: false,
-            ..QueueConfig::default()
-        };
-        let mut q = Queue::new(config);
-        q.add("g", 0, 4, true, Duration::ZERO);
+    fn an_event_moves_an_unschedulable_pod_through_backoff() {
+        let mut q = Queue::new(QueueConfig::default());
+        q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("g", Duration::from_millis(300));
-        q.failed("g", Duration::from_millis(300));
+        q.failed("p", 1, Duration::from_millis(300));
         assert_eq!(q.unschedulable_len(), 1);
         // Nothing helps: it waits for the flush.
         assert_eq!(q.on_event(Duration::from_millis(500), |_| false), 0);
         assert_eq!(q.next_timer(S), Some(Duration::from_secs(330)));
-        // Two failures: 2 s backoff from 0.3 s, aligned up to 3 s.
-        assert_eq!(q.on_event(Duration::from_millis(500), |k| k == "g"), 1);
-        assert!(q.pop_all().is_empty(), "still backing off");
-        assert_eq!(q.next_timer(S), Some(3 * S));
-        q.tick(3 * S);
+        // An event: 1 s from 0.3 s is in the window [1, 2): released at 2.
+        assert_eq!(q.on_event(Duration::from_millis(500), |k| k == "p"), 1);
+        assert_eq!(q.next_timer(S), Some(2 * S));
+        q.tick(2 * S);
+        assert_eq!(q.pop_all(), ["p"]);
+    }
+
+    #[test]
+    fn a_rejected_group_backs_off_without_waiting_for_an_event() {
+        let mut q = Queue::new(QueueConfig::default());
+        q.add("g", 0, 4, true, Duration::ZERO);
+        q.pop_all();
+        q.failed("g", 4, Duration::from_millis(300));
+        assert_eq!(q.unschedulable_len(), 0);
+        // Never popped early, even with nothing active.
+        assert!(q.pop_all().is_empty());
+        assert_eq!(q.next_timer(S), Some(2 * S));
+        q.tick(2 * S);
+        assert_eq!(q.pop_all(), ["g"]);
+        // Admitted with pods left: back at once, counts reset.
+        q.admitted_with_leftovers("g", 2);
         assert_eq!(q.pop_all(), ["g"]);
     }
 
     #[test]
-    fn pop_from_backoff_takes_backing_off_entities_when_nothing_is_active() {
+    fn pop_from_backoff_takes_backing_off_pods_when_nothing_is_active() {
         let mut q = Queue::new(QueueConfig::default());
-        q.add("g", 0, 1, false, Duration::ZERO);
+        q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("g", Duration::ZERO);
+        q.failed("p", 1, Duration::ZERO);
         q.on_event(Duration::ZERO, |_| true);
-        assert_eq!(q.pop_all(), ["g"]);
+        assert_eq!(q.pop_all(), ["p"]);
+        // Off, it waits for its release (not aligned: 1 s).
+        let mut q = Queue::new(QueueConfig {
+            pop_from_backoff: false,
+            ..QueueConfig::default()
+        });
+        q.add("p", 0, 1, false, Duration::ZERO);
+        q.pop_all();
+        q.failed("p", 1, Duration::ZERO);
+        q.on_event(Duration::ZERO, |_| true);
+        assert!(q.pop_all().is_empty());
+        assert_eq!(q.next_timer(Duration::ZERO), Some(S));
     }
 
     #[test]
@@ -403,7 +489,7 @@ mod tests {
         let mut q = Queue::new(QueueConfig::default());
         q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("p", Duration::from_secs(10));
+        q.failed("p", 1, Duration::from_secs(10));
         // Strictly more than 5 min after 10 s, on a 30 s tick: 330 s.
         assert_eq!(
             q.next_timer(Duration::from_secs(11)),

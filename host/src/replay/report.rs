@@ -160,6 +160,11 @@ impl Recorder {
         self.first_arrival.get_or_insert(at);
     }
 
+    /// Jobs arrived so far.
+    pub fn arrived_count(&self) -> u64 {
+        self.summary.jobs
+    }
+
     /// Counts what a row says.
     pub fn ended(&mut self, row: &JobRow) {
         let s = &mut self.summary;

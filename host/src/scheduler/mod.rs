@@ -256,9 +256,18 @@ fn run_with(
         preemption_allowed: true,
     };
     let total = entities.len();
+    let mut carried = if live {
+        nomination::Carried::of(run.cycle.snapshot)
+    } else {
+        nomination::Carried::default()
+    };
     for (done, (priority, entity)) in entities.into_iter().enumerate() {
         if priority < run.nominated_priority {
             run.retry_preemptors();
+        }
+        if live {
+            let own = nomination::pending_pods(run.cycle.snapshot, entity);
+            carried.before(run.cycle.snapshot, priority, &own);
         }
         let start = std::time::Instant::now();
         run.preemption_allowed = may_preempt.is_none_or(|allowed| allowed(entity));
@@ -278,6 +287,9 @@ fn run_with(
     }
     run.retry_preemptors();
     run.record_nominations();
+    if live {
+        nomination::Carried::release(run.cycle.snapshot);
+    }
     run.record_disruptions();
     outcome = run.outcome;
     crate::outcome::record_unattempted(run.cycle.snapshot, &mut outcome);

@@ -42,3 +42,79 @@ pub fn victims_terminating(
         })
     })
 }
+
+/// Pods nominated in earlier runs (`status.nominatedNodeName`), carried
+/// into a live run: kube-scheduler's Filter counts the nominated pods of
+/// at least the filtered pod's priority on their nodes
+/// (`addGENominatedPods`), so before each entity's cycle every nominated
+/// pod of at least its priority, but its own, is placed on its node as
+/// nominated, and its own are taken off (its cycle tries those nodes
+/// first). Entities come in non-increasing priority, so the placed set
+/// only grows; [`Carried::release`] takes every nomination off again at
+/// the run's end, leaving the snapshot as the objects say.
+#[derive(Debug, Default)]
+pub struct Carried {
+    /// (priority, pod, node), highest priority first.
+    waiting: Vec<(i32, u32, u32)>,
+    /// How many of `waiting` have at least the current priority.
+    eligible: usize,
+}
+
+impl Carried {
+    /// The pending pods of `snapshot` nominated to a node.
+    pub fn of(snapshot: &Snapshot) -> Self {
+        let mut waiting: Vec<(i32, u32, u32)> = snapshot
+            .pods
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.pending && p.node.is_none())
+            .filter_map(|(id, p)| Some((p.priority, id as u32, p.nominated_node?)))
+            .collect();
+        waiting.sort_by_key(|&(priority, pod, _)| (std::cmp::Reverse(priority), pod));
+        Self {
+            waiting,
+            eligible: 0,
+        }
+    }
+
+    /// Before the cycle of an entity of `priority` whose pending pods are
+    /// `own`.
+    pub fn before(&mut self, snapshot: &mut Snapshot, priority: i32, own: &[u32]) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        while self
+            .waiting
+            .get(self.eligible)
+            .is_some_and(|&(p, ..)| p >= priority)
+        {
+            self.eligible += 1;
+        }
+        for &(_, pod, node) in &self.waiting[..self.eligible] {
+            let info = &snapshot.pods[pod as usize];
+            if info.pending && info.node.is_none() && !own.contains(&pod) {
+                snapshot.nominate(pod, node);
+            }
+        }
+        for &pod in own {
+            let info = &snapshot.pods[pod as usize];
+            if info.pending && info.nominated && info.node.is_some() {
+                snapshot.remove(pod);
+            }
+        }
+        snapshot.commit();
+    }
+
+    /// Takes every pending pod placed as nominated off its node (the run's
+    /// own nominations included: they are reported, and the next run
+    /// carries them from the pods' `nominatedNodeName`).
+    pub fn release(snapshot: &mut Snapshot) {
+        for pod in 0..snapshot.pods.len() as u32 {
+            let info = &snapshot.pods[pod as usize];
+            if info.pending && info.nominated && info.node.is_some() {
+                snapshot.remove(pod);
+            }
+        }
+        snapshot.commit();
+    }
+}

@@ -110,6 +110,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         until: args.until,
         queue,
         resolution: None,
+        check_invariants: false,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

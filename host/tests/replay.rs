@@ -1,0 +1,308 @@
+//! `wasched replay`'s event loop on hand-computed timelines, with the
+//! bundled components: a gang that waits for a finishing job, the backoff
+//! of a large group, a preemption with a grace period, the Job
+//! controller's replacements, checkpoints, a job that never fits, and
+//! invariants after every event over generated traces.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+use wasched::replay::{self, JobRow, Options, QueueConfig, Summary};
+
+/// Two PriorityClasses and `nodes` nodes of 8 GPUs in racks of two.
+fn cluster(nodes: usize) -> String {
+    let mut text = String::from(
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\n\
+         apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 10\n",
+    );
+    for i in 0..nodes {
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-{i}\n  labels: {{topology.wasched.io/rack: r{}, nvidia.com/gpu.product: H100}}\nstatus:\n  allocatable: {{cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\", pods: \"110\"}}\n",
+            i / 2
+        ));
+    }
+    text
+}
+
+fn run_with(nodes: usize, trace: &str, options: &Options) -> (Vec<JobRow>, Summary) {
+    let manifests =
+        wasched::read_manifests_text("cluster.yaml", &cluster(nodes), &Default::default())
+            .expect("the cluster reads");
+    let model = replay::model_of(manifests).expect("the cluster models");
+    let jobs = replay::trace::finish(replay::trace::parse("trace.jsonl", trace).expect("reads"))
+        .expect("valid");
+    let runtime = wasched::Runtime::new().expect("runtime");
+    let mut plugins = runtime
+        .bundled(&wasched::PluginConfig::default())
+        .expect("bundled plugins");
+    let mut rows = Vec::new();
+    let summary = replay::replay(model, jobs, &mut plugins, options, &mut rows, &mut |_| {})
+        .expect("replays");
+    (rows, summary)
+}
+
+fn run(nodes: usize, trace: &str) -> (Vec<JobRow>, Summary) {
+    run_with(nodes, trace, &checked())
+}
+
+/// Default options, invariants checked after every instant.
+fn checked() -> Options {
+    Options {
+        check_invariants: true,
+        ..Options::default()
+    }
+}
+
+fn row<'a>(rows: &'a [JobRow], name: &str) -> &'a JobRow {
+    rows.iter()
+        .find(|r| r.job == format!("default/{name}"))
+        .unwrap_or_else(|| panic!("no row for {name}: {rows:#?}"))
+}
+
+/// (start, end) of a job.
+fn span(rows: &[JobRow], name: &str) -> (Option<f64>, f64) {
+    let r = row(rows, name);
+    (r.start, r.end)
+}
+
+#[test]
+fn a_gang_waits_for_a_finishing_job() {
+    let trace = r#"
+{"name":"first","submit":0,"duration":100,"workers":2,"minCount":2,"gpu":8}
+{"name":"second","submit":10,"duration":50,"workers":2,"minCount":2,"gpu":8}
+{"name":"lone","submit":10,"duration":5,"gpu":8}
+"#;
+    let (rows, summary) = run(3, trace);
+    assert_eq!(span(&rows, "first"), (Some(0.0), 100.0));
+    // A rejected PodGroup is retried whenever its backoff ends, events or
+    // not: 1, 2, 4, 8 s, then at most 10 s × √2 = 14.142 s, each released
+    // on the whole second after the window its expiry falls in. Attempts
+    // at 10 (rejected: the lone pod took the third node), 12, 15, 20, 29,
+    // 44, 59, 74, 89 and 104, after the first job ended at 100.
+    assert_eq!(span(&rows, "second"), (Some(104.0), 154.0));
+    let second = row(&rows, "second");
+    assert_eq!((second.wait, second.attempts), (94.0, 10));
+    assert_eq!(second.result, "Succeeded");
+    assert!(
+        second.waited_for.contains("Insufficient nvidia.com/gpu"),
+        "{second:?}"
+    );
+    assert_eq!(summary.makespan, 154.0);
+    assert_eq!(summary.succeeded, 3);
+    // Rows stream in the order jobs end.
+    let order: Vec<&str> = rows.iter().map(|r| r.job.as_str()).collect();
+    assert_eq!(order, ["default/lone", "default/first", "default/second"]);
+}
+
+#[test]
+fn a_rejected_pod_waits_for_a_pod_to_go() {
+    // A pod NodeResourcesFit rejected waits with the unschedulable pods
+    // until a pod that held resources is deleted: the blocker ending at
+    // 100 requeues it, and it runs at once.
+    let trace = r#"
+{"name":"blocker","submit":0,"duration":100,"gpu":8}
+{"name":"waiter","submit":10,"duration":50,"gpu":8}
+"#;
+    let (rows, _) = run(1, trace);
+    let waiter = row(&rows, "waiter");
+    assert_eq!((waiter.start, waiter.end), (Some(100.0), 150.0));
+    assert_eq!(waiter.attempts, 2, "{waiter:?}");
+}
+
+#[test]
+fn a_preemption_waits_for_the_victims_grace_period_and_the_job_controller_replaces_them() {
+    // The low job's pods have 5 s to terminate; the high job is
+    // nominated meanwhile; rejected at 10, its group is retried at 12
+    // (victims still there) and 15, when they are gone. The Job controller
+    // sees two failures and replaces both victims 20 s after them (30);
+    // the replacements wait for the high job to end (35), and the low
+    // job's work restarts from zero.
+    let trace = r#"
+{"name":"low","submit":0,"duration":100,"workers":2,"minCount":2,"gpu":8,"priorityClass":"low","gracePeriod":5}
+{"name":"high","submit":10,"duration":20,"workers":2,"minCount":2,"gpu":8,"priorityClass":"high"}
+"#;
+    let (rows, summary) = run(2, trace);
+    assert_eq!(span(&rows, "high"), (Some(15.0), 35.0));
+    let high = row(&rows, "high");
+    assert_eq!(
+        high.waited_for,
+        "nominated: waiting for its victims to terminate"
+    );
+    let low = row(&rows, "low");
+    assert_eq!((low.start, low.end), (Some(0.0), 135.0));
+    assert_eq!(low.preempted, 1);
+    assert_eq!(low.pending_flaps, 1);
+    assert_eq!(low.gpu_seconds_lost, 10.0 * 2.0 * 8.0);
+    assert_eq!(summary.evictions, 2);
+    assert_eq!(summary.gpu_seconds_lost, 160.0);
+}
+
+#[test]
+fn checkpoints_keep_saved_work_and_ignored_disruptions_are_replaced_once_gone() {
+    // Saved every 4 s: preempted at 10, 8 s are kept and 2 lost per GPU.
+    // The podFailurePolicy ignores DisruptionTarget: no counted failure,
+    // no delay; the replacement is created when the old pod is gone (15).
+    let trace = r#"
+{"name":"low","submit":0,"duration":100,"workers":2,"minCount":2,"gpu":8,"priorityClass":"low","gracePeriod":5,"checkpoint":4,"ignoreDisruptions":true,"backoffLimit":0}
+{"name":"high","submit":10,"duration":20,"workers":2,"minCount":2,"gpu":8,"priorityClass":"high"}
+"#;
+    let (rows, _) = run(2, trace);
+    let low = row(&rows, "low");
+    assert_eq!(low.result, "Succeeded", "an ignored failure never counts");
+    assert_eq!(low.gpu_seconds_lost, 2.0 * 2.0 * 8.0);
+    // 92 s of work left from 35.
+    assert_eq!(low.end, 127.0);
+}
+
+#[test]
+fn a_job_past_its_backoff_limit_fails() {
+    let trace = r#"
+{"name":"low","submit":0,"duration":100,"workers":2,"minCount":2,"gpu":8,"priorityClass":"low","gracePeriod":5,"backoffLimit":1}
+{"name":"high","submit":10,"duration":20,"workers":2,"minCount":2,"gpu":8,"priorityClass":"high"}
+"#;
+    let (rows, summary) = run(2, trace);
+    // Two pods preempted: two counted failures, one more than the limit.
+    let low = row(&rows, "low");
+    assert_eq!((low.result, low.end), ("Failed", 10.0));
+    assert_eq!(summary.failed, 1);
+    assert_eq!(span(&rows, "high"), (Some(15.0), 35.0));
+}
+
+#[test]
+fn the_failure_backoff_doubles() {
+    assert_eq!(replay::recreation_delay(0), Duration::ZERO);
+    let secs: Vec<u64> = (1..=7)
+        .map(|f| replay::recreation_delay(f).as_secs())
+        .collect();
+    assert_eq!(secs, [10, 20, 40, 80, 160, 320, 600]);
+}
+
+#[test]
+fn a_job_that_can_never_fit_is_reported_and_the_rest_runs() {
+    let trace = r#"
+{"name":"huge","submit":0,"duration":10,"gpu":16}
+{"name":"wrong-model","submit":0,"duration":10,"gpu":1,"gpuModel":"B200"}
+{"name":"fine","submit":1,"duration":10,"gpu":8}
+"#;
+    let (rows, summary) = run(2, trace);
+    let huge = row(&rows, "huge");
+    assert_eq!((huge.result, huge.start), ("NeverSchedulable", None));
+    assert!(
+        huge.waited_for.contains("2 Insufficient nvidia.com/gpu"),
+        "{huge:?}"
+    );
+    let model = row(&rows, "wrong-model");
+    assert_eq!(model.result, "NeverSchedulable");
+    assert!(model.waited_for.contains("node affinity"), "{model:?}");
+    assert_eq!(span(&rows, "fine"), (Some(1.0), 11.0));
+    assert_eq!(summary.never_schedulable, 2);
+}
+
+#[test]
+fn until_stops_the_replay_and_reports_what_is_left_unfinished() {
+    let trace = r#"
+{"name":"long","submit":0,"duration":1000,"gpu":8}
+{"name":"late","submit":600,"duration":10,"gpu":8}
+"#;
+    let options = Options {
+        until: Some(Duration::from_secs(300)),
+        ..checked()
+    };
+    let (rows, summary) = run_with(1, trace, &options);
+    assert_eq!(rows.len(), 1, "the late job never arrived: {rows:?}");
+    assert_eq!((rows[0].result, rows[0].end), ("Unfinished", 300.0));
+    assert_eq!(summary.replayed, 300.0);
+}
+
+#[test]
+fn backoff_of_a_large_group() {
+    // 16 pods: the maximum backoff is 10 s × √16 = 40 s. Attempts at 0, 2,
+    // 5, 10, 19, 36, 69 (backoffs 1, 2, 4, 8, 16, 32, then 40 s, each
+    // released after its 1-second window); the blocker ends at 100, and
+    // the group's next attempt is at 69 + 40 s, released at 110.
+    let trace = r#"
+{"name":"blocker","submit":0,"duration":100,"gpu":1}
+{"name":"big","submit":0,"duration":10,"workers":16,"minCount":16,"gpu":1}
+"#;
+    let (rows, _) = run(2, trace);
+    let big = row(&rows, "big");
+    assert_eq!((big.start, big.attempts), (Some(110.0), 8), "{big:?}");
+    // Without SchedulerPopFromBackoffQ, expiries are not aligned to
+    // windows: 0, 1, 3, 7, 15, 31, 63, then 103.
+    let options = Options {
+        queue: QueueConfig {
+            pop_from_backoff: false,
+            ..QueueConfig::default()
+        },
+        ..checked()
+    };
+    let (rows, _) = run_with(2, trace, &options);
+    let big = row(&rows, "big");
+    assert_eq!((big.start, big.attempts), (Some(103.0), 8), "{big:?}");
+    // The configured backoff: 2 s doubling to at most 4 s × 4 = 16 s.
+    let options = Options {
+        queue: QueueConfig {
+            backoff: wasched::config::QueueBackoff {
+                initial: Duration::from_secs(2),
+                max: Duration::from_secs(4),
+            },
+            ..QueueConfig::default()
+        },
+        ..checked()
+    };
+    let (rows, _) = run_with(2, trace, &options);
+    // 0, 3, 8, 17, 34, 51, 68, 85, then 102.
+    assert_eq!(row(&rows, "big").start, Some(102.0));
+}
+
+#[test]
+fn the_same_trace_gives_the_same_rows() {
+    let trace = generated_trace(&[(3, 40, 2, false), (1, 25, 1, true), (2, 5, 4, false)]);
+    let a = run(4, &trace);
+    let b = run(4, &trace);
+    assert_eq!(a, b);
+}
+
+/// A trace of jobs (workers, duration, submit gap, high priority).
+fn generated_trace(jobs: &[(u32, u32, u32, bool)]) -> String {
+    let mut submit = 0;
+    let mut text = String::new();
+    for (i, &(workers, duration, gap, high)) in jobs.iter().enumerate() {
+        submit += gap;
+        let class = if high { "high" } else { "low" };
+        text.push_str(&format!(
+            "{{\"name\":\"j{i}\",\"submit\":{submit},\"duration\":{duration},\"workers\":{workers},\"minCount\":{workers},\"gpu\":4,\"priorityClass\":\"{class}\",\"gracePeriod\":3}}\n"
+        ));
+    }
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Every job arrives and ends once, never before it arrived or started;
+    /// what is allocated never exceeds the cluster; the counts add up.
+    #[test]
+    fn invariants_hold_over_generated_traces(
+        jobs in proptest::collection::vec((1u32..=4, 1u32..=60, 0u32..=20, any::<bool>()), 1..12)
+    ) {
+        let trace = generated_trace(&jobs);
+        let (rows, summary) = run(4, &trace);
+        prop_assert_eq!(rows.len(), jobs.len());
+        prop_assert_eq!(summary.jobs as usize, jobs.len());
+        prop_assert_eq!(
+            summary.succeeded + summary.failed + summary.never_schedulable + summary.unfinished,
+            summary.jobs
+        );
+        for row in &rows {
+            prop_assert!(row.end >= row.submit, "{:?}", row);
+            if let Some(start) = row.start {
+                prop_assert!(start >= row.submit && row.end >= start, "{:?}", row);
+            }
+            prop_assert_eq!(row.result, "Succeeded", "{:?}", row);
+        }
+        for point in &summary.series {
+            prop_assert!(point.gpu_share <= 1.0 + 1e-9, "{:?}", point);
+        }
+    }
+}
