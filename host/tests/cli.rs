@@ -659,3 +659,80 @@ fn perf_map_names_the_plugins_functions() {
         "no plugin function in {map}: {text:.300}"
     );
 }
+
+#[test]
+fn replay_streams_job_rows_then_the_summary_in_every_format() {
+    let cluster = common::testdata("replay/cluster.yaml")
+        .display()
+        .to_string();
+    let jsonl = common::testdata("replay/trace.jsonl").display().to_string();
+    let csv = common::testdata("replay/trace.csv").display().to_string();
+    let (code, table, stderr) = wasched(&["replay", &cluster, &jsonl]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(table.starts_with("JOB "), "{table}");
+    assert!(table.contains("default/too-big"), "{table}");
+    assert!(table.contains("NeverSchedulable"), "{table}");
+    assert!(table.contains("\njobs: 10 (9 succeeded"), "{table}");
+    // The CSV form of the same trace, and any thread count: the same bytes.
+    let (_, from_csv, _) = wasched(&["replay", &cluster, &csv]);
+    assert_eq!(from_csv, table);
+    let (_, one_thread, _) = wasched(&["replay", &cluster, &jsonl, "--threads", "1"]);
+    assert_eq!(one_thread, table);
+    let (code, json, stderr) = wasched(&["replay", &cluster, &jsonl, "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let value: serde_json::Value = serde_json::from_str(&json).expect("one JSON object");
+    assert_eq!(value["jobs"].as_array().map(Vec::len), Some(10));
+    assert_eq!(value["summary"]["jobs"], 10);
+    assert!(
+        value["summary"]["series"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty())
+    );
+    let (code, yaml, _) = wasched(&["replay", &cluster, &jsonl, "-o", "yaml"]);
+    assert_eq!(code, 0);
+    let from_yaml: serde_json::Value = serde_norway::from_str(&yaml).unwrap();
+    assert_eq!(from_yaml["jobs"], value["jobs"]);
+    // --until: what is left is unfinished.
+    let (_, early, _) = wasched(&["replay", &cluster, &jsonl, "--until", "1h", "-o", "json"]);
+    let early: serde_json::Value = serde_json::from_str(&early).unwrap();
+    assert_eq!(early["summary"]["replayed"], 3600.0);
+    assert!(early["summary"]["unfinished"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_bad_trace_is_one_line_naming_file_line_and_column() {
+    let cluster = common::testdata("replay/cluster.yaml")
+        .display()
+        .to_string();
+    let negative = write(
+        "negative.jsonl",
+        "{\"name\":\"a\",\"submit\":0,\"duration\":1}\n{\"name\":\"b\",\"submit\":0,\"duration\":-5}\n",
+    );
+    assert_one_line_error(
+        &["replay", &cluster, &negative],
+        &["negative.jsonl:2:35: job default/b: field duration: -5 is not a time"],
+    );
+    let class = write(
+        "class.csv",
+        "name,submit,duration,priorityClass\na,0,10,gold\n",
+    );
+    assert_one_line_error(
+        &["replay", &cluster, &class],
+        &[
+            "class.csv:2:8: job default/a: field priorityClass: \"gold\" is not a PriorityClass of the cluster",
+        ],
+    );
+    let cell = write("cell.csv", "name,submit,duration,gpu\na,0,10,two\n");
+    assert_one_line_error(
+        &["replay", &cluster, &cell],
+        &["cell.csv:2:8: job default/a: field gpu"],
+    );
+    let unknown = write(
+        "unknown.jsonl",
+        "{\"name\":\"a\",\"submit\":0,\"duration\":1,\"gpus\":1}\n",
+    );
+    assert_one_line_error(
+        &["replay", &cluster, &unknown],
+        &["unknown.jsonl:1:37: unknown field `gpus`"],
+    );
+}

@@ -384,7 +384,7 @@ impl<'a> Engine<'a> {
             {
                 bail!(
                     "{}: job {}/{}: field priorityClass: {class:?} is not a PriorityClass of the cluster",
-                    job.origin,
+                    job.priority_class_at,
                     job.namespace,
                     job.name
                 );

@@ -15,8 +15,8 @@ const FLOOR_MS: f64 = 1.0;
 /// values, never by their number).
 #[derive(Debug, Clone, Default)]
 pub struct Histogram {
-    /// Count per bucket index.
-    counts: Vec<u64>,
+    /// Count per bucket index, and the largest value counted in it (ms).
+    counts: Vec<(u64, f64)>,
     total: u64,
     sum_ms: f64,
     max_ms: f64,
@@ -31,23 +31,16 @@ impl Histogram {
         }
     }
 
-    /// The value a bucket stands for (its upper bound).
-    fn value(bucket: usize) -> f64 {
-        if bucket == 0 {
-            0.0
-        } else {
-            FLOOR_MS * GROWTH.powi(bucket as i32)
-        }
-    }
-
     /// Counts one duration.
     pub fn record(&mut self, value: Duration) {
         let ms = value.as_secs_f64() * 1000.0;
         let bucket = Self::bucket(ms);
         if self.counts.len() <= bucket {
-            self.counts.resize(bucket + 1, 0);
+            self.counts.resize(bucket + 1, (0, 0.0));
         }
-        self.counts[bucket] += 1;
+        let (count, largest) = &mut self.counts[bucket];
+        *count += 1;
+        *largest = largest.max(ms);
         self.total += 1;
         self.sum_ms += ms;
         self.max_ms = self.max_ms.max(ms);
@@ -58,18 +51,18 @@ impl Histogram {
         self.total
     }
 
-    /// The `q` quantile (0..=1) in seconds, within 1 %; never above the
-    /// largest value counted.
+    /// The `q` quantile (0..=1) in seconds, within 1 %: the largest value
+    /// counted in the bucket it falls in (exact when the values are apart).
     pub fn quantile(&self, q: f64) -> f64 {
         if self.total == 0 {
             return 0.0;
         }
         let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
         let mut seen = 0;
-        for (bucket, &count) in self.counts.iter().enumerate() {
+        for &(count, largest) in &self.counts {
             seen += count;
             if seen >= rank {
-                return Self::value(bucket).min(self.max_ms) / 1000.0;
+                return largest / 1000.0;
             }
         }
         self.max_ms / 1000.0

@@ -75,6 +75,8 @@ pub struct Job {
     pub node_selector: BTreeMap<String, String>,
     /// `priorityClassName` of its pods and PodGroup.
     pub priority_class: Option<String>,
+    /// Where the priority class was read: `FILE:LINE:COLUMN`.
+    pub priority_class_at: String,
     /// Its PodGroup's topology constraint key.
     pub topology_key: Option<String>,
     /// What a preemption takes of its PodGroup.
@@ -546,6 +548,7 @@ fn job(place: &Place, row: Row) -> Result<Job> {
         requests,
         node_selector,
         priority_class: row.priority_class,
+        priority_class_at: place.at("priorityClass"),
         topology_key,
         disruption,
         checkpoint,
@@ -671,9 +674,12 @@ mod tests {
         assert_eq!(json.node_selector[GPU_MODEL_LABEL], "H100");
         assert_eq!(json.backoff_limit, 6);
         assert_eq!(json.grace_period, Duration::from_secs(30));
+        assert_eq!(json.priority_class_at, "t.jsonl:1:123");
+        assert_eq!(csv.priority_class_at, "t.csv:2:24");
         assert_eq!(
             Job {
                 origin: csv.origin.clone(),
+                priority_class_at: csv.priority_class_at.clone(),
                 ..json
             },
             csv

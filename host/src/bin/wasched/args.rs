@@ -3,6 +3,18 @@
 
 use anyhow::Context;
 
+/// Output formats of the commands that print decisions (`simulate`,
+/// `replay`).
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned columns for people.
+    Table,
+    /// JSON.
+    Json,
+    /// YAML.
+    Yaml,
+}
+
 /// Options shared by the commands that schedule.
 #[derive(clap::Args)]
 pub struct ViewArgs {

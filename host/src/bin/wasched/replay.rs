@@ -7,19 +7,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::ValueEnum;
 use wasched::replay::report::{self, JobRow, Sink, Summary};
 use wasched::replay::{self, Inputs, Options, Progress, QueueConfig};
 
-use crate::args::{ReadArgs, use_threads};
-
-#[derive(Clone, Copy, ValueEnum)]
-/// Output formats of `replay`.
-enum Format {
-    Table,
-    Json,
-    Yaml,
-}
+use crate::args::{Format, ReadArgs, use_threads};
 
 /// The arguments of `wasched replay`.
 #[derive(clap::Args)]
@@ -118,8 +109,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         out: &mut out,
         format: args.output,
         written: 0,
+        started: false,
     };
-    sink.start()?;
     let mut bar = Bar::on_terminal();
     let summary = replay::replay_files(&inputs, &mut plugins, &options, &mut sink, &mut |p| {
         bar.show(p)
@@ -130,11 +121,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Rows written as jobs end.
+/// Rows written as jobs end (nothing before the first, so that an input
+/// error leaves stdout empty).
 struct Rows<'a, W: Write> {
     out: &'a mut W,
     format: Format,
     written: usize,
+    started: bool,
 }
 
 /// Widths of the streamed table's columns (a longer cell widens its row).
@@ -142,6 +135,9 @@ const WIDTHS: [usize; 10] = [32, 9, 9, 9, 9, 16, 8, 9, 10, 0];
 
 impl<W: Write> Rows<'_, W> {
     fn start(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.started, true) {
+            return Ok(());
+        }
         match self.format {
             Format::Table => {
                 let header: Vec<String> =
@@ -163,6 +159,7 @@ impl<W: Write> Rows<'_, W> {
     }
 
     fn finish(&mut self, summary: &Summary) -> Result<()> {
+        self.start()?;
         match self.format {
             Format::Table => {
                 writeln!(self.out)?;
@@ -195,6 +192,7 @@ impl<W: Write> Rows<'_, W> {
 
 impl<W: Write> Sink for Rows<'_, W> {
     fn job(&mut self, row: &JobRow) -> Result<()> {
+        self.start()?;
         match self.format {
             Format::Table => self.line(&report::job_cells(row))?,
             Format::Json => {

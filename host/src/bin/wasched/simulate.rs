@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::ValueEnum;
 
-use crate::args::{ReadArgs, SchedulerArgs, ViewArgs, use_threads};
+use crate::args::{Format, ReadArgs, SchedulerArgs, ViewArgs, use_threads};
 use crate::io::{input_files, snapshot_title, terminal_width, write_html};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -20,14 +20,6 @@ enum EngineArg {
     /// The real kube-scheduler v1.37.2 running wasched's components (the
     /// bundled ones, or `--plugins DIR`) in place of its workload plugins.
     KubeSchedulerWasm,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-/// Output formats of `simulate`.
-enum Format {
-    Table,
-    Json,
-    Yaml,
 }
 
 /// The arguments of `wasched simulate`.
