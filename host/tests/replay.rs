@@ -306,3 +306,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn gpu_jobs_tolerate_the_gpu_taint_and_nothing_else() {
+    let cluster = "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-0}\nspec:\n  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]\nstatus:\n  allocatable: {cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\", pods: \"110\"}\n";
+    let manifests = wasched::read_manifests_text("cluster.yaml", cluster, &Default::default())
+        .expect("the cluster reads");
+    let model = replay::model_of(manifests).expect("models");
+    let trace = "{\"name\":\"gpu\",\"submit\":0,\"duration\":10,\"gpu\":8}\n{\"name\":\"cpu-only\",\"submit\":0,\"duration\":10,\"cpu\":\"1\"}\n";
+    let jobs = replay::trace::parse("t.jsonl", trace).expect("reads");
+    let runtime = wasched::Runtime::new().expect("runtime");
+    let mut plugins = runtime
+        .bundled(&wasched::PluginConfig::default())
+        .expect("bundled plugins");
+    let mut rows = Vec::new();
+    replay::replay(
+        model,
+        jobs,
+        &mut plugins,
+        &checked(),
+        &mut rows,
+        &mut |_| {},
+    )
+    .expect("replays");
+    assert_eq!(row(&rows, "gpu").start, Some(0.0));
+    let cpu = row(&rows, "cpu-only");
+    assert_eq!(cpu.result, "NeverSchedulable");
+    assert!(cpu.waited_for.contains("untolerated taint"), "{cpu:?}");
+}

@@ -19,6 +19,7 @@
 //! Events of one kind at one instant keep the order they were made in
 //! (arrivals: the trace's order). Scheduling takes no virtual time.
 
+pub mod generate;
 pub mod objects;
 pub mod queue;
 pub mod report;

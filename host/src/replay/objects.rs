@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use k8s_openapi::api::core::v1::{Pod, PodCondition};
+use k8s_openapi::api::core::v1::{Pod, PodCondition, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::trace::{Disruption, Grouping, Job};
@@ -65,7 +65,7 @@ pub fn pod(job: &Job, name: &str, at: Duration) -> Result<Pod> {
     for (resource, quantity) in &job.requests {
         builder = builder.request(resource, quantity);
         // Extended resources cannot be overcommitted: limit = request.
-        if resource.contains('/') && !resource.starts_with("kubernetes.io/") {
+        if is_extended(resource) {
             builder = builder.limit(resource, quantity);
         }
     }
@@ -82,8 +82,29 @@ pub fn pod(job: &Job, name: &str, at: Duration) -> Result<Pod> {
     let mut pod = builder.build()?;
     let spec = pod.spec.as_mut().expect("built pods have a spec");
     spec.termination_grace_period_seconds = Some(job.grace_period.as_secs() as i64);
+    // What the ExtendedResourceToleration admission plugin adds, as GPU
+    // clusters run it: a pod asking for an extended resource tolerates the
+    // NoSchedule taint of that name (nvidia.com/gpu on GPU nodes).
+    for resource in job.requests.keys().filter(|r| is_extended(r)) {
+        spec.tolerations
+            .get_or_insert_with(Vec::new)
+            .push(Toleration {
+                key: Some(resource.clone()),
+                operator: Some("Exists".into()),
+                effect: Some("NoSchedule".into()),
+                ..Default::default()
+            });
+    }
     pod.metadata.uid = Some(format!("{}-{name}", job.namespace));
     Ok(pod)
+}
+
+/// Whether `resource` is an extended resource (a domain-prefixed name
+/// outside `kubernetes.io/`).
+fn is_extended(resource: &str) -> bool {
+    resource.contains('/')
+        && !resource.starts_with("kubernetes.io/")
+        && !resource.contains(".kubernetes.io/")
 }
 
 /// `pod` bound to `node`.

@@ -1,0 +1,99 @@
+//! Deterministic synthetic traces shaped like a GPU cluster's (the replay
+//! benchmark's input): many small jobs and few large gangs, two priority
+//! classes of `wasched generate`'s clusters that preempt each other.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::trace::{Disruption, GPU_RESOURCE, Grouping, Job};
+
+/// What to generate.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceOptions {
+    /// Jobs.
+    pub jobs: usize,
+    /// Mean time between arrivals.
+    pub mean_gap: Duration,
+    /// The largest gang (workers).
+    pub max_workers: u32,
+    /// Random seed; the same options give the same trace.
+    pub seed: u64,
+}
+
+/// A trace: arrivals with exponential gaps; 40 % single-pod jobs of 1–8
+/// GPUs, the rest gangs of 8-GPU pods whose sizes halve in frequency as
+/// they double (2 … `max_workers`); durations log-uniform from 5 min to
+/// 4 h; a third `training-high`, the rest `batch`, half of them
+/// checkpointing every 10 min.
+pub fn trace(options: &TraceOptions) -> Vec<Job> {
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    let mut submit = 0f64;
+    let mut jobs = Vec::with_capacity(options.jobs);
+    for i in 0..options.jobs {
+        let u: f64 = rng.random_range(1e-9..1.0);
+        submit += -u.ln() * options.mean_gap.as_secs_f64();
+        let (workers, gpus) = if rng.random_range(0..10) < 4 {
+            (1, [1, 2, 4, 8][rng.random_range(0..4)])
+        } else {
+            let mut workers = 2;
+            while workers < options.max_workers && rng.random_range(0..2) == 0 {
+                workers *= 2;
+            }
+            (workers, 8)
+        };
+        let duration = 300.0 * (48f64).powf(rng.random_range(0.0..1.0));
+        let high = rng.random_range(0..3) == 0;
+        let checkpoint = (!high && rng.random_range(0..2) == 0).then(|| Duration::from_secs(600));
+        jobs.push(Job {
+            origin: format!("generated:{}", i + 1),
+            namespace: "default".into(),
+            name: format!("job-{i:06}"),
+            submit: Duration::from_millis((submit * 1000.0) as u64),
+            duration: Duration::from_secs(duration as u64),
+            workers,
+            grouping: if workers > 1 {
+                Grouping::Gang(workers)
+            } else {
+                Grouping::None
+            },
+            requests: BTreeMap::from([
+                ("cpu".to_string(), (gpus * 8).to_string()),
+                ("memory".to_string(), format!("{}Gi", gpus * 64)),
+                (GPU_RESOURCE.to_string(), gpus.to_string()),
+            ]),
+            node_selector: BTreeMap::new(),
+            priority_class: Some(if high { "training-high" } else { "batch" }.into()),
+            priority_class_at: format!("generated:{}", i + 1),
+            topology_key: None,
+            disruption: Disruption::Pod,
+            checkpoint,
+            backoff_limit: 6,
+            ignore_disruptions: false,
+            grace_period: Duration::from_secs(30),
+        });
+    }
+    jobs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_options_give_the_same_trace() {
+        let options = TraceOptions {
+            jobs: 200,
+            mean_gap: Duration::from_secs(30),
+            max_workers: 32,
+            seed: 7,
+        };
+        let a = trace(&options);
+        assert_eq!(a, trace(&options));
+        assert!(a.windows(2).all(|w| w[0].submit <= w[1].submit));
+        assert!(a.iter().any(|j| j.workers == 1) && a.iter().any(|j| j.workers >= 8));
+        assert!(a.iter().all(|j| j.workers <= 32));
+    }
+}
