@@ -325,6 +325,8 @@ struct Engine<'a> {
     running: HashMap<u32, JobRun>,
     /// Pod key → (job, worker) of every trace pod in the cluster.
     pods: HashMap<String, (u32, u32)>,
+    /// PodGroup key → job, for the jobs in the cluster with a PodGroup.
+    groups: HashMap<String, u32>,
     /// Victims preempted by the scheduler and still terminating.
     preempted: std::collections::BTreeSet<String>,
     /// kube-scheduler's `nextStartNodeIndex`.
@@ -364,6 +366,7 @@ impl<'a> Engine<'a> {
             queue,
             running: HashMap::new(),
             pods: HashMap::new(),
+            groups: HashMap::new(),
             preempted: Default::default(),
             search_start: std::cell::Cell::new(0),
             recorder: series,
@@ -501,6 +504,8 @@ impl<'a> Engine<'a> {
         let spec = Arc::new(job);
         if let Some(group) = objects::pod_group(&spec, now)? {
             self.upsert(group)?;
+            self.groups
+                .insert(format!("{}/{}", spec.namespace, spec.name), index);
         }
         let mut run = JobRun::new(spec.clone());
         run.waiting = Some(("arrived".into(), now));
@@ -708,6 +713,7 @@ impl<'a> Engine<'a> {
             let key = format!("{}/{}", spec.namespace, spec.name);
             self.queue.remove(&format!("PodGroup {key}"));
             self.model.delete("PodGroup", &key);
+            self.groups.remove(&key);
         }
         if deleted_assigned {
             self.cluster_event(ClusterEvent::AssignedPodDeleted);
@@ -811,31 +817,27 @@ impl<'a> Engine<'a> {
         let snapshot = self.model.lend();
         let mut order = Vec::with_capacity(popped.len());
         let mut attempted = Vec::with_capacity(popped.len());
+        // Preemptors whose victims still terminate may not preempt again.
+        let mut blocked: HashSet<Entity> = HashSet::new();
         for key in popped {
-            match entity_named(snapshot, &key) {
-                Some(entity)
-                    if !scheduler::nomination::pending_pods(snapshot, entity).is_empty() =>
-                {
-                    order.push(entity);
-                    attempted.push(key);
-                }
-                _ => self.queue.remove(&key),
+            let Some(entity) = entity_named(snapshot, &key) else {
+                self.queue.remove(&key);
+                continue;
+            };
+            let pending = scheduler::nomination::pending_pods(snapshot, entity);
+            if pending.is_empty() {
+                self.queue.remove(&key);
+                continue;
             }
+            if scheduler::nomination::victims_terminating(snapshot, &pending, &self.preempted) {
+                blocked.insert(entity);
+            }
+            order.push(entity);
+            attempted.push(key);
         }
         if order.is_empty() {
             return Ok(());
         }
-        let blocked: HashSet<Entity> = order
-            .iter()
-            .copied()
-            .filter(|&e| {
-                scheduler::nomination::victims_terminating(
-                    snapshot,
-                    &scheduler::nomination::pending_pods(snapshot, e),
-                    &self.preempted,
-                )
-            })
-            .collect();
         let may_preempt = |e: Entity| !blocked.contains(&e);
         let options = RunOptions {
             live: true,
@@ -926,10 +928,11 @@ impl<'a> Engine<'a> {
         let snapshot = self.model.lend();
         let mut after: Vec<(&String, u32, bool)> = Vec::with_capacity(attempted.len());
         for key in attempted {
-            let pending = entity_named(snapshot, key)
+            let entity = entity_named(snapshot, key);
+            let pending = entity
                 .map(|e| scheduler::nomination::pending_pods(snapshot, e).len() as u32)
                 .unwrap_or(0);
-            let progressed = match entity_named(snapshot, key) {
+            let progressed = match entity {
                 Some(Entity::Group(g)) => snapshot.groups[g as usize]
                     .members
                     .iter()
@@ -957,13 +960,7 @@ impl<'a> Engine<'a> {
         let (kind, name) = key.split_once(' ')?;
         match kind {
             "Pod" => self.pods.get(name).map(|&(job, _)| job),
-            "PodGroup" => {
-                let (ns, group) = name.split_once('/')?;
-                self.running
-                    .iter()
-                    .find(|(_, r)| r.spec.namespace == ns && r.spec.name == group)
-                    .map(|(&j, _)| j)
-            }
+            "PodGroup" => self.groups.get(name).copied(),
             _ => None,
         }
     }
@@ -1110,13 +1107,9 @@ impl<'a> Engine<'a> {
         let now = self.now;
         for key in running {
             if let Some(pod) = self.pod_object(&key) {
-                let mut terminating = pod.clone();
-                terminating.metadata.deletion_timestamp =
-                    objects::preempted(&pod, now).metadata.deletion_timestamp;
-                let grace = spec.grace_period;
-                self.upsert_pod_like(&key, terminating)?;
+                self.upsert_pod_like(&key, objects::deleting(&pod, now))?;
                 self.pods.remove(&key);
-                self.schedule(now + grace, Event::Gone { pod: key });
+                self.schedule(now + spec.grace_period, Event::Gone { pod: key });
             }
         }
         self.failing.push(job);

@@ -125,13 +125,19 @@ pub fn nominated(pod: &Pod, node: &str) -> Pod {
     pod
 }
 
-/// `pod` being deleted at `at` as a victim of preemption: its
-/// `DisruptionTarget` condition and `deletionTimestamp` set.
-pub fn preempted(pod: &Pod, at: Duration) -> Pod {
+/// `pod` being deleted at `at`: its `deletionTimestamp` set.
+pub fn deleting(pod: &Pod, at: Duration) -> Pod {
     let mut pod = pod.clone();
     pod.metadata.deletion_timestamp = k8s_openapi::jiff::Timestamp::from_second(timestamp(at))
         .ok()
         .map(Time);
+    pod
+}
+
+/// `pod` being deleted at `at` as a victim of preemption: its
+/// `DisruptionTarget` condition and `deletionTimestamp` set.
+pub fn preempted(pod: &Pod, at: Duration) -> Pod {
+    let mut pod = deleting(pod, at);
     let status = pod.status.get_or_insert_with(Default::default);
     status
         .conditions
