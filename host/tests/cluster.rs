@@ -85,6 +85,7 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
         .arg("--kubeconfig")
         .arg(&kubeconfig)
         .arg("--with-kube-scheduler")
+        .args(["--lifecycle", "--job-controller"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -95,7 +96,8 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
         .unwrap();
     assert!(
         ready.starts_with("ready: kube-apiserver v1.37.2 at https://127.0.0.1:")
-            && ready.contains("kube-scheduler v1.37.2 running"),
+            && ready.contains("kube-scheduler v1.37.2 running")
+            && ready.contains("the Job controller running, pods keeping time"),
         "{ready:?}"
     );
 
@@ -117,8 +119,9 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
     assert_eq!(names(&groups), ["trainer"]);
     assert_eq!(groups["items"][0]["spec"]["priority"], 1000);
 
-    // kube-scheduler preempts the two low pods and binds the gang.
-    let deadline = Instant::now() + Duration::from_secs(60);
+    // kube-scheduler preempts the two low pods (which stay terminating
+    // for their 30 s grace period) and binds the gang, which starts.
+    let deadline = Instant::now() + Duration::from_secs(150);
     loop {
         let pods = kubectl(&kubeconfig, &["get", "pods", "-n", "team"]);
         let items = pods["items"].as_array().unwrap();
@@ -130,7 +133,7 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
                     .unwrap()
                     .starts_with("trainer-")
             })
-            .filter(|p| p["spec"]["nodeName"].is_string())
+            .filter(|p| p["spec"]["nodeName"].is_string() && p["status"]["phase"] == "Running")
             .count();
         let victims = items
             .iter()

@@ -20,6 +20,9 @@ import (
 //     domain (TopologyPlacementGenerator, PodGroupPodsCount);
 //   - CompositePodGroup (alpha): PodGroup hierarchies;
 //   - PodGroupPreemptionPolicy (alpha): spec.preemptionPolicy of groups;
+//   - WorkloadWithJob (alpha): a Job's spec.scheduling, and the Job
+//     controller (package jobcontroller, when it runs) creating each Job's
+//     Workload and PodGroup;
 //   - SchedulerAsyncPreemption (beta, on by default) is turned off: victims
 //     are then deleted inside the scheduling cycle instead of by a detached
 //     goroutine the queue cannot see, so that "quiet" is observable. The
@@ -29,6 +32,7 @@ var FeatureGates = map[string]bool{
 	"TopologyAwareWorkloadScheduling": true,
 	"CompositePodGroup":               true,
 	"PodGroupPreemptionPolicy":        true,
+	"WorkloadWithJob":                 true,
 	"SchedulerAsyncPreemption":        false,
 }
 

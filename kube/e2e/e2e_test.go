@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -287,12 +289,18 @@ func TestUpServesAClusterUntilStopped(t *testing.T) {
 	}
 }
 
-// TestRunningPodsKeepTheirStatus: `up` without a scheduler holds the
-// snapshot as it was: the running pods Running with their start time.
-func TestRunningPodsKeepTheirStatus(t *testing.T) {
+// TestUpWithoutASchedulerKeepsStatusesAndTime: `up` without a scheduler
+// holds the snapshot as it was (the running pods Running with their start
+// time); with --lifecycle and --job-controller, a Job's pod, once bound
+// (here by the test, as a scheduler would), runs for its run-for
+// annotation and the Job completes.
+func TestUpWithoutASchedulerKeepsStatusesAndTime(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	cmd := exec.Command(binary, "up", "--objects", fixture("preempt-gang.json"), "--kubeconfig", kubeconfig)
+	cmd := exec.Command(binary, "up", "--objects", fixture("preempt-gang.json"), "--kubeconfig", kubeconfig,
+		"--lifecycle", "--job-controller")
 	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -301,20 +309,66 @@ func TestRunningPodsKeepTheirStatus(t *testing.T) {
 		cmd.Wait()
 	}()
 	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() || !strings.Contains(lines.Text(), "no kube-scheduler") {
-		t.Fatalf("ready line %q", lines.Text())
+	if !lines.Scan() || !strings.Contains(lines.Text(), "no kube-scheduler, the Job controller running, pods keeping time") {
+		t.Fatalf("ready line %q; stderr %s", lines.Text(), stderr.String())
 	}
 	config, _ := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	client := kubernetes.NewForConfigOrDie(config)
-	pod, err := client.CoreV1().Pods("team").Get(context.Background(), "low-0", metav1.GetOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pod, err := client.CoreV1().Pods("team").Get(ctx, "low-0", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pod.Status.Phase != "Running" || pod.Status.StartTime == nil || pod.Status.StartTime.UTC().Format(time.RFC3339) != "2026-11-20T09:00:00Z" {
 		t.Errorf("low-0 status: phase %s, start %v", pod.Status.Phase, pod.Status.StartTime)
 	}
-	trainer, err := client.CoreV1().Pods("team").Get(context.Background(), "trainer-0", metav1.GetOptions{})
+	trainer, err := client.CoreV1().Pods("team").Get(ctx, "trainer-0", metav1.GetOptions{})
 	if err != nil || trainer.Spec.NodeName != "" || trainer.Spec.Priority == nil || *trainer.Spec.Priority != 1000 {
 		t.Errorf("trainer-0: %v, node %q, priority %v", err, trainer.Spec.NodeName, trainer.Spec.Priority)
+	}
+
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "batch", Namespace: "team"},
+		Spec: batchv1.JobSpec{Template: v1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"wasched.io/run-for": "1s"}},
+			Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever,
+				Containers: []v1.Container{{Name: "main", Image: "busybox"}}},
+		}},
+	}
+	if _, err := client.BatchV1().Jobs("team").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var created *v1.Pod
+	for created == nil {
+		list, err := client.CoreV1().Pods("team").List(ctx, metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=batch"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) > 0 {
+			created = &list.Items[0]
+		} else if ctx.Err() != nil {
+			t.Fatal("the Job controller created no pod")
+		} else {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	binding := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Name: created.Name, Namespace: "team", UID: created.UID},
+		Target: v1.ObjectReference{Kind: "Node", Name: "node-1"}}
+	if err := client.CoreV1().Pods("team").Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		got, err := client.BatchV1().Jobs("team").Get(ctx, "batch", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Succeeded == 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the Job did not complete: %+v", got.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
+	"example.invalid/wasched/kube/kubelet"
 	"example.invalid/wasched/kube/objects"
 )
 
@@ -43,6 +44,12 @@ type Options struct {
 	// moves their preemptors to the active queue (see preemptionGate), so that
 	// runs decide the same whatever the timing.
 	UpstreamBackoff bool
+	// Lifecycle lets pods keep a node's time: the kubelet stand-in runs
+	// beside kube-scheduler with kubelet.Options.Lifecycle (bound pods
+	// start, complete after their run-for annotation, and stay
+	// terminating for their grace period) instead of the harness's watch
+	// finishing pods marked for deletion at once.
+	Lifecycle bool
 }
 
 // Scheduler is kube-scheduler running in this process, with the harness's
@@ -91,7 +98,7 @@ func New(ctx context.Context, config *rest.Config, options Options) (*Scheduler,
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	s := &Scheduler{
-		watch:  newWatch(client),
+		watch:  newWatch(client, !options.Lifecycle),
 		rec:    newRecorder(options.Ties, options.Prefer),
 		names:  map[string]bool{},
 		cancel: cancel,
@@ -157,6 +164,12 @@ func New(ctx context.Context, config *rest.Config, options Options) (*Scheduler,
 	if !s.watch.start(runCtx, ctx) {
 		cancel()
 		return nil, fmt.Errorf("the harness's pod watch did not sync: %w", ctx.Err())
+	}
+	if options.Lifecycle {
+		if err := kubelet.Run(runCtx, client, kubelet.Options{Lifecycle: true}); err != nil {
+			cancel()
+			return nil, fmt.Errorf("the kubelet stand-in: %w", err)
+		}
 	}
 	informerFactory.Start(runCtx.Done())
 	dynInformerFactory.Start(runCtx.Done())

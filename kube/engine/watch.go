@@ -33,11 +33,14 @@ type podState struct {
 // watch follows every pod on the API server through an informer of its
 // own (not the scheduler's): it counts changes that can affect a decision
 // (a binding, a nomination, a disruption, a deletion), keeps every pod's
-// last state (deleted ones too), and acts as the kubelets that do not run
-// here — a pod marked for deletion is finished at once (deleted with grace
-// period 0), as if its containers had stopped.
+// last state (deleted ones too), and, unless a kubelet stand-in keeps
+// pods' time beside it (Options.Lifecycle), acts as the kubelets that do
+// not run here — a pod marked for deletion is finished at once (deleted
+// with grace period 0), as if its containers had stopped.
 type watch struct {
 	client kubernetes.Interface
+	// finishes says whether this watch finishes pods marked for deletion.
+	finishes bool
 
 	// changes counts decision-relevant changes; quiet() reads it.
 	changes atomic.Uint64
@@ -60,8 +63,8 @@ type watch struct {
 	synced  cache.InformerSynced
 }
 
-func newWatch(client kubernetes.Interface) *watch {
-	w := &watch{client: client, pods: map[types.UID]*podState{}, scheduled: map[string]*Condition{}}
+func newWatch(client kubernetes.Interface, finishes bool) *watch {
+	w := &watch{client: client, finishes: finishes, pods: map[types.UID]*podState{}, scheduled: map[string]*Condition{}}
 	w.factory = informers.NewSharedInformerFactory(client, 0)
 	groups := w.factory.Scheduling().V1beta1().PodGroups().Informer()
 	groups.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -171,7 +174,9 @@ func (w *watch) observe(old, pod *v1.Pod) {
 	}
 	if terminating {
 		w.terminating.Add(1)
-		go w.finish(pod)
+		if w.finishes {
+			go w.finish(pod)
+		}
 	}
 }
 

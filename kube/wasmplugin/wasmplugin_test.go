@@ -23,28 +23,15 @@ import (
 	"example.invalid/wasched/kube/objects"
 )
 
-// sample is the configuration deploy/kube-scheduler.yaml ships (its
-// ConfigMap), and the scheduler name it configures.
+// sample is the configuration deploy/kube-scheduler/base/config.yaml
+// ships, and the scheduler name it configures.
 func sample(t *testing.T) (string, string) {
 	t.Helper()
-	text, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kube-scheduler.yaml"))
+	text, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kube-scheduler", "base", "config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, doc := range strings.Split(string(text), "\n---\n") {
-		var cm struct {
-			Kind string            `json:"kind"`
-			Data map[string]string `json:"data"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &cm); err != nil {
-			t.Fatal(err)
-		}
-		if cm.Kind == "ConfigMap" {
-			return cm.Data["config.yaml"], "wasched-kube-scheduler"
-		}
-	}
-	t.Fatal("deploy/kube-scheduler.yaml has no ConfigMap")
-	return "", ""
+	return string(text), "wasched-kube-scheduler"
 }
 
 func registry() frameworkruntime.Registry {
@@ -113,7 +100,7 @@ spec:
 
 // TestComponentsScheduleInsideKubeScheduler runs the real kube-scheduler
 // v1.37.2 on the real control plane with the sample configuration of
-// deploy/kube-scheduler.yaml: a complete gang is admitted whole, a gang
+// deploy/kube-scheduler/base/config.yaml: a complete gang is admitted whole, a gang
 // short of minCount is held back at PreEnqueue, a gang that cannot fit
 // whole binds nothing (and does not hold up the queue), bin-packing puts
 // GPU pods on the GPU node already in use and keeps CPU pods off GPU

@@ -177,6 +177,12 @@ impl Harness {
         if let Some(gates) = &options.feature_gates {
             command.arg("--feature-gates").arg(gates);
         }
+        if options.lifecycle {
+            command.arg("--lifecycle");
+        }
+        if options.job_controller {
+            command.arg("--job-controller");
+        }
         let error = command.exec();
         let _ = std::fs::remove_file(&file);
         Err(anyhow!("cannot run {}: {error}", self.binary.display()))
@@ -252,6 +258,12 @@ pub struct UpOptions {
     /// Feature gates changed from the workload gates on
     /// (`Name=true,Other=false`): a cluster as one with a gate off is.
     pub feature_gates: Option<String>,
+    /// Pods keep a node's time (`wasched-kube up --lifecycle`): bound pods
+    /// start, succeed after their `wasched.io/run-for` annotation, and stay
+    /// terminating for their grace period.
+    pub lifecycle: bool,
+    /// Run upstream's Job controller (`--job-controller`).
+    pub job_controller: bool,
 }
 
 /// The harness's one-line error, without its `wasched-kube: ` prefix.

@@ -4,14 +4,16 @@
 // exit. wasched's `cluster up` and `simulate --engine kube-scheduler` drive
 // it; it can be run by hand as well.
 //
-//	wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N]
+//	wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N] [--lifecycle] [--job-controller]
 //	wasched-kube schedule --objects FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--timeout D] [--ties]
 //
 // `up` starts the control plane, creates the objects (a JSON List in
 // creation order, statuses included), writes a kubeconfig, prints one line
 // when ready and runs until SIGINT or SIGTERM; it stands in for kubelets
 // (a pod marked for deletion is deleted at once, as if its containers had
-// stopped). `schedule` creates the
+// stopped; with --lifecycle pods keep a node's time instead, see package
+// kubelet) and, with --job-controller, runs upstream's Job controller
+// (package jobcontroller). `schedule` creates the
 // objects, only then starts kube-scheduler, waits until it is quiet and
 // prints its decisions as JSON on stdout. With --wasm, kube-scheduler runs
 // wasched's components (package wasmplugin) in place of the in-tree
@@ -39,13 +41,14 @@ import (
 
 	"example.invalid/wasched/kube/controlplane"
 	"example.invalid/wasched/kube/engine"
+	"example.invalid/wasched/kube/jobcontroller"
 	"example.invalid/wasched/kube/kubelet"
 	"example.invalid/wasched/kube/objects"
 	"example.invalid/wasched/kube/wasmplugin"
 )
 
 const usage = `usage:
-  wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N] [--log FILE]
+  wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N] [--lifecycle] [--job-controller] [--log FILE]
   wasched-kube schedule --objects FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--timeout DURATION] [--settle DURATION] [--ties] [--prefer FILE] [--log FILE]
 `
 
@@ -189,7 +192,7 @@ func (c *cluster) stop() {
 // time in the order given (their snapshot's creation order), and
 // scheduling starts once its queue holds them all: it sees the whole set
 // at once, in the order a live cluster would have shown it.
-func startCluster(ctx context.Context, port int, items []*unstructured.Unstructured, scheduler *engine.Options) (c *cluster, err error) {
+func startCluster(ctx context.Context, port int, items []*unstructured.Unstructured, scheduler *engine.Options, standIn kubelet.Options) (c *cluster, err error) {
 	c = &cluster{}
 	if c.cp, err = controlplane.Start(ctx, controlplane.Options{Port: port}); err != nil {
 		return nil, fmt.Errorf("the control plane cannot start: %w", err)
@@ -212,14 +215,16 @@ func startCluster(ctx context.Context, port int, items []*unstructured.Unstructu
 		if err != nil {
 			return c, err
 		}
-		if err := kubelet.Run(ctx, client); err != nil {
-			return c, err
-		}
 		loaded, err := loader.Load(ctx, items)
 		if err != nil {
 			return c, err
 		}
 		c.loaded = len(loaded.Objects)
+		// Started once the objects hold their statuses: with Lifecycle, a
+		// bound pod written before its status would be started anew.
+		if err := kubelet.Run(ctx, client, standIn); err != nil {
+			return c, err
+		}
 		return c, nil
 	}
 	rest, pending := objects.Pending(items)
@@ -249,6 +254,8 @@ func up(ctx context.Context, args []string) error {
 	kubeconfig := flags.String("kubeconfig", "", "write the administrator's kubeconfig to FILE (required)")
 	withScheduler := flags.Bool("with-kube-scheduler", false, "also run kube-scheduler v1.37 with the workload gates")
 	port := flags.Int("port", 0, "API server port on 127.0.0.1 (default: a free one)")
+	lifecycle := flags.Bool("lifecycle", false, "pods keep a node's time: bound pods start, succeed after their "+kubelet.RunForAnnotation+" annotation, and stay terminating for their grace period")
+	jobController := flags.Bool("job-controller", false, "run upstream's Job controller (with WorkloadWithJob: each Job's Workload and PodGroup)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -263,14 +270,23 @@ func up(ctx context.Context, args []string) error {
 	what := "no kube-scheduler"
 	if *withScheduler {
 		// A cluster people use: kube-scheduler's own backoff.
-		scheduler = &engine.Options{Config: config, Plugins: c.plugins, UpstreamBackoff: true}
+		scheduler = &engine.Options{Config: config, Plugins: c.plugins, UpstreamBackoff: true, Lifecycle: *lifecycle}
 		what = "kube-scheduler v1.37.2 running (" + controlplane.GatesFlag() + ")"
 	}
-	running, err := startCluster(ctx, *port, items, scheduler)
+	running, err := startCluster(ctx, *port, items, scheduler, kubelet.Options{Lifecycle: *lifecycle})
 	if err != nil {
 		return err
 	}
 	defer running.stop()
+	if *jobController {
+		if err := jobcontroller.Run(ctx, running.cp.RestConfig()); err != nil {
+			return err
+		}
+		what += ", the Job controller running"
+	}
+	if *lifecycle {
+		what += ", pods keeping time (--lifecycle)"
+	}
 	data, err := running.cp.Kubeconfig()
 	if err != nil {
 		return err
@@ -314,7 +330,7 @@ func schedule(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	running, err := startCluster(ctx, 0, items, &engine.Options{Config: config, Plugins: c.plugins, Ties: *ties, Prefer: prefer, UpstreamBackoff: *upstreamBackoff})
+	running, err := startCluster(ctx, 0, items, &engine.Options{Config: config, Plugins: c.plugins, Ties: *ties, Prefer: prefer, UpstreamBackoff: *upstreamBackoff}, kubelet.Options{})
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,9 @@ pub enum Command {
     /// Start a real control plane (embedded etcd and kube-apiserver v1.37.2
     /// with the workload APIs, on 127.0.0.1), load a snapshot into it as a
     /// real cluster holds it, write a kubeconfig, and run until Ctrl-C or
-    /// SIGTERM. Without kube-scheduler it stands in for kubelets: a pod
-    /// marked for deletion is deleted at once. State lives in a temporary
-    /// directory removed at exit.
+    /// SIGTERM. It stands in for kubelets: a pod marked for deletion is
+    /// deleted at once, or, with `--lifecycle`, pods keep a node's time.
+    /// State lives in a temporary directory removed at exit.
     Up {
         /// Manifest files (as for `simulate`); none: the bundled default.
         files: Vec<PathBuf>,
@@ -38,6 +38,17 @@ pub enum Command {
         /// `TopologyAwareWorkloadScheduling=false`.
         #[arg(long, value_name = "NAME=BOOL,...")]
         feature_gates: Option<String>,
+        /// Pods keep a node's time: a bound pod starts (Running), succeeds
+        /// after its `wasched.io/run-for` annotation (a Go duration, e.g.
+        /// `90s`), and a pod being deleted stays terminating for its grace
+        /// period.
+        #[arg(long)]
+        lifecycle: bool,
+        /// Also run upstream's Job controller v1.37.2 (with WorkloadWithJob:
+        /// each Job's Workload and PodGroup): Jobs create their pods, and
+        /// preempted or failed pods are replaced.
+        #[arg(long)]
+        job_controller: bool,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -52,6 +63,8 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         config,
         port,
         feature_gates,
+        lifecycle,
+        job_controller,
         read,
     } = command;
     let read = wasched::ReadOptions {
@@ -76,6 +89,8 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         config,
         port,
         feature_gates,
+        lifecycle,
+        job_controller,
     };
     match harness.up(&objects, &options)? {}
 }
