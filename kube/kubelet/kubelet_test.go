@@ -25,18 +25,25 @@ func pod(name string) *v1.Pod {
 	}
 }
 
-// TestStandIn runs the stand-in against the real API server: a bound pod
-// deleted with its grace period goes at once, and Finish never deletes a
-// pod recreated under the same name.
-func TestStandIn(t *testing.T) {
+// startControlPlane starts a control plane for the test and a client of
+// it; ctx bounds the test.
+func startControlPlane(t *testing.T) (context.Context, kubernetes.Interface) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	cp, err := controlplane.Start(ctx, controlplane.Options{})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	defer cp.Stop()
-	client := kubernetes.NewForConfigOrDie(cp.RestConfig())
+	t.Cleanup(cp.Stop)
+	return ctx, kubernetes.NewForConfigOrDie(cp.RestConfig())
+}
+
+// TestStandIn runs the stand-in against the real API server: a bound pod
+// deleted with its grace period goes at once, and Finish never deletes a
+// pod recreated under the same name.
+func TestStandIn(t *testing.T) {
+	ctx, client := startControlPlane(t)
 	pods := client.CoreV1().Pods("default")
 
 	// Finish with a stale UID: the pod of that name now is another one.
@@ -94,14 +101,7 @@ type observed struct {
 // it, a deleted one stays terminating for its grace period and fails
 // before it goes, and a bad annotation is reported on its pod.
 func TestLifecycle(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{})
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	defer cp.Stop()
-	client := kubernetes.NewForConfigOrDie(cp.RestConfig())
+	ctx, client := startControlPlane(t)
 	pods := client.CoreV1().Pods("default")
 	w, err := pods.Watch(ctx, metav1.ListOptions{})
 	if err != nil {
