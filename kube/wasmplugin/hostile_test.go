@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -34,117 +35,170 @@ func hostileComponent(t *testing.T) string {
 	return path
 }
 
-// TestAHostileComponentIsContainedAtEveryPoint loads the Hostile fixture
-// into kube-scheduler at each extension point this plugin maps, spinning
-// (cpu) at that point for PodGroup "bad": the bad group stays pending with
-// the plugin's failure as its reason, and kube-scheduler binds every other
-// pod beside it (PreEnqueue runs on the queue's path: a component stuck
-// there must not stall the queue). The test asserts what happens, never
-// how fast: the context's deadline only bounds a hang.
-func TestAHostileComponentIsContainedAtEveryPoint(t *testing.T) {
+// hostilePoints are the plugin configurations that put the Hostile
+// fixture at each extension point this plugin maps.
+var hostilePoints = map[string]string{
+	"pre-enqueue":        "preEnqueue: {enabled: [{name: Hostile}], disabled: [{name: GangScheduling}]}",
+	"filter":             "preFilter: {enabled: [{name: Hostile}]}\n      filter: {enabled: [{name: Hostile}]}",
+	"score":              "preScore: {enabled: [{name: Hostile}]}\n      score: {enabled: [{name: Hostile}]}",
+	"permit":             "permit: {enabled: [{name: Hostile}], disabled: [{name: GangScheduling}]}",
+	"placement-generate": "placementGenerate: {enabled: [{name: Hostile}], disabled: [{name: TopologyPlacementGenerator}]}",
+	// Hostile's generator splits the cluster in two when it scores
+	// placements, so that there are placements to score.
+	"placement-score":       "placementGenerate: {enabled: [{name: Hostile}], disabled: [{name: TopologyPlacementGenerator}]}\n      placementScore: {enabled: [{name: Hostile}]}",
+	"pod-group-post-filter": "podGroupPostFilter: {enabled: [{name: Hostile}], disabled: [{name: DefaultPreemption}]}",
+}
+
+// hostileModes are the misbehaviours tried at every point.
+var hostileModes = []string{"panic", "loop", "flood-logs", "huge-reason"}
+
+// TestHostileComponentsBesideOtherProfiles runs one kube-scheduler with a
+// profile per extension point and misbehaviour of the Hostile fixture
+// (panic, an endless loop, 16 MiB of logs per call, a 4 MiB reason), each
+// with a PodGroup of its own it misbehaves for, beside a profile without
+// it: every pod of the good profile is bound, and each bad group is
+// decided as its misbehaviour makes it — the flood of logs is capped and
+// the component's neutral answer after it honoured (its pod bound, except
+// at PodGroupPostFilter, where the group fits nowhere), the 4 MiB reason
+// is capped on the pod's condition, and a panic or a loop leaves the group
+// pending with a reason naming the plugin (PreEnqueue holds the pod
+// without a condition). The test asserts what
+// happens, never how fast: the context's deadline only bounds a hang.
+func TestHostileComponentsBesideOtherProfiles(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts control planes")
+		t.Skip("starts a control plane")
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	component := hostileComponent(t)
-	points := map[string]string{
-		"pre-enqueue":        "preEnqueue: {enabled: [{name: Hostile}], disabled: [{name: GangScheduling}]}",
-		"filter":             "preFilter: {enabled: [{name: Hostile}]}\n    filter: {enabled: [{name: Hostile}]}",
-		"score":              "preScore: {enabled: [{name: Hostile}]}\n    score: {enabled: [{name: Hostile}]}",
-		"permit":             "permit: {enabled: [{name: Hostile}], disabled: [{name: GangScheduling}]}",
-		"placement-generate": "placementGenerate: {enabled: [{name: Hostile}], disabled: [{name: TopologyPlacementGenerator}]}",
-		// Hostile's generator splits the cluster in two when it scores
-		// placements, so that there are placements to score.
-		"placement-score":       "placementGenerate: {enabled: [{name: Hostile}], disabled: [{name: TopologyPlacementGenerator}]}\n    placementScore: {enabled: [{name: Hostile}]}",
-		"pod-group-post-filter": "podGroupPostFilter: {enabled: [{name: Hostile}], disabled: [{name: DefaultPreemption}]}",
+	points := make([]string, 0, len(hostilePoints))
+	for point := range hostilePoints {
+		points = append(points, point)
 	}
-	for _, point := range []string{"pre-enqueue", "filter", "score", "permit", "placement-generate", "placement-score", "pod-group-post-filter"} {
-		t.Run(point, func(t *testing.T) {
-			config := fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+	sort.Strings(points)
+
+	var config strings.Builder
+	config.WriteString(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 percentageOfNodesToScore: 100
 clientConnection: {qps: 5000, burst: 5000}
 leaderElection: {leaderElect: false}
 profiles:
-- schedulerName: wasched-kube-scheduler
+- schedulerName: good
+`)
+	setup := []*unstructured.Unstructured{priorityClass(t, "high", 1000), node(t, "n1", "r1", 0), node(t, "n2", "r2", 0)}
+	running := pod(t, "running", "", "1", 0)
+	running.Object["spec"].(map[string]any)["nodeName"] = "n1"
+	setup = append(setup, running)
+	var pending []*unstructured.Unstructured
+	type bad struct{ point, mode, pod string }
+	var bads []bad
+	for _, point := range points {
+		for _, mode := range hostileModes {
+			profile := fmt.Sprintf("%s-%s", point, mode)
+			fmt.Fprintf(&config, `- schedulerName: %s
   plugins:
     %s
   pluginConfig:
   - name: Hostile
-    args: {component: %s, fuel: 20000000, timeout: 1s, args: {point: %s, misbehave: loop}}
-`, points[point], component, point)
-			const good = 20
-			node, reason := runHostile(t, config, good, point == "pod-group-post-filter", point != "pre-enqueue")
-			if node != "" {
-				t.Errorf("%s: the bad group's pod was bound on %s", point, node)
+    args: {component: %s, fuel: 20000000, timeout: 1s, args: {point: %s, misbehave: %s}}
+`, profile, strings.ReplaceAll(hostilePoints[point], "\n      ", "\n    "), component, point, mode)
+			group := podGroup(t, "bad-"+profile, 1, "")
+			cpu := "1"
+			if point == "pod-group-post-filter" {
+				cpu = "100"
 			}
-			// A pod held at PreEnqueue gets no condition; elsewhere the
-			// failure is the bad pod's reason, naming the plugin.
-			if point != "pre-enqueue" && !strings.Contains(reason, "Hostile") {
-				t.Errorf("%s: the bad pod's reason %q does not name the plugin", point, reason)
+			member := pod(t, "bad-"+profile, "bad-"+profile, cpu, 0)
+			if point == "pod-group-post-filter" {
+				// It outranks the running pod and fits nowhere, so that
+				// kube-scheduler asks its PodGroupPostFilter plugins.
+				group.Object["spec"].(map[string]any)["priorityClassName"] = "high"
+				member.Object["spec"].(map[string]any)["priorityClassName"] = "high"
 			}
-		})
+			member.Object["spec"].(map[string]any)["schedulerName"] = profile
+			setup = append(setup, group)
+			pending = append(pending, member)
+			bads = append(bads, bad{point, mode, member.GetName()})
+		}
 	}
-}
-
-// runHostile schedules a bad PodGroup and good lone pods under config,
-// waits until every good pod is bound and, when conditioned, until the bad
-// pod carries kube-scheduler's PodScheduled condition, and returns the bad
-// pod's node and reason. With preempting, the bad group outranks a running
-// pod and cannot fit, so that kube-scheduler asks its PodGroupPostFilter
-// plugins. The good pods are created after the bad one, so that their
-// binding shows kube-scheduler has taken the bad one in.
-func runHostile(t *testing.T, config string, good int, preempting, conditioned bool) (string, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	setup := []*unstructured.Unstructured{node(t, "n1", "r1", 0), node(t, "n2", "r2", 0), podGroup(t, "bad", 1, "")}
-	pending := []*unstructured.Unstructured{pod(t, "bad-0", "bad", "1", 0)}
-	if preempting {
-		setup[2].Object["spec"].(map[string]any)["priorityClassName"] = "high"
-		setup = append([]*unstructured.Unstructured{priorityClass(t, "high", 1000)}, setup...)
-		pending[0] = pod(t, "bad-0", "bad", "100", 0)
-		pending[0].Object["spec"].(map[string]any)["priorityClassName"] = "high"
-		running := pod(t, "running", "", "1", 0)
-		running.Object["spec"].(map[string]any)["nodeName"] = "n1"
-		setup = append(setup, running)
-	}
+	// The good pods come after the bad ones, so that their binding shows
+	// kube-scheduler has taken the bad ones in.
+	const good = 20
 	for i := 0; i < good; i++ {
-		pending = append(pending, pod(t, fmt.Sprintf("good-%d", i), "", "100m", 0))
+		p := pod(t, fmt.Sprintf("good-%d", i), "", "100m", 0)
+		p.Object["spec"].(map[string]any)["schedulerName"] = "good"
+		pending = append(pending, p)
 	}
 	registry := frameworkruntime.Registry{"Hostile": FactoryWithComponent("Hostile", "")}
-	cp, sched, _ := startScheduler(ctx, t, setup, pending, config, registry)
+	cp, sched, _ := startScheduler(ctx, t, setup, pending, config.String(), registry)
 	client, err := kubernetes.NewForConfig(cp.RestConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	sched.Run()
-	// kube-scheduler keeps retrying the bad group, so it is never quiet:
-	// wait for the good pods, and for the bad pod's failure to be written.
+
+	// What each bad pod must come to: bound, or pending with a reason
+	// naming the plugin (a condition), or held at PreEnqueue (none).
+	decided := func(b bad, p *v1.Pod) (bool, string) {
+		reason := scheduledReason(p)
+		switch {
+		case b.mode == "flood-logs" && b.point != "pod-group-post-filter":
+			return p.Spec.NodeName != "", "bound"
+		case p.Spec.NodeName != "":
+			return false, "bound, though its component misbehaved"
+		case b.point == "pre-enqueue":
+			return reason == "", "held at PreEnqueue, without a condition"
+		case b.mode == "flood-logs":
+			return reason != "", "pending, with a reason"
+		case b.mode == "huge-reason":
+			// The 4 MiB answer is the reason of a rejection (it need not
+			// name the plugin), capped before it reaches the pod.
+			return reason != "" && len(reason) <= 4096, "pending, with a reason of at most 4 KiB"
+		default:
+			return strings.Contains(reason, "Hostile"), "pending, with a reason naming Hostile"
+		}
+	}
+	bound, undecided := 0, []string{"nothing read yet"}
 	for {
 		if ctx.Err() != nil {
-			t.Fatalf("the good pods were not all bound, or the bad pod's failure not written: %v", ctx.Err())
+			t.Fatalf("%d of %d good pods bound; not as they should be: %s", bound, good, strings.Join(undecided, "; "))
 		}
 		list, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
 		if err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
 			t.Fatal(err)
 		}
-		bound, node, reason := 0, "", ""
-		for _, p := range list.Items {
+		pods := map[string]*v1.Pod{}
+		bound, undecided = 0, nil
+		for i := range list.Items {
+			p := &list.Items[i]
+			pods[p.Name] = p
 			if strings.HasPrefix(p.Name, "good-") && p.Spec.NodeName != "" {
 				bound++
 			}
-			if p.Name == "bad-0" {
-				node = p.Spec.NodeName
-				for _, c := range p.Status.Conditions {
-					if c.Type == v1.PodScheduled {
-						reason = c.Message
-					}
-				}
+		}
+		for _, b := range bads {
+			if ok, want := decided(b, pods[b.pod]); !ok {
+				undecided = append(undecided, fmt.Sprintf("%s: want %s (node %q, reason %.200q, %d bytes)", b.pod, want,
+					pods[b.pod].Spec.NodeName, scheduledReason(pods[b.pod]), len(scheduledReason(pods[b.pod]))))
 			}
 		}
-		if bound == good && (node != "" || reason != "" || !conditioned) {
-			return node, reason
+		if bound == good && len(undecided) == 0 {
+			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// scheduledReason is the message of the pod's PodScheduled=False
+// condition, if any.
+func scheduledReason(p *v1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse {
+			return c.Message
+		}
+	}
+	return ""
 }
