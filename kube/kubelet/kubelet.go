@@ -12,16 +12,22 @@
 //   - a pod bound to a node starts: phase Running, status.startTime, its
 //     containers running and the pod Ready;
 //   - a running pod annotated with RunForAnnotation ("wasched.io/run-for",
-//     a Go duration such as "90s") succeeds that long after its start:
-//     phase Succeeded, its containers terminated with exit code 0;
+//     a Go duration such as "90s") whose restartPolicy is Never or
+//     OnFailure succeeds that long after its start: phase Succeeded, its
+//     containers terminated with exit code 0;
 //   - a bound pod marked for deletion stays terminating until its
-//     deletionTimestamp, i.e. for the grace period it was deleted with
-//     (its terminationGracePeriodSeconds unless the deleter chose one),
-//     then its containers stop (phase Failed, exit code 143, unless it had
-//     already finished) and it is deleted with grace period 0. A pod with
-//     finalizers stays until they are removed, as on a cluster.
+//     deletionTimestamp, i.e. for the grace period it was (last) deleted
+//     with — its terminationGracePeriodSeconds unless the deleter chose
+//     one —, then its containers are killed (phase Failed, exit code 137,
+//     unless it had already finished) and it is deleted with grace period
+//     0. A pod with finalizers stays until they are removed, as on a
+//     cluster.
 //
-// A pod not bound to a node is finished at once in both modes.
+// A pod not bound to a node is finished at once in both modes. Each pod is
+// reconciled one step at a time from its current state (a work queue keyed
+// by pod); every status write carries the resourceVersion it was decided
+// on, so a stale decision is refused and the pod reconciled again, and a
+// failed write is retried.
 package kubelet
 
 import (
@@ -38,14 +44,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // RunForAnnotation on a pod is how long its containers run once started
 // (a Go duration: "90s", "1h30m"); with Options.Lifecycle the pod then
 // succeeds. A pod without it runs until deleted. A value that is not a
-// positive duration is reported as a Warning Event on the pod
+// positive duration, or the annotation on a pod that restarts Always
+// (which never finishes), is reported as a Warning Event on the pod
 // (reason InvalidRunFor) and the pod runs until deleted.
 const RunForAnnotation = "wasched.io/run-for"
 
@@ -80,13 +90,22 @@ func Finish(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) (bool
 // Run stands in for the kubelets until ctx is done, acting on every pod
 // that is, or becomes, due. It returns once its informer has synced.
 func Run(ctx context.Context, client kubernetes.Interface, options Options) error {
-	k := &standIn{ctx: ctx, client: client, options: options, pods: map[types.UID]*lifecycle{}}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	informer := factory.Core().V1().Pods().Informer()
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    k.seen,
-		UpdateFunc: func(_, obj any) { k.seen(obj) },
-		DeleteFunc: k.gone,
+	informer := factory.Core().V1().Pods()
+	k := &standIn{
+		ctx: ctx, client: client, options: options, pods: informer.Lister(),
+		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
+		warned: map[cache.ObjectName]types.UID{},
+	}
+	enqueue := func(obj any) {
+		if name, err := cache.DeletionHandlingObjectToName(obj); err == nil {
+			k.queue.Add(name)
+		}
+	}
+	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: enqueue,
 	}); err != nil {
 		return err
 	}
@@ -96,113 +115,127 @@ func Run(ctx context.Context, client kubernetes.Interface, options Options) erro
 			return ctx.Err()
 		}
 	}
+	go func() {
+		<-ctx.Done()
+		k.queue.ShutDown()
+	}()
+	for range workers {
+		go k.work()
+	}
 	return nil
 }
 
-// standIn is the kubelets of every node, with what each pod is due.
+// workers is how many pods are reconciled at once.
+const workers = 4
+
+// standIn is the kubelets of every node.
 type standIn struct {
 	ctx     context.Context
 	client  kubernetes.Interface
 	options Options
+	pods    corelisters.PodLister
+	queue   workqueue.TypedRateLimitingInterface[cache.ObjectName]
 
-	mu   sync.Mutex
-	pods map[types.UID]*lifecycle
+	mu sync.Mutex
+	// warned holds, per pod name, the UID of the pod of that name a
+	// warning was recorded for.
+	warned map[cache.ObjectName]types.UID
 }
 
-// lifecycle is what the stand-in has set in motion for one pod; each step
-// happens once.
-type lifecycle struct {
-	started, completing, stopping bool
-	timers                        []*time.Timer
-}
-
-func (k *standIn) seen(obj any) {
-	pod, ok := obj.(*v1.Pod)
-	if !ok {
-		return
-	}
-	if !k.options.Lifecycle {
-		if pod.DeletionTimestamp != nil {
-			go func() { _, _ = Finish(k.ctx, k.client, pod) }()
+func (k *standIn) work() {
+	for {
+		name, shutdown := k.queue.Get()
+		if shutdown {
+			return
 		}
-		return
+		err := k.reconcile(name)
+		switch {
+		case err == nil:
+			k.queue.Forget(name)
+		case apierrors.IsConflict(err):
+			// Decided on a stale pod: again, from its current state.
+			k.queue.Add(name)
+		default:
+			if k.ctx.Err() == nil {
+				klog.ErrorS(err, "kubelet stand-in: retrying", "pod", name)
+			}
+			k.queue.AddRateLimited(name)
+		}
+		k.queue.Done(name)
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	state := k.pods[pod.UID]
-	if state == nil {
-		state = &lifecycle{}
-		k.pods[pod.UID] = state
+}
+
+// reconcile takes the one step the pod is due, or schedules its next
+// check for when its next step falls due.
+func (k *standIn) reconcile(name cache.ObjectName) error {
+	pod, err := k.pods.Pods(name.Namespace).Get(name.Name)
+	if apierrors.IsNotFound(err) {
+		k.mu.Lock()
+		delete(k.warned, name)
+		k.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	switch {
 	case pod.DeletionTimestamp != nil:
-		if state.stopping {
-			return
+		if !k.options.Lifecycle || pod.Spec.NodeName == "" {
+			return k.finish(pod)
 		}
-		state.stopping = true
-		for _, timer := range state.timers {
-			timer.Stop()
+		if wait := time.Until(pod.DeletionTimestamp.Time); wait > 0 {
+			k.queue.AddAfter(name, wait)
+			return nil
 		}
-		if pod.Spec.NodeName == "" {
-			go func() { _, _ = Finish(k.ctx, k.client, pod) }()
-			return
+		if !terminal(pod) {
+			// Killed at the end of its grace period; deleted once the
+			// failure is written (the next step).
+			return k.terminate(pod, v1.PodFailed, 137, "Error")
 		}
-		state.after(time.Until(pod.DeletionTimestamp.Time), func() { k.stop(pod) })
-	case pod.Spec.NodeName == "" || terminal(pod):
+		return k.finish(pod)
+	case !k.options.Lifecycle || pod.Spec.NodeName == "" || terminal(pod):
+		return nil
 	case pod.Status.Phase != v1.PodRunning:
-		if !state.started {
-			state.started = true
-			go k.start(pod)
-		}
-	case !state.completing:
-		state.completing = true
-		runFor, ok := k.runFor(pod)
-		if !ok {
-			return
-		}
-		started := pod.CreationTimestamp.Time
-		if pod.Status.StartTime != nil {
-			started = pod.Status.StartTime.Time
-		}
-		state.after(time.Until(started.Add(runFor)), func() { k.complete(pod) })
+		return k.start(pod)
 	}
-}
-
-func (k *standIn) gone(obj any) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	pod, ok := obj.(*v1.Pod)
+	runFor, ok := k.runFor(pod)
 	if !ok {
-		return
+		return nil
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if state := k.pods[pod.UID]; state != nil {
-		for _, timer := range state.timers {
-			timer.Stop()
-		}
-		delete(k.pods, pod.UID)
+	started := pod.CreationTimestamp.Time
+	if pod.Status.StartTime != nil {
+		started = pod.Status.StartTime.Time
 	}
+	if wait := time.Until(started.Add(runFor)); wait > 0 {
+		k.queue.AddAfter(name, wait)
+		return nil
+	}
+	return k.terminate(pod, v1.PodSucceeded, 0, "Completed")
 }
 
-// after runs act once d has passed (at once when it has), unless stopped.
-func (l *lifecycle) after(d time.Duration, act func()) {
-	l.timers = append(l.timers, time.AfterFunc(max(d, 0), act))
+// finish deletes a terminating pod with grace period 0 (Finish).
+func (k *standIn) finish(pod *v1.Pod) error {
+	_, err := Finish(k.ctx, k.client, pod)
+	return err
 }
 
-// runFor reads RunForAnnotation; a bad value is reported on the pod.
+// runFor reads RunForAnnotation; a bad value, or the annotation on a pod
+// that restarts Always, is reported on the pod once.
 func (k *standIn) runFor(pod *v1.Pod) (time.Duration, bool) {
 	value, ok := pod.Annotations[RunForAnnotation]
 	if !ok {
 		return 0, false
 	}
 	runFor, err := time.ParseDuration(value)
-	if err == nil && runFor <= 0 {
+	switch {
+	case err != nil:
+	case runFor <= 0:
 		err = fmt.Errorf("%s is not positive", value)
+	case pod.Spec.RestartPolicy == v1.RestartPolicyAlways || pod.Spec.RestartPolicy == "":
+		err = errors.New("a pod that restarts Always never finishes")
 	}
 	if err != nil {
-		go k.warn(pod, "InvalidRunFor", fmt.Sprintf("annotation %s: %v; the pod runs until deleted", RunForAnnotation, err))
+		k.warnOnce(pod, "InvalidRunFor", fmt.Sprintf("annotation %s: %v; the pod runs until deleted", RunForAnnotation, err))
 		return 0, false
 	}
 	return runFor, true
@@ -210,13 +243,13 @@ func (k *standIn) runFor(pod *v1.Pod) (time.Duration, bool) {
 
 // start marks a bound pod as running, as its kubelet does once its
 // containers have started.
-func (k *standIn) start(pod *v1.Pod) {
+func (k *standIn) start(pod *v1.Pod) error {
 	now := metav1.Now()
 	started := now
 	if pod.Status.StartTime != nil {
 		started = *pod.Status.StartTime
 	}
-	status := map[string]any{
+	return k.patchStatus(pod, map[string]any{
 		"phase":     v1.PodRunning,
 		"startTime": started,
 		"conditions": []v1.PodCondition{
@@ -225,77 +258,67 @@ func (k *standIn) start(pod *v1.Pod) {
 			{Type: v1.PodReady, Status: v1.ConditionTrue, LastTransitionTime: now},
 		},
 		"containerStatuses": containers(pod, func(c v1.Container) v1.ContainerStatus {
-			return v1.ContainerStatus{Name: c.Name, Image: c.Image, Ready: true, Started: ptr(true),
+			return v1.ContainerStatus{Name: c.Name, Image: c.Image, Ready: true, Started: ptr.To(true),
 				State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: now}}}
 		}),
-	}
-	k.patchStatus(pod, status)
-}
-
-// complete marks a running pod as succeeded.
-func (k *standIn) complete(pod *v1.Pod) {
-	k.terminate(pod, v1.PodSucceeded, 0, "Completed")
-}
-
-// stop ends a terminating pod once its grace period is over: its
-// containers are stopped (the pod fails unless it had finished), then it
-// is deleted with grace period 0.
-func (k *standIn) stop(pod *v1.Pod) {
-	current, err := k.client.CoreV1().Pods(pod.Namespace).Get(k.ctx, pod.Name, metav1.GetOptions{})
-	if err != nil || current.UID != pod.UID {
-		return
-	}
-	if !terminal(current) {
-		k.terminate(current, v1.PodFailed, 143, "Error")
-	}
-	_, _ = Finish(k.ctx, k.client, current)
+	})
 }
 
 // terminate writes a terminal phase, its containers terminated with code.
-func (k *standIn) terminate(pod *v1.Pod, phase v1.PodPhase, code int32, reason string) {
+func (k *standIn) terminate(pod *v1.Pod, phase v1.PodPhase, code int32, reason string) error {
 	now := metav1.Now()
 	started := now
 	if pod.Status.StartTime != nil {
 		started = *pod.Status.StartTime
 	}
-	status := map[string]any{
+	return k.patchStatus(pod, map[string]any{
 		"phase": phase,
 		"conditions": []v1.PodCondition{
 			{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now},
 			{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now},
 		},
 		"containerStatuses": containers(pod, func(c v1.Container) v1.ContainerStatus {
-			return v1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr(false),
+			return v1.ContainerStatus{Name: c.Name, Image: c.Image, Started: ptr.To(false),
 				State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
 					ExitCode: code, Reason: reason, StartedAt: started, FinishedAt: now}}}
 		}),
-	}
-	k.patchStatus(pod, status)
+	})
 }
 
 // patchStatus merges status into the pod's (a strategic merge: conditions
-// by type, containers by name, so a DisruptionTarget condition stays).
-// The pod's UID in the patch makes the write fail on another pod of the
-// same name (an immutable field changed), which is left alone.
-func (k *standIn) patchStatus(pod *v1.Pod, status map[string]any) {
+// by type, so a DisruptionTarget condition stays; containerStatuses is an
+// atomic list, replaced whole). The resourceVersion the step was decided
+// on makes the write conditional: if the pod changed since, it is refused
+// with a conflict and the pod reconciled again; a pod gone or replaced
+// meanwhile is left alone.
+func (k *standIn) patchStatus(pod *v1.Pod, status map[string]any) error {
 	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"uid": pod.UID},
+		"metadata": map[string]any{"uid": pod.UID, "resourceVersion": pod.ResourceVersion},
 		"status":   status,
 	})
 	if err != nil {
-		klog.ErrorS(err, "kubelet stand-in: status patch", "pod", klog.KObj(pod))
-		return
+		return err
 	}
 	ctx, cancel := context.WithTimeout(k.ctx, 30*time.Second)
 	defer cancel()
 	_, err = k.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-	if err != nil && !replaced(err) && k.ctx.Err() == nil {
-		klog.ErrorS(err, "kubelet stand-in: cannot update the pod's status", "pod", klog.KObj(pod))
+	if err != nil && !apierrors.IsConflict(err) && replaced(err) {
+		return nil
 	}
+	return err
 }
 
-// warn records a Warning Event on the pod, as a kubelet does.
-func (k *standIn) warn(pod *v1.Pod, reason, message string) {
+// warnOnce records a Warning Event on the pod, as a kubelet does, once
+// per pod.
+func (k *standIn) warnOnce(pod *v1.Pod, reason, message string) {
+	name := cache.MetaObjectToName(pod)
+	k.mu.Lock()
+	if k.warned[name] == pod.UID {
+		k.mu.Unlock()
+		return
+	}
+	k.warned[name] = pod.UID
+	k.mu.Unlock()
 	now := metav1.Now()
 	event := &v1.Event{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: pod.Namespace},
@@ -338,5 +361,3 @@ func containers(pod *v1.Pod, status func(v1.Container) v1.ContainerStatus) []v1.
 	}
 	return statuses
 }
-
-func ptr[T any](v T) *T { return &v }

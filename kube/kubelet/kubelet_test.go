@@ -113,6 +113,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	short := pod("short")
+	short.Spec.RestartPolicy = v1.RestartPolicyNever
 	short.Annotations = map[string]string{RunForAnnotation: "1s"}
 	grace := int64(2)
 	long := pod("long")
@@ -174,7 +175,11 @@ func TestLifecycle(t *testing.T) {
 		if marked == nil && o.pod.DeletionTimestamp != nil {
 			marked = o.pod
 		}
-		failed = failed || o.pod.Status.Phase == v1.PodFailed
+		if o.pod.Status.Phase == v1.PodFailed {
+			statuses := o.pod.Status.ContainerStatuses
+			// Killed at the end of its grace period.
+			failed = len(statuses) == 1 && statuses[0].State.Terminated != nil && statuses[0].State.Terminated.ExitCode == 137
+		}
 	}
 	gone := history["long"][len(history["long"])-1].at
 	if marked == nil {
@@ -186,7 +191,7 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("long went at %v, before its grace period ended (%v)", gone, marked.DeletionTimestamp)
 	}
 	if !failed {
-		t.Errorf("long went without its containers stopping (phase Failed): %s", phases(history)["long"])
+		t.Errorf("long went without its containers killed (phase Failed, exit code 137): %s", phases(history)["long"])
 	}
 	if p := last("bad"); p.Status.Phase != v1.PodRunning {
 		t.Errorf("bad: phase %s, want Running (a bad run-for runs until deleted)", p.Status.Phase)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -353,8 +355,14 @@ func TestTheStaticPodReadsKubeadmsKubeconfig(t *testing.T) {
 	if security.SeccompProfile == nil || security.SeccompProfile.Type != v1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("the static pod has no RuntimeDefault seccomp profile")
 	}
-	if container.Resources.Limits.Memory().IsZero() || container.Resources.Requests.Memory().IsZero() {
-		t.Errorf("the static pod has no memory request and limit")
+	// Memory is requested, and not limited: an OOM kill of the cluster's
+	// only scheduler would be a crash loop with nothing scheduling.
+	if container.Resources.Requests.Memory().IsZero() || !container.Resources.Limits.Memory().IsZero() {
+		t.Errorf("the static pod's memory: requests %v, limits %v; want a request and no limit",
+			container.Resources.Requests, container.Resources.Limits)
+	}
+	if container.ImagePullPolicy != v1.PullNever {
+		t.Errorf("the static pod's image is pulled %s: a node without it would pull another image of that name", container.ImagePullPolicy)
 	}
 	// Where the manifest mounts kubeadm's kubeconfig from, and whether
 	// read-only.
@@ -402,15 +410,16 @@ func TestTheStaticPodReadsKubeadmsKubeconfig(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The manifest's command, its paths moved to this directory; no
-	// serving port (tests run side by side).
+	// The manifest's command, its paths moved to this directory, serving
+	// on a free port (tests run side by side) of 127.0.0.1.
 	var args []string
 	for _, arg := range container.Command[1:] {
 		arg = strings.ReplaceAll(arg, "/etc/kubernetes/scheduler.conf", kubeconfig)
 		arg = strings.ReplaceAll(arg, "/etc/kubernetes/wasched-scheduler.yaml", config)
 		args = append(args, arg)
 	}
-	args = append(args, "--secure-port=0")
+	port := freePort(t)
+	args = append(args, "--secure-port="+strconv.Itoa(port))
 	as := func(uid, gid int64) []string {
 		// A mount namespace of its own in which both files are
 		// bind-mounted read-only over themselves, as hostPath mounts do;
@@ -427,14 +436,23 @@ exec setpriv --reuid=%[3]d --regid=%[4]d --clear-groups --inh-caps=-all --boundi
 	defer scheduler.stop()
 	createPod(ctx, t, client, "lone", "default-scheduler", "", "")
 	waitBound(ctx, t, client, scheduler, "lone")
+	// The probes' endpoint answers, served with the delegated
+	// authentication the manifest configures.
+	if code := get(ctx, t, port, "/livez", nil); code != http.StatusOK {
+		t.Errorf("/livez: %d", code)
+	}
 	scheduler.stop()
 
-	// The image's own user cannot read kubeadm's file.
+	// The image's own user cannot read kubeadm's file (the configuration
+	// readable by all, so that the kubeconfig is what it fails on).
+	if err := os.Chmod(config, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	denied := startScheduler(t, as(65532, 65532), args...)
 	select {
 	case <-denied.done:
-		if denied.err == nil || !strings.Contains(denied.log.String(), "permission denied") {
-			t.Errorf("as 65532: exit %v, want a permission error:\n%s", denied.err, denied.log)
+		if denied.err == nil || !regexp.MustCompile(`scheduler\.conf.*permission denied`).MatchString(denied.log.String()) {
+			t.Errorf("as 65532: exit %v, want a permission error on scheduler.conf:\n%s", denied.err, denied.log)
 		}
 	case <-ctx.Done():
 		denied.stop()
@@ -517,9 +535,10 @@ func TestTheSecondSchedulerNeedsOnlyItsOwnRole(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	metricsPort := freePort(t)
 	scheduler := startScheduler(t, nil, "--config", config,
 		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(freePort(t)),
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(metricsPort),
 		"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true")
 	defer scheduler.stop()
 	createPod(ctx, t, admin, "low-0", "wasched-kube-scheduler", "low", "")
@@ -540,6 +559,22 @@ func TestTheSecondSchedulerNeedsOnlyItsOwnRole(t *testing.T) {
 		if _, err := admin.CoreV1().Pods("default").Get(ctx, victim, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("victim %s not preempted: %v", victim, err)
 		}
+	}
+	// Its secure port authenticates a client certificate of the API
+	// server's CA (the ConfigMap the RoleBinding lets it read) and a
+	// ServiceAccount token (a TokenReview), and authorizes both through
+	// SubjectAccessReviews: the administrator may read /metrics, the
+	// ServiceAccount itself may not (forbidden, not unauthenticated).
+	if code := get(ctx, t, metricsPort, "/metrics", cp.RestConfig()); code != http.StatusOK {
+		t.Errorf("/metrics as the administrator: %d, want 200", code)
+	}
+	token, err := admin.CoreV1().ServiceAccounts("kube-system").CreateToken(ctx, "wasched-kube-scheduler",
+		&authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := get(ctx, t, metricsPort, "/metrics", &rest.Config{BearerToken: token.Status.Token}); code != http.StatusForbidden {
+		t.Errorf("/metrics with the ServiceAccount's token: %d, want 403", code)
 	}
 	if n := strings.Count(strings.ToLower(scheduler.log.String()), "forbidden"); n > 0 {
 		t.Errorf("%d request(s) refused to its role:\n%s", n, scheduler.log)
@@ -564,5 +599,35 @@ func TestTheSecondSchedulerNeedsOnlyItsOwnRole(t *testing.T) {
 	if current, err := admin.CoordinationV1().Leases("kube-system").Get(ctx, "kube-scheduler", metav1.GetOptions{}); err != nil ||
 		*current.Spec.HolderIdentity != holder {
 		t.Errorf("Lease kube-scheduler changed hands: %v %+v", err, current)
+	}
+}
+
+// get requests path of kube-scheduler's secure port on 127.0.0.1 (its
+// certificate is self-signed) with the client credentials of as (nil:
+// none) and returns the status code, retrying while the port is not yet
+// served.
+func get(ctx context.Context, t *testing.T, port int, path string, as *rest.Config) int {
+	t.Helper()
+	config := &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	if as != nil {
+		config.TLSClientConfig.CertData, config.TLSClientConfig.KeyData = as.CertData, as.KeyData
+		config.BearerToken = as.BearerToken
+	}
+	transport, err := rest.TransportFor(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: transport, Timeout: 10 * time.Second}
+	for {
+		response, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", port, path))
+		if err == nil {
+			response.Body.Close()
+			return response.StatusCode
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("GET %s: %v", path, err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 }
