@@ -23,7 +23,8 @@
 //     0. A pod with finalizers stays until they are removed, as on a
 //     cluster.
 //
-// A pod not bound to a node is finished at once in both modes. Each pod is
+// A pod not bound to a node, or already finished, is deleted at once in
+// both modes. Each pod is
 // reconciled one step at a time from its current state (a work queue keyed
 // by pod); every status write carries the resourceVersion it was decided
 // on, so a stale decision is refused and the pod reconciled again, and a
@@ -153,8 +154,9 @@ func (k *standIn) work() {
 		case err == nil:
 			k.queue.Forget(name)
 		case apierrors.IsConflict(err):
-			// Decided on a stale pod: again, from its current state.
-			k.queue.Add(name)
+			// Decided on a stale pod: the newer version's own event brings
+			// the pod back, to be decided from its current state.
+			k.queue.Forget(name)
 		default:
 			if k.ctx.Err() == nil {
 				klog.ErrorS(err, "kubelet stand-in: retrying", "pod", name)
@@ -180,19 +182,17 @@ func (k *standIn) reconcile(name cache.ObjectName) error {
 	}
 	switch {
 	case pod.DeletionTimestamp != nil:
-		if !k.options.Lifecycle || pod.Spec.NodeName == "" {
+		// Nothing runs in a pod not bound, or finished: it goes at once.
+		if !k.options.Lifecycle || pod.Spec.NodeName == "" || terminal(pod) {
 			return k.finish(pod)
 		}
 		if wait := time.Until(pod.DeletionTimestamp.Time); wait > 0 {
 			k.queue.AddAfter(name, wait)
 			return nil
 		}
-		if !terminal(pod) {
-			// Killed at the end of its grace period; deleted once the
-			// failure is written (the next step).
-			return k.terminate(pod, v1.PodFailed, 137, "Error")
-		}
-		return k.finish(pod)
+		// Killed at the end of its grace period; deleted once the failure
+		// is written (the next step).
+		return k.terminate(pod, v1.PodFailed, 137, "Error")
 	case !k.options.Lifecycle || pod.Spec.NodeName == "" || terminal(pod):
 		return nil
 	case pod.Status.Phase != v1.PodRunning:

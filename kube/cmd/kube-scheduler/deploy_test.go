@@ -250,18 +250,27 @@ func (s *started) stop() {
 // command that sets up the process: its user, its mounts).
 func startScheduler(t *testing.T, prefix []string, args ...string) *started {
 	t.Helper()
+	s, err := launch(prefix, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// launch starts the built binary with args through prefix.
+func launch(prefix []string, args ...string) (*started, error) {
 	command := append(append([]string{}, prefix...), binary)
 	cmd := exec.Command(command[0], append(command[1:], args...)...)
 	s := &started{cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	go func() {
 		s.err = cmd.Wait()
 		close(s.done)
 	}()
-	return s
+	return s, nil
 }
 
 // node creates a ready Node of cpu CPUs.
