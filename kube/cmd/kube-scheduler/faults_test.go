@@ -222,7 +222,7 @@ func (s *supervised) stop() {
 	<-s.done
 }
 
-// logs is every run's log, in order.
+// log is the log of the run going on (or the last one).
 func (s *supervised) log() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -340,14 +340,23 @@ func (c *faultCluster) waitAll(ctx context.Context, t *testing.T, s *supervised,
 	}
 }
 
-// onceEach fails for any key counted more than once.
-func onceEach(t *testing.T, what string, counts map[string]int) {
+// onceEach fails for a pod bound or deleted more than once, or a binding
+// refused (a pod bound again), and returns the bindings and deletions.
+func (p *apiProxy) onceEach(t *testing.T) (bound, deleted map[string]int) {
 	t.Helper()
-	for key, n := range counts {
-		if n > 1 {
-			t.Errorf("%s %d times: %s", what, n, key)
+	bound, rebound := p.counts(bindingWrites)
+	deleted, _ = p.counts(deletionWrites)
+	for what, counts := range map[string]map[string]int{"bound": bound, "deleted": deleted} {
+		for key, n := range counts {
+			if n > 1 {
+				t.Errorf("%s %d times: %s", what, n, key)
+			}
 		}
 	}
+	if len(rebound) != 0 {
+		t.Errorf("bindings refused (a pod bound again): %v", rebound)
+	}
+	return bound, deleted
 }
 
 // bindings and deletions of pods in default, through the proxy, and
@@ -389,13 +398,7 @@ func TestTheAPIServerUnreachableFor30s(t *testing.T) {
 	c.proxy.restore(t)
 
 	c.waitAll(ctx, t, scheduler, "high-0", "gang-0", "gang-1", "lone-0", "lone-1")
-	bound, rebound := c.proxy.counts(bindingWrites)
-	deleted, _ := c.proxy.counts(deletionWrites)
-	onceEach(t, "bound", bound)
-	onceEach(t, "deleted", deleted)
-	if len(rebound) != 0 {
-		t.Errorf("bindings refused (a pod bound again): %v", rebound)
-	}
+	bound, deleted := c.proxy.onceEach(t)
 	if n := scheduler.started(); n < 2 {
 		t.Errorf("kube-scheduler started %d time(s): it kept its Lease through 30 s without the API server", n)
 	}
@@ -635,13 +638,7 @@ func TestKubeSchedulerKilledMidPreemption(t *testing.T) {
 		}
 	}
 	c.waitAll(ctx, t, scheduler, "urgent-0", "urgent-1")
-	deleted, _ := c.proxy.counts(deletionWrites)
-	bound, rebound := c.proxy.counts(bindingWrites)
-	onceEach(t, "deleted", deleted)
-	onceEach(t, "bound", bound)
-	if len(rebound) != 0 {
-		t.Errorf("bindings refused (a pod bound again): %v", rebound)
-	}
+	bound, deleted := c.proxy.onceEach(t)
 	if n := scheduler.started(); n != 2 {
 		t.Errorf("kube-scheduler started %d times, want 2", n)
 	}
