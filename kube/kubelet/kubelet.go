@@ -13,12 +13,14 @@
 //     containers running and the pod Ready;
 //   - a running pod annotated with RunForAnnotation ("wasched.io/run-for",
 //     a Go duration such as "90s") whose restartPolicy is Never or
-//     OnFailure succeeds that long after its start: phase Succeeded, its
+//     OnFailure succeeds that long after the instant it was started
+//     (status.startTime is kept in whole seconds; a pod started before a
+//     restart of the stand-in counts from that): phase Succeeded, its
 //     containers terminated with exit code 0;
-//   - a bound pod marked for deletion stays terminating until its
-//     deletionTimestamp, i.e. for the grace period it was (last) deleted
-//     with — its terminationGracePeriodSeconds unless the deleter chose
-//     one —, then its containers are killed (phase Failed, exit code 137,
+//   - a bound pod marked for deletion stays terminating for the grace
+//     period it was (last) deleted with — its terminationGracePeriodSeconds
+//     unless the deleter chose one —, counted from when the deletion was
+//     seen, then its containers are killed (phase Failed, exit code 137,
 //     unless it had already finished) and it is deleted with grace period
 //     0. A pod with finalizers stays until they are removed, as on a
 //     cluster.
@@ -97,6 +99,7 @@ func Run(ctx context.Context, client kubernetes.Interface, options Options) erro
 		ctx: ctx, client: client, options: options, pods: informer.Lister(),
 		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
 		warned: map[cache.ObjectName]types.UID{},
+		clock:  map[types.UID]*podClock{},
 	}
 	enqueue := func(obj any) {
 		if name, err := cache.DeletionHandlingObjectToName(obj); err == nil {
@@ -141,6 +144,65 @@ type standIn struct {
 	// warned holds, per pod name, the UID of the pod of that name a
 	// warning was recorded for.
 	warned map[cache.ObjectName]types.UID
+	// clock holds, per pod, the instants this stand-in started it and
+	// will kill it: status.startTime and deletionTimestamp are written in
+	// whole seconds, a kubelet counts from the instant itself.
+	clock map[types.UID]*podClock
+}
+
+// podClock is what the stand-in saw of a pod's time.
+type podClock struct {
+	started time.Time
+	// deadline is the end of the grace period of the pod's deletion, from
+	// when it was first (or last, with a shorter grace) seen deleted.
+	deadline time.Time
+}
+
+// startedAt is when the pod started: the instant the stand-in started it,
+// else (it started the pod before a restart) its status.startTime, else its
+// creation.
+func (k *standIn) startedAt(pod *v1.Pod) time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if c := k.clock[pod.UID]; c != nil && !c.started.IsZero() {
+		return c.started
+	}
+	if pod.Status.StartTime != nil {
+		return pod.Status.StartTime.Time
+	}
+	return pod.CreationTimestamp.Time
+}
+
+// killAt is when a pod being deleted is killed: its grace period counted
+// from when the stand-in saw the deletion (a shorter one from when it saw
+// that), never after its deletionTimestamp's second ends.
+func (k *standIn) killAt(pod *v1.Pod) time.Time {
+	grace := time.Duration(0)
+	if pod.DeletionGracePeriodSeconds != nil {
+		grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	}
+	deadline := time.Now().Add(grace)
+	if latest := pod.DeletionTimestamp.Time.Add(time.Second); deadline.After(latest) {
+		deadline = latest
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	c := k.clock[pod.UID]
+	if c == nil {
+		c = &podClock{}
+		k.clock[pod.UID] = c
+	}
+	if c.deadline.IsZero() || deadline.Before(c.deadline) {
+		c.deadline = deadline
+	}
+	return c.deadline
+}
+
+// forget drops what the stand-in kept of a pod that is gone.
+func (k *standIn) forget(uid types.UID) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.clock, uid)
 }
 
 func (k *standIn) work() {
@@ -186,7 +248,7 @@ func (k *standIn) reconcile(name cache.ObjectName) error {
 		if !k.options.Lifecycle || pod.Spec.NodeName == "" || terminal(pod) {
 			return k.finish(pod)
 		}
-		if wait := time.Until(pod.DeletionTimestamp.Time); wait > 0 {
+		if wait := time.Until(k.killAt(pod)); wait > 0 {
 			k.queue.AddAfter(name, wait)
 			return nil
 		}
@@ -202,11 +264,7 @@ func (k *standIn) reconcile(name cache.ObjectName) error {
 	if !ok {
 		return nil
 	}
-	started := pod.CreationTimestamp.Time
-	if pod.Status.StartTime != nil {
-		started = pod.Status.StartTime.Time
-	}
-	if wait := time.Until(started.Add(runFor)); wait > 0 {
+	if wait := time.Until(k.startedAt(pod).Add(runFor)); wait > 0 {
 		k.queue.AddAfter(name, wait)
 		return nil
 	}
@@ -216,6 +274,9 @@ func (k *standIn) reconcile(name cache.ObjectName) error {
 // finish deletes a terminating pod with grace period 0 (Finish).
 func (k *standIn) finish(pod *v1.Pod) error {
 	_, err := Finish(k.ctx, k.client, pod)
+	if err == nil {
+		k.forget(pod.UID)
+	}
 	return err
 }
 
@@ -248,6 +309,12 @@ func (k *standIn) start(pod *v1.Pod) error {
 	started := now
 	if pod.Status.StartTime != nil {
 		started = *pod.Status.StartTime
+	} else {
+		k.mu.Lock()
+		if k.clock[pod.UID] == nil {
+			k.clock[pod.UID] = &podClock{started: now.Time}
+		}
+		k.mu.Unlock()
 	}
 	return k.patchStatus(pod, map[string]any{
 		"phase":     v1.PodRunning,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 
 use super::objects::ClusterObjects;
+use super::played::Played;
 use super::readback::KubeResult;
 
 /// The harness's file name.
@@ -98,29 +99,15 @@ impl Harness {
         command
             .arg("--timeout")
             .arg(format!("{}ms", options.timeout.as_millis()));
-        if let Some(config) = &options.config {
-            command.arg("--config").arg(config);
-        }
+        scheduler_args(&mut command, &options.config, &options.wasm, &options.log);
         if options.ties {
             command.arg("--ties");
-        }
-        if let Some(wasm) = &options.wasm {
-            command.arg("--wasm");
-            if let Some(dir) = &wasm.plugins {
-                command.arg("--wasm-plugins").arg(dir);
-            }
         }
         if let Some(prefer) = &options.prefer {
             let file = dir.path.join("prefer.json");
             std::fs::write(&file, serde_json::to_vec(prefer)?)
                 .with_context(|| format!("cannot write {}", file.display()))?;
             command.arg("--prefer").arg(file);
-        }
-        if let Some(log) = &options.log {
-            command.arg("--log").arg(log);
-            if let Some(v) = std::env::var_os("WASCHED_KUBE_V") {
-                command.arg("--v").arg(v);
-            }
         }
         if let Some(keep) = std::env::var_os("WASCHED_KUBE_KEEP") {
             // Debugging: keep what the harness was given.
@@ -132,6 +119,39 @@ impl Harness {
                 }
             }
         }
+        self.result(command)
+    }
+
+    /// Plays `trace` (a List of objects, each annotated
+    /// `wasched.io/submit-at`) on a cluster of `objects` in real time:
+    /// `wasched-kube play` runs kube-scheduler with its own backoff, pods
+    /// keeping time and upstream's Job controller, creates each object at
+    /// its submit time and, once every Job has finished, reports what
+    /// happened to each pod and Job.
+    pub fn play(
+        &self,
+        objects: &ClusterObjects,
+        trace: &serde_json::Value,
+        options: &PlayOptions,
+    ) -> Result<Played> {
+        let dir = scratch_dir()?;
+        let file = dir.path.join("objects.json");
+        write_objects(objects, &file)?;
+        let trace_file = dir.path.join("trace.json");
+        std::fs::write(&trace_file, serde_json::to_vec(trace)?)
+            .with_context(|| format!("cannot write {}", trace_file.display()))?;
+        let mut command = self.command("play", &file);
+        command
+            .arg("--trace")
+            .arg(&trace_file)
+            .arg("--until")
+            .arg(format!("{}ms", options.until.as_millis()));
+        scheduler_args(&mut command, &options.config, &options.wasm, &options.log);
+        self.result(command)
+    }
+
+    /// Runs `command` and reads the JSON it prints.
+    fn result<T: serde::de::DeserializeOwned>(&self, mut command: Command) -> Result<T> {
         let output = command
             .stdin(Stdio::null())
             .output()
@@ -264,6 +284,56 @@ pub struct UpOptions {
     pub lifecycle: bool,
     /// Run upstream's Job controller (`--job-controller`).
     pub job_controller: bool,
+}
+
+/// How `wasched-kube play` runs.
+#[derive(Debug, Clone)]
+pub struct PlayOptions {
+    /// A KubeSchedulerConfiguration file (default: upstream's default
+    /// profile, every node scored).
+    pub config: Option<PathBuf>,
+    /// Stop this long after the start even if Jobs still run.
+    pub until: Duration,
+    /// Keep the logs here (default: `WASCHED_KUBE_LOG`).
+    pub log: Option<PathBuf>,
+    /// Run wasched's components inside kube-scheduler.
+    pub wasm: Option<WasmComponents>,
+}
+
+impl Default for PlayOptions {
+    fn default() -> Self {
+        Self {
+            config: None,
+            until: Duration::from_secs(1800),
+            log: std::env::var_os("WASCHED_KUBE_LOG").map(PathBuf::from),
+            wasm: None,
+        }
+    }
+}
+
+/// The arguments that choose kube-scheduler's configuration, components
+/// and logs.
+fn scheduler_args(
+    command: &mut Command,
+    config: &Option<PathBuf>,
+    wasm: &Option<WasmComponents>,
+    log: &Option<PathBuf>,
+) {
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
+    }
+    if let Some(wasm) = wasm {
+        command.arg("--wasm");
+        if let Some(dir) = &wasm.plugins {
+            command.arg("--wasm-plugins").arg(dir);
+        }
+    }
+    if let Some(log) = log {
+        command.arg("--log").arg(log);
+        if let Some(v) = std::env::var_os("WASCHED_KUBE_V") {
+            command.arg("--v").arg(v);
+        }
+    }
 }
 
 /// The harness's one-line error, without its `wasched-kube: ` prefix.

@@ -13,12 +13,14 @@
 pub mod agreement;
 pub mod harness;
 pub mod objects;
+pub mod played;
 pub mod readback;
 
 use anyhow::Result;
 
-pub use harness::{Harness, Preferences, ScheduleOptions, UpOptions, WasmComponents};
+pub use harness::{Harness, PlayOptions, Preferences, ScheduleOptions, UpOptions, WasmComponents};
 pub use objects::{ClusterObjects, translate};
+pub use played::{Played, Timeline};
 pub use readback::KubeResult;
 
 use crate::Outcome;

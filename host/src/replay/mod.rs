@@ -20,6 +20,7 @@
 //! (arrivals: the trace's order). Scheduling takes no virtual time.
 
 pub mod generate;
+pub mod manifests;
 pub mod objects;
 pub mod queue;
 pub mod report;
@@ -986,7 +987,7 @@ impl<'a> Engine<'a> {
         let Some(pod) = self.pod_object(key) else {
             return Ok(());
         };
-        let mut bound = objects::bound(&pod, node);
+        let mut bound = objects::bound(&pod, node, self.now);
         if let Some(status) = bound.status.as_mut() {
             status.nominated_node_name = None;
         }

@@ -107,12 +107,19 @@ fn is_extended(resource: &str) -> bool {
         && !resource.contains(".kubernetes.io/")
 }
 
-/// `pod` bound to `node`.
-pub fn bound(pod: &Pod, node: &str) -> Pod {
+/// `pod` bound to `node` at `at`, and started: its kubelet sets
+/// `status.startTime` (whole seconds, as the API server keeps it), which
+/// preemption reads to tell which of two victims of one priority is more
+/// important (the earlier started).
+pub fn bound(pod: &Pod, node: &str, at: Duration) -> Pod {
     let mut pod = pod.clone();
     let spec = pod.spec.as_mut().expect("built pods have a spec");
     spec.node_name = Some(node.to_string());
-    pod.status.get_or_insert_with(Default::default).phase = Some("Running".into());
+    let status = pod.status.get_or_insert_with(Default::default);
+    status.phase = Some("Running".into());
+    status.start_time = k8s_openapi::jiff::Timestamp::from_second(timestamp(at))
+        .ok()
+        .map(Time);
     pod
 }
 

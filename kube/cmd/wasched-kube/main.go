@@ -6,6 +6,7 @@
 //
 //	wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N] [--lifecycle] [--job-controller]
 //	wasched-kube schedule --objects FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--timeout D] [--ties]
+//	wasched-kube play --objects FILE --trace FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--until D]
 //
 // `up` starts the control plane, creates the objects (a JSON List in
 // creation order, statuses included), writes a kubeconfig, prints one line
@@ -17,7 +18,10 @@
 // objects, only then starts kube-scheduler, waits until it is quiet and
 // prints its decisions as JSON on stdout. With --wasm, kube-scheduler runs
 // wasched's components (package wasmplugin) in place of the in-tree
-// workload plugins.
+// workload plugins. `play` runs a trace in real time: kube-scheduler with
+// its own backoff, pods keeping time and the Job controller, each object
+// of the trace created at its wasched.io/submit-at annotation; once every
+// Job has finished it prints what happened to each pod and Job as JSON.
 package main
 
 import (
@@ -50,6 +54,7 @@ import (
 const usage = `usage:
   wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N] [--lifecycle] [--job-controller] [--log FILE]
   wasched-kube schedule --objects FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--timeout DURATION] [--settle DURATION] [--ties] [--prefer FILE] [--log FILE]
+  wasched-kube play --objects FILE --trace FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--until DURATION] [--log FILE]
 `
 
 func main() {
@@ -65,6 +70,8 @@ func main() {
 		err = up(ctx, os.Args[2:])
 	case "schedule":
 		err = schedule(ctx, os.Args[2:])
+	case "play":
+		err = play(ctx, os.Args[2:])
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 		return
