@@ -676,6 +676,10 @@ fn replay_streams_job_rows_then_the_summary_in_every_format() {
     // The CSV form of the same trace, and any thread count: the same bytes.
     let (_, from_csv, _) = wasched(&["replay", &cluster, &csv]);
     assert_eq!(from_csv, table);
+    // And as batch/v1 Jobs.
+    let jobs = common::testdata("replay/jobs.yaml").display().to_string();
+    let (_, from_jobs, stderr) = wasched(&["replay", &cluster, &jobs]);
+    assert_eq!(from_jobs, table, "{stderr}");
     let (_, one_thread, _) = wasched(&["replay", &cluster, &jsonl, "--threads", "1"]);
     assert_eq!(one_thread, table);
     let (code, json, stderr) = wasched(&["replay", &cluster, &jsonl, "-o", "json"]);

@@ -72,7 +72,9 @@ fn a_trace_played_on_the_cluster_keeps_time() {
     // Jobs complete once their pods have succeeded, within the Job
     // controller's 1-second batch.
     for (name, done) in [("hold", 3.75), ("pair", 4.75), ("big", 7.5)] {
-        let end = t(name).end.unwrap_or_else(|| panic!("{name} never finished"));
+        let end = t(name)
+            .end
+            .unwrap_or_else(|| panic!("{name} never finished"));
         assert!(
             (done..done + 1.5).contains(&end),
             "{name} finished at {end:.2} s, its pods at {done} s"
@@ -86,9 +88,20 @@ fn a_trace_played_on_the_cluster_keeps_time() {
         .bundled(&wasched::PluginConfig::default())
         .expect("bundled plugins");
     let mut rows = Vec::new();
-    replay::replay(model, jobs, &mut plugins, &Default::default(), &mut rows, &mut |_| {})
-        .expect("replays");
+    replay::replay(
+        model,
+        jobs,
+        &mut plugins,
+        &Default::default(),
+        &mut rows,
+        &mut |_| {},
+    )
+    .expect("replays");
     for row in &rows {
-        near(&format!("{} in the replay", row.job), row.start, t(&row.job[8..]).start.unwrap());
+        near(
+            &format!("{} in the replay", row.job),
+            row.start,
+            t(&row.job[8..]).start.unwrap(),
+        );
     }
 }

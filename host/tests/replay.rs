@@ -334,3 +334,68 @@ fn gpu_jobs_tolerate_the_gpu_taint_and_nothing_else() {
     assert_eq!(cpu.result, "NeverSchedulable");
     assert!(cpu.waited_for.contains("untolerated taint"), "{cpu:?}");
 }
+
+/// `testdata/replay/jobs.yaml` is the bundled trace written as Jobs
+/// (`replay::manifests::list`), and reads back as that trace
+/// (`WASCHED_BLESS=1` writes it anew).
+#[test]
+fn the_bundled_trace_as_jobs_is_the_writers_and_reads_back() {
+    let trace = replay::trace::read(&[common_testdata("replay/trace.jsonl")]).expect("reads");
+    let list = replay::manifests::list(&trace).expect("writes");
+    let mut text = String::from(
+        "# testdata/replay/trace.jsonl as batch/v1 Jobs, as replay::manifests writes\n\
+         # them (WASCHED_BLESS=1 cargo test -p wasched --test replay writes it anew).\n",
+    );
+    text.push_str(&serde_norway::to_string(&list).unwrap());
+    let path = common_testdata("replay/jobs.yaml");
+    if std::env::var_os("WASCHED_BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        text,
+        "{} is not what the writer makes of trace.jsonl",
+        path.display()
+    );
+    let read = replay::trace::read(&[&path]).expect("the Jobs read as a trace");
+    assert_eq!(read.len(), trace.len());
+    for (read, written) in read.iter().zip(&trace) {
+        assert_eq!(
+            (&read.name, read.submit, read.duration),
+            (&written.name, written.submit, written.duration)
+        );
+        assert_eq!(
+            (read.workers, read.grouping, &read.requests),
+            (written.workers, written.grouping, &written.requests)
+        );
+        assert_eq!(
+            (&read.priority_class, &read.topology_key, read.checkpoint),
+            (
+                &written.priority_class,
+                &written.topology_key,
+                written.checkpoint
+            )
+        );
+        assert_eq!(
+            (
+                read.grace_period,
+                read.backoff_limit,
+                read.ignore_disruptions,
+                read.disruption
+            ),
+            (
+                written.grace_period,
+                written.backoff_limit,
+                written.ignore_disruptions,
+                written.disruption
+            )
+        );
+        assert_eq!(read.node_selector, written.node_selector);
+    }
+}
+
+fn common_testdata(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(path)
+}

@@ -9,6 +9,11 @@
 //!   of the manifests; a real cluster restarts a replaced pod's work from
 //!   zero.
 //!
+//! A trace may be written as such Jobs ([`read`], files ending `.yaml` or
+//! `.yml`): each Job must carry both annotations, and nothing a replay job
+//! cannot carry (a field of its pod template the replay would drop is
+//! named and refused).
+//!
 //! The Job asks for the trace's grouping in `spec.scheduling` (a gang of
 //! `minCount`, or basic), topology and disruption mode; with the
 //! `WorkloadWithJob` gate on, the Job controller makes its Workload and
@@ -21,7 +26,7 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Result, anyhow, bail};
 use k8s_openapi::api::batch::v1::{
     Job as KubeJob, JobSchedulingConfiguration, JobSpec, PodFailurePolicy,
     PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule,
@@ -36,7 +41,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
 use super::objects;
-use super::trace::{Disruption, Grouping, Job};
+use super::trace::{self, Disruption, Grouping, Job};
+use crate::manifest::{Object, ObjectRef};
 
 /// When an object of a trace is created (a Go duration from the trace's
 /// start: `"0s"`, `"90s"`).
@@ -143,6 +149,221 @@ fn scheduling(job: &Job) -> Option<JobSchedulingConfiguration> {
     })
 }
 
+/// Reads a trace written as `batch/v1` Jobs (YAML, one or more
+/// documents, or a `List`); `name` names the file in messages. Unknown
+/// fields are refused, as the API server's strict validation does.
+pub fn read(name: &str, text: &str) -> Result<Vec<Job>> {
+    // Read as written, not expanded into what the Job controller makes.
+    let mut manifests = crate::manifest::Manifests {
+        keep_stored: true,
+        validation: crate::manifest::FieldValidation::Strict,
+        ..Default::default()
+    };
+    crate::manifest::load_str(&mut manifests, name, text)?;
+    if let Some((kind, _)) = manifests.skipped.iter().next() {
+        bail!("{name}: {kind}: a trace written as manifests holds batch/v1 Jobs only");
+    }
+    let mut jobs = Vec::new();
+    for (origin, object) in &manifests.objects {
+        match object {
+            Object::Job(job) => jobs.push(from_job(origin, job)?),
+            _ => bail!("{origin}: a trace written as manifests holds batch/v1 Jobs only"),
+        }
+    }
+    Ok(jobs)
+}
+
+/// The replay job a Job stands for.
+fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
+    let at = |field: &str| format!("{origin}: field {field}");
+    let meta = &kube.metadata;
+    let annotation = |annotations: &Option<std::collections::BTreeMap<String, String>>,
+                      key: &str,
+                      path: &str|
+     -> Result<Option<Duration>> {
+        match annotations.as_ref().and_then(|a| a.get(key)) {
+            None => Ok(None),
+            Some(value) => trace::go_duration(value)
+                .map(Some)
+                .map_err(|e| anyhow!("{}: {e}", at(&format!("{path}.annotations[{key}]")))),
+        }
+    };
+    let spec = kube
+        .spec
+        .as_ref()
+        .ok_or_else(|| anyhow!("{}: required", at("spec")))?;
+    let template = &spec.template;
+    let pod_spec = template
+        .spec
+        .as_ref()
+        .ok_or_else(|| anyhow!("{}: required", at("spec.template.spec")))?;
+    let submit = annotation(&meta.annotations, SUBMIT_AT, "metadata")?.ok_or_else(|| {
+        anyhow!(
+            "{}: required",
+            at(&format!("metadata.annotations[{SUBMIT_AT}]"))
+        )
+    })?;
+    let template_annotations = template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.annotations.clone());
+    let duration = annotation(&template_annotations, RUN_FOR, "spec.template.metadata")?
+        .ok_or_else(|| {
+            anyhow!(
+                "{}: required",
+                at(&format!("spec.template.metadata.annotations[{RUN_FOR}]"))
+            )
+        })?;
+    let workers = spec.parallelism.unwrap_or(1);
+    if workers < 1 {
+        bail!(
+            "{}: {workers} is not a number of workers ≥ 1",
+            at("spec.parallelism")
+        );
+    }
+    if let Some(completions) = spec.completions
+        && completions != workers
+    {
+        bail!(
+            "{}: {completions} differs from parallelism {workers}: a replay job runs its workers once, together",
+            at("spec.completions")
+        );
+    }
+    // What the replay's pods do not carry is refused, not dropped.
+    let dropped = [
+        ("affinity", pod_spec.affinity.is_some()),
+        (
+            "topologySpreadConstraints",
+            pod_spec.topology_spread_constraints.is_some(),
+        ),
+        ("initContainers", pod_spec.init_containers.is_some()),
+        ("resourceClaims", pod_spec.resource_claims.is_some()),
+        ("overhead", pod_spec.overhead.is_some()),
+        ("schedulingGroup", pod_spec.scheduling_group.is_some()),
+        (
+            "tolerations",
+            pod_spec.tolerations.iter().flatten().any(|t| {
+                // Only what ExtendedResourceToleration adds, which the
+                // replay adds too.
+                !(t.operator.as_deref() == Some("Exists")
+                    && t.effect.as_deref() == Some("NoSchedule")
+                    && t.key.as_ref().is_some_and(|k| {
+                        pod_spec.containers.iter().any(|c| {
+                            c.resources
+                                .as_ref()
+                                .and_then(|r| r.requests.as_ref())
+                                .is_some_and(|r| r.contains_key(k))
+                        })
+                    }))
+            }),
+        ),
+        (
+            "schedulerName",
+            pod_spec
+                .scheduler_name
+                .as_deref()
+                .is_some_and(|n| n != "default-scheduler"),
+        ),
+        (
+            "containers[].resources.claims",
+            pod_spec
+                .containers
+                .iter()
+                .any(|c| c.resources.as_ref().is_some_and(|r| r.claims.is_some())),
+        ),
+    ];
+    if let Some((field, _)) = dropped.iter().find(|(_, set)| *set) {
+        bail!(
+            "{}: a replay job does not carry it (its pods have requests, nodeSelector, priorityClassName and terminationGracePeriodSeconds)",
+            at(&format!("spec.template.spec.{field}"))
+        );
+    }
+    let mut requests = std::collections::BTreeMap::new();
+    for container in &pod_spec.containers {
+        let Some(own) = container
+            .resources
+            .as_ref()
+            .and_then(|r| r.requests.as_ref())
+        else {
+            continue;
+        };
+        for (resource, quantity) in own {
+            if requests
+                .insert(resource.clone(), quantity.0.clone())
+                .is_some()
+            {
+                bail!(
+                    "{}: more than one container asks for {resource}: write the pod's total in one container",
+                    at("spec.template.spec.containers")
+                );
+            }
+        }
+    }
+    let scheduling = spec.scheduling.as_ref();
+    let policy = scheduling.and_then(|s| s.scheduling_policy.as_ref());
+    let grouping = match (
+        policy.and_then(|p| p.gang.as_ref()),
+        policy.and_then(|p| p.basic.as_ref()),
+    ) {
+        (Some(gang), _) => Grouping::Gang(gang.min_count.unwrap_or(workers) as u32),
+        (None, Some(_)) => Grouping::Basic,
+        (None, None) => Grouping::None,
+    };
+    let topology = scheduling
+        .and_then(|s| s.scheduling_constraints.as_ref())
+        .and_then(|c| c.topology.clone())
+        .unwrap_or_default();
+    if topology.len() > 1 {
+        bail!(
+            "{}: a replay job has one topology key",
+            at("spec.scheduling.schedulingConstraints.topology")
+        );
+    }
+    let ignore_disruptions = spec.pod_failure_policy.as_ref().is_some_and(|p| {
+        p.rules.iter().any(|rule| {
+            rule.action == "Ignore"
+                && rule
+                    .on_pod_conditions
+                    .iter()
+                    .flatten()
+                    .any(|c| c.type_ == "DisruptionTarget")
+        })
+    });
+    let name = meta.name.clone().unwrap_or_default();
+    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
+    Ok(Job {
+        origin: origin.to_string(),
+        priority_class_at: format!("{origin}: field spec.template.spec.priorityClassName"),
+        namespace,
+        name,
+        submit,
+        duration,
+        workers: workers as u32,
+        grouping,
+        requests,
+        node_selector: pod_spec.node_selector.clone().unwrap_or_default(),
+        priority_class: pod_spec.priority_class_name.clone(),
+        topology_key: topology.into_iter().next().map(|t| t.key),
+        disruption: if scheduling
+            .and_then(|s| s.disruption_mode.as_ref())
+            .is_some_and(|d| d.all.is_some())
+        {
+            Disruption::All
+        } else {
+            Disruption::Pod
+        },
+        checkpoint: annotation(&meta.annotations, CHECKPOINT, "metadata")?,
+        backoff_limit: spec.backoff_limit.unwrap_or(6).max(0) as u32,
+        ignore_disruptions,
+        grace_period: Duration::from_secs(
+            pod_spec
+                .termination_grace_period_seconds
+                .unwrap_or(30)
+                .max(0) as u64,
+        ),
+    })
+}
+
 /// The jobs as one `v1` List of Jobs, in submit order.
 pub fn list(jobs: &[Job]) -> Result<Value> {
     let items = jobs
@@ -197,6 +418,55 @@ mod tests {
         let resources = &pod["containers"][0]["resources"];
         assert_eq!(resources["requests"]["nvidia.com/gpu"], "8");
         assert_eq!(resources["limits"]["nvidia.com/gpu"], "8");
+    }
+
+    #[test]
+    fn jobs_written_read_back_as_the_same_trace() {
+        let written = jobs(concat!(
+            r#"{"name":"train","namespace":"ml","submit":"90s","duration":2.5,"workers":4,"minCount":3,"gpu":8,"cpu":"2","memory":"4Gi","priorityClass":"high","topologyKey":"rack","disruption":"all","ignoreDisruptions":true,"gracePeriod":4,"checkpoint":"10m","gpuModel":"H100","backoffLimit":2}"#,
+            "\n",
+            r#"{"name":"eval","submit":3,"duration":60,"group":"basic","workers":2,"cpu":"1"}"#,
+            "\n",
+            r#"{"name":"solo","submit":4,"duration":1}"#,
+        ));
+        let text = serde_norway::to_string(&list(&written).unwrap()).unwrap();
+        let read = trace::finish(read("jobs.yaml", &text).unwrap()).unwrap();
+        assert_eq!(read.len(), written.len());
+        for (read, written) in read.iter().zip(&written) {
+            let mut read = read.clone();
+            read.origin = written.origin.clone();
+            read.priority_class_at = written.priority_class_at.clone();
+            assert_eq!(&read, written);
+        }
+    }
+
+    #[test]
+    fn what_a_replay_job_cannot_carry_is_named() {
+        let text = |extra: &str| {
+            format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations: {{wasched.io/submit-at: 5s}}\nspec:\n  template:\n    metadata:\n      annotations: {{wasched.io/run-for: 1m}}\n    spec:\n      restartPolicy: Never\n      containers: [{{name: c, image: i}}]\n{extra}"
+            )
+        };
+        let jobs = read("jobs.yaml", &text("")).unwrap();
+        assert_eq!(jobs[0].submit, Duration::from_secs(5));
+        assert_eq!(jobs[0].duration, Duration::from_secs(60));
+        let error = |extra: &str| read("jobs.yaml", &text(extra)).unwrap_err().to_string();
+        assert!(
+            error("      tolerations: [{key: k, operator: Exists}]\n")
+                .contains("field spec.template.spec.tolerations"),
+        );
+        assert!(error("  completions: 3\n").contains("field spec.completions"));
+        assert!(error("  bogus: 1\n").contains("bogus"));
+        let unannotated = read(
+            "jobs.yaml",
+            &text("").replace("{wasched.io/submit-at: 5s}", "{}"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            unannotated.contains("wasched.io/submit-at"),
+            "{unannotated}"
+        );
     }
 
     #[test]

@@ -198,10 +198,13 @@ pub fn read(files: &[impl AsRef<Path>]) -> Result<Vec<Job>> {
     finish(jobs)
 }
 
-/// Reads one trace's text; `name` decides the format (`.csv`: CSV).
+/// Reads one trace's text; `name` decides the format (`.csv`: CSV;
+/// `.yaml`, `.yml`: `batch/v1` Jobs, see [`super::manifests`]).
 pub fn parse(name: &str, text: &str) -> Result<Vec<Job>> {
     if name.ends_with(".csv") {
         parse_csv(name, text)
+    } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+        super::manifests::read(name, text)
     } else {
         parse_jsonl(name, text)
     }
