@@ -84,19 +84,7 @@ fn a_trace_played_on_the_cluster_keeps_time() {
 
     // The replay of the same trace gives the same times.
     let model = replay::model_of(manifests).expect("the model");
-    let mut plugins = common::runtime()
-        .bundled(&wasched::PluginConfig::default())
-        .expect("bundled plugins");
-    let mut rows = Vec::new();
-    replay::replay(
-        model,
-        jobs,
-        &mut plugins,
-        &Default::default(),
-        &mut rows,
-        &mut |_| {},
-    )
-    .expect("replays");
+    let (rows, _) = common::replay(model, jobs, &Default::default());
     for row in &rows {
         near(
             &format!("{} in the replay", row.job),

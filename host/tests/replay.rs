@@ -4,6 +4,8 @@
 //! controller's replacements, checkpoints, a job that never fits, and
 //! invariants after every event over generated traces.
 
+mod common;
+
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -31,14 +33,7 @@ fn run_with(nodes: usize, trace: &str, options: &Options) -> (Vec<JobRow>, Summa
     let model = replay::model_of(manifests).expect("the cluster models");
     let jobs = replay::trace::finish(replay::trace::parse("trace.jsonl", trace).expect("reads"))
         .expect("valid");
-    let runtime = wasched::Runtime::new().expect("runtime");
-    let mut plugins = runtime
-        .bundled(&wasched::PluginConfig::default())
-        .expect("bundled plugins");
-    let mut rows = Vec::new();
-    let summary = replay::replay(model, jobs, &mut plugins, options, &mut rows, &mut |_| {})
-        .expect("replays");
-    (rows, summary)
+    common::replay(model, jobs, options)
 }
 
 fn run(nodes: usize, trace: &str) -> (Vec<JobRow>, Summary) {
@@ -315,20 +310,7 @@ fn gpu_jobs_tolerate_the_gpu_taint_and_nothing_else() {
     let model = replay::model_of(manifests).expect("models");
     let trace = "{\"name\":\"gpu\",\"submit\":0,\"duration\":10,\"gpu\":8}\n{\"name\":\"cpu-only\",\"submit\":0,\"duration\":10,\"cpu\":\"1\"}\n";
     let jobs = replay::trace::parse("t.jsonl", trace).expect("reads");
-    let runtime = wasched::Runtime::new().expect("runtime");
-    let mut plugins = runtime
-        .bundled(&wasched::PluginConfig::default())
-        .expect("bundled plugins");
-    let mut rows = Vec::new();
-    replay::replay(
-        model,
-        jobs,
-        &mut plugins,
-        &checked(),
-        &mut rows,
-        &mut |_| {},
-    )
-    .expect("replays");
+    let (rows, _) = common::replay(model, jobs, &checked());
     assert_eq!(row(&rows, "gpu").start, Some(0.0));
     let cpu = row(&rows, "cpu-only");
     assert_eq!(cpu.result, "NeverSchedulable");
@@ -340,14 +322,14 @@ fn gpu_jobs_tolerate_the_gpu_taint_and_nothing_else() {
 /// (`WASCHED_BLESS=1` writes it anew).
 #[test]
 fn the_bundled_trace_as_jobs_is_the_writers_and_reads_back() {
-    let trace = replay::trace::read(&[common_testdata("replay/trace.jsonl")]).expect("reads");
+    let trace = replay::trace::read(&[common::testdata("replay/trace.jsonl")]).expect("reads");
     let list = replay::manifests::list(&trace).expect("writes");
     let mut text = String::from(
         "# testdata/replay/trace.jsonl as batch/v1 Jobs, as replay::manifests writes\n\
          # them (WASCHED_BLESS=1 cargo test -p wasched --test replay writes it anew).\n",
     );
     text.push_str(&serde_norway::to_string(&list).unwrap());
-    let path = common_testdata("replay/jobs.yaml");
+    let path = common::testdata("replay/jobs.yaml");
     if std::env::var_os("WASCHED_BLESS").is_some() {
         std::fs::write(&path, &text).unwrap();
     }
@@ -392,10 +374,4 @@ fn the_bundled_trace_as_jobs_is_the_writers_and_reads_back() {
         );
         assert_eq!(read.node_selector, written.node_selector);
     }
-}
-
-fn common_testdata(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata")
-        .join(path)
 }

@@ -128,20 +128,7 @@ fn replay_agrees_with_kube_scheduler_in_time() {
 
     // The replay, with the bundled components.
     let model = replay::cluster_model(&cluster, &ReadOptions::default()).expect("the cluster");
-    let runtime = wasched::Runtime::new().expect("runtime");
-    let mut plugins = runtime
-        .bundled(&wasched::PluginConfig::default())
-        .expect("bundled plugins");
-    let mut rows = Vec::new();
-    replay::replay(
-        model,
-        jobs.clone(),
-        &mut plugins,
-        &Options::default(),
-        &mut rows,
-        &mut |_| {},
-    )
-    .expect("replays");
+    let (mut rows, _) = common::replay(model, jobs.clone(), &Options::default());
     rows.sort_by(|a, b| a.job.cmp(&b.job));
     // The trace shows what the test is about.
     let row = |name: &str| {

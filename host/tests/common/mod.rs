@@ -203,3 +203,20 @@ pub fn native_plugins(binpack: bool) -> PluginSet {
     .unwrap();
     set
 }
+
+/// Replays `jobs` over `model` with the bundled components: each job's row
+/// (in the order jobs ended) and the summary.
+pub fn replay(
+    model: wasched::model::Model,
+    jobs: Vec<wasched::replay::Job>,
+    options: &wasched::replay::Options,
+) -> (Vec<wasched::replay::JobRow>, wasched::replay::Summary) {
+    let mut plugins = runtime()
+        .bundled(&PluginConfig::default())
+        .expect("bundled plugins");
+    let mut rows = Vec::new();
+    let summary =
+        wasched::replay::replay(model, jobs, &mut plugins, options, &mut rows, &mut |_| {})
+            .expect("replays");
+    (rows, summary)
+}
