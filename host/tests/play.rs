@@ -50,7 +50,14 @@ fn a_trace_played_on_the_cluster_keeps_time() {
     let list = replay::manifests::list(&jobs).expect("the trace as Jobs");
     let harness = Harness::locate().unwrap_or_else(|e| panic!("the test needs the harness: {e:#}"));
     let played = harness
-        .play(&objects, &list, &PlayOptions::default())
+        .play(
+            &objects,
+            &list,
+            &PlayOptions {
+                until: std::time::Duration::from_secs(120),
+                ..PlayOptions::default()
+            },
+        )
         .unwrap_or_else(|e| panic!("kube-scheduler: {e:#}"));
     let needed: BTreeMap<String, u32> = jobs
         .iter()

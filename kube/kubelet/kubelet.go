@@ -109,7 +109,15 @@ func Run(ctx context.Context, client kubernetes.Interface, options Options) erro
 	if _, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj any) { enqueue(obj) },
-		DeleteFunc: enqueue,
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if pod, ok := obj.(*v1.Pod); ok {
+				k.forget(pod.UID)
+			}
+			enqueue(obj)
+		},
 	}); err != nil {
 		return err
 	}
@@ -198,7 +206,8 @@ func (k *standIn) killAt(pod *v1.Pod) time.Time {
 	return c.deadline
 }
 
-// forget drops what the stand-in kept of a pod that is gone.
+// forget drops what the stand-in kept of a pod that is gone (called on
+// every deletion the informer sees, whoever deleted it).
 func (k *standIn) forget(uid types.UID) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -274,9 +283,6 @@ func (k *standIn) reconcile(name cache.ObjectName) error {
 // finish deletes a terminating pod with grace period 0 (Finish).
 func (k *standIn) finish(pod *v1.Pod) error {
 	_, err := Finish(k.ctx, k.client, pod)
-	if err == nil {
-		k.forget(pod.UID)
-	}
 	return err
 }
 

@@ -173,123 +173,240 @@ pub fn read(name: &str, text: &str) -> Result<Vec<Job>> {
     Ok(jobs)
 }
 
-/// The replay job a Job stands for.
+/// Where each trace field of a Job is, for messages.
+const PATHS: &[(&str, &str)] = &[
+    ("name", "metadata.name"),
+    ("namespace", "metadata.namespace"),
+    ("submit", "metadata.annotations[wasched.io/submit-at]"),
+    (
+        "duration",
+        "spec.template.metadata.annotations[wasched.io/run-for]",
+    ),
+    ("workers", "spec.parallelism"),
+    ("minCount", "spec.scheduling.schedulingPolicy.gang.minCount"),
+    ("group", "spec.scheduling.schedulingPolicy"),
+    ("requests", "spec.template.spec.containers[].resources"),
+    ("gpu", "spec.template.spec.containers[].resources"),
+    ("nodeSelector", "spec.template.spec.nodeSelector"),
+    ("priorityClass", "spec.template.spec.priorityClassName"),
+    (
+        "topologyKey",
+        "spec.scheduling.schedulingConstraints.topology",
+    ),
+    ("disruption", "spec.scheduling.disruptionMode"),
+    ("checkpoint", "metadata.annotations[wasched.io/checkpoint]"),
+    ("backoffLimit", "spec.backoffLimit"),
+    ("ignoreDisruptions", "spec.podFailurePolicy"),
+    (
+        "gracePeriod",
+        "spec.template.spec.terminationGracePeriodSeconds",
+    ),
+];
+
+/// The fields of a Job a replay job reads or that do not change where and
+/// when its pods run; any other field is refused by name. `*` is any key
+/// (a map's), `[]` any element of a list.
+const ALLOWED: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "status",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.labels",
+    "metadata.annotations",
+    "metadata.uid",
+    "metadata.resourceVersion",
+    "metadata.creationTimestamp",
+    "metadata.generation",
+    "metadata.managedFields",
+    "spec.parallelism",
+    "spec.completions",
+    "spec.completionMode",
+    "spec.backoffLimit",
+    "spec.podFailurePolicy",
+    "spec.podReplacementPolicy",
+    "spec.scheduling",
+    "spec.selector",
+    "spec.manualSelector",
+    "spec.suspend",
+    "spec.ttlSecondsAfterFinished",
+    "spec.template.metadata.labels",
+    "spec.template.metadata.annotations",
+    "spec.template.metadata.creationTimestamp",
+    "spec.template.spec.restartPolicy",
+    "spec.template.spec.nodeSelector",
+    "spec.template.spec.priorityClassName",
+    "spec.template.spec.terminationGracePeriodSeconds",
+    "spec.template.spec.tolerations",
+    "spec.template.spec.schedulerName",
+    "spec.template.spec.dnsPolicy",
+    "spec.template.spec.securityContext",
+    "spec.template.spec.serviceAccountName",
+    "spec.template.spec.serviceAccount",
+    "spec.template.spec.automountServiceAccountToken",
+    "spec.template.spec.enableServiceLinks",
+    "spec.template.spec.containers[].name",
+    "spec.template.spec.containers[].image",
+    "spec.template.spec.containers[].imagePullPolicy",
+    "spec.template.spec.containers[].command",
+    "spec.template.spec.containers[].args",
+    "spec.template.spec.containers[].env",
+    "spec.template.spec.containers[].workingDir",
+    "spec.template.spec.containers[].securityContext",
+    "spec.template.spec.containers[].terminationMessagePath",
+    "spec.template.spec.containers[].terminationMessagePolicy",
+    "spec.template.spec.containers[].resources.requests",
+    "spec.template.spec.containers[].resources.limits",
+];
+
+/// The first field of `value` (at `path`) that [`ALLOWED`] does not
+/// cover.
+fn refused_field(value: &Value, path: &str) -> Option<String> {
+    if ALLOWED.contains(&path) {
+        return None;
+    }
+    match value {
+        Value::Object(map) => map.iter().find_map(|(key, value)| {
+            let inner = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            refused_field(value, &inner)
+        }),
+        Value::Array(items) => items
+            .iter()
+            .find_map(|item| refused_field(item, &format!("{path}[]"))),
+        _ => Some(path.to_string()),
+    }
+}
+
+/// The replay job a Job stands for: its fields as a trace row, checked as
+/// a row is.
 fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
-    let at = |field: &str| format!("{origin}: field {field}");
+    let origin = origin.to_string();
+    let at = |path: &str| format!("{origin}: field {path}");
+    let value = serde_json::to_value(kube)?;
+    if let Some(path) = refused_field(&value, "") {
+        bail!(
+            "{}: a replay job does not carry it (see the book's replay page for the fields it reads)",
+            at(&path)
+        );
+    }
     let meta = &kube.metadata;
-    let annotation = |annotations: &Option<std::collections::BTreeMap<String, String>>,
-                      key: &str,
-                      path: &str|
-     -> Result<Option<Duration>> {
-        match annotations.as_ref().and_then(|a| a.get(key)) {
-            None => Ok(None),
-            Some(value) => trace::go_duration(value)
-                .map(Some)
-                .map_err(|e| anyhow!("{}: {e}", at(&format!("{path}.annotations[{key}]")))),
-        }
-    };
     let spec = kube
         .spec
         .as_ref()
         .ok_or_else(|| anyhow!("{}: required", at("spec")))?;
-    let template = &spec.template;
-    let pod_spec = template
+    let pod = spec
+        .template
         .spec
         .as_ref()
         .ok_or_else(|| anyhow!("{}: required", at("spec.template.spec")))?;
-    let submit = annotation(&meta.annotations, SUBMIT_AT, "metadata")?.ok_or_else(|| {
-        anyhow!(
-            "{}: required",
-            at(&format!("metadata.annotations[{SUBMIT_AT}]"))
-        )
-    })?;
-    let template_annotations = template
+    let annotation = |annotations: Option<&std::collections::BTreeMap<String, String>>,
+                      key: &str| {
+        annotations
+            .and_then(|a| a.get(key))
+            .map(|v| Value::String(v.clone()))
+    };
+    let template_annotations = spec
+        .template
         .metadata
         .as_ref()
-        .and_then(|m| m.annotations.clone());
-    let duration = annotation(&template_annotations, RUN_FOR, "spec.template.metadata")?
-        .ok_or_else(|| {
-            anyhow!(
-                "{}: required",
-                at(&format!("spec.template.metadata.annotations[{RUN_FOR}]"))
-            )
-        })?;
+        .and_then(|m| m.annotations.as_ref());
     let workers = spec.parallelism.unwrap_or(1);
-    if workers < 1 {
-        bail!(
-            "{}: {workers} is not a number of workers ≥ 1",
-            at("spec.parallelism")
-        );
-    }
-    if let Some(completions) = spec.completions
-        && completions != workers
-    {
-        bail!(
+    match spec.completions {
+        Some(completions) if completions != workers => bail!(
             "{}: {completions} differs from parallelism {workers}: a replay job runs its workers once, together",
             at("spec.completions")
-        );
+        ),
+        None if workers != 1 => bail!(
+            "{}: required with parallelism {workers} (without it the Job is a work queue)",
+            at("spec.completions")
+        ),
+        _ => {}
     }
-    // What the replay's pods do not carry is refused, not dropped.
-    let dropped = [
-        ("affinity", pod_spec.affinity.is_some()),
-        (
-            "topologySpreadConstraints",
-            pod_spec.topology_spread_constraints.is_some(),
-        ),
-        ("initContainers", pod_spec.init_containers.is_some()),
-        ("resourceClaims", pod_spec.resource_claims.is_some()),
-        ("overhead", pod_spec.overhead.is_some()),
-        ("schedulingGroup", pod_spec.scheduling_group.is_some()),
-        (
-            "tolerations",
-            pod_spec.tolerations.iter().flatten().any(|t| {
-                // Only what ExtendedResourceToleration adds, which the
-                // replay adds too.
-                !(t.operator.as_deref() == Some("Exists")
-                    && t.effect.as_deref() == Some("NoSchedule")
-                    && t.key.as_ref().is_some_and(|k| {
-                        pod_spec.containers.iter().any(|c| {
-                            c.resources
-                                .as_ref()
-                                .and_then(|r| r.requests.as_ref())
-                                .is_some_and(|r| r.contains_key(k))
-                        })
-                    }))
-            }),
-        ),
-        (
-            "schedulerName",
-            pod_spec
-                .scheduler_name
-                .as_deref()
-                .is_some_and(|n| n != "default-scheduler"),
-        ),
-        (
-            "containers[].resources.claims",
-            pod_spec
-                .containers
-                .iter()
-                .any(|c| c.resources.as_ref().is_some_and(|r| r.claims.is_some())),
-        ),
-    ];
-    if let Some((field, _)) = dropped.iter().find(|(_, set)| *set) {
+    if pod.restart_policy.as_deref() != Some("Never") {
         bail!(
-            "{}: a replay job does not carry it (its pods have requests, nodeSelector, priorityClassName and terminationGracePeriodSeconds)",
-            at(&format!("spec.template.spec.{field}"))
+            "{}: must be Never (a replay job's pods run once; a failed pod is replaced)",
+            at("spec.template.spec.restartPolicy")
         );
     }
-    let mut requests = std::collections::BTreeMap::new();
-    for container in &pod_spec.containers {
-        let Some(own) = container
-            .resources
-            .as_ref()
-            .and_then(|r| r.requests.as_ref())
-        else {
-            continue;
-        };
-        for (resource, quantity) in own {
+    if spec.suspend == Some(true) {
+        bail!("{}: a suspended Job never runs", at("spec.suspend"));
+    }
+    if spec
+        .completion_mode
+        .as_deref()
+        .is_some_and(|m| m != "NonIndexed")
+        && spec.backoff_limit_per_index.is_some()
+    {
+        bail!(
+            "{}: a replay job has one backoffLimit",
+            at("spec.backoffLimitPerIndex")
+        );
+    }
+    if pod
+        .scheduler_name
+        .as_deref()
+        .is_some_and(|n| n != "default-scheduler")
+    {
+        bail!(
+            "{}: a replay job is scheduled by the replay",
+            at("spec.template.spec.schedulerName")
+        );
+    }
+    // podFailurePolicy: none, or exactly the rule that ignores preemption.
+    let ignore_disruptions = match &spec.pod_failure_policy {
+        None => false,
+        Some(policy) => {
+            let ignores = |rule: &k8s_openapi::api::batch::v1::PodFailurePolicyRule| {
+                rule.action == "Ignore"
+                    && rule.on_exit_codes.is_none()
+                    && rule.on_pod_conditions.as_ref().is_some_and(|c| {
+                        c.len() == 1
+                            && c[0].type_ == "DisruptionTarget"
+                            && c[0].status.as_deref().unwrap_or("True") == "True"
+                    })
+            };
+            if policy.rules.len() != 1 || !ignores(&policy.rules[0]) {
+                bail!(
+                    "{}: a replay job's policy is none, or one rule: action Ignore on the DisruptionTarget condition",
+                    at("spec.podFailurePolicy")
+                );
+            }
+            true
+        }
+    };
+    let default_replacement = if ignore_disruptions {
+        "Failed"
+    } else {
+        "TerminatingOrFailed"
+    };
+    if let Some(policy) = &spec.pod_replacement_policy
+        && policy != default_replacement
+    {
+        bail!(
+            "{}: {policy} is not this Job's default ({default_replacement}), which the replay models",
+            at("spec.podReplacementPolicy")
+        );
+    }
+    // Tolerations: only what ExtendedResourceToleration adds, which the
+    // replay adds too.
+    let mut requests = serde_json::Map::new();
+    for container in &pod.containers {
+        let resources = container.resources.as_ref();
+        let own = resources
+            .and_then(|r| r.requests.clone())
+            .unwrap_or_default();
+        let mut all = own.clone();
+        // A limit without a request is the request (API defaulting).
+        for (resource, quantity) in resources.and_then(|r| r.limits.clone()).unwrap_or_default() {
+            all.entry(resource).or_insert(quantity);
+        }
+        for (resource, quantity) in all {
             if requests
-                .insert(resource.clone(), quantity.0.clone())
+                .insert(resource.clone(), Value::String(quantity.0))
                 .is_some()
             {
                 bail!(
@@ -299,16 +416,53 @@ fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
             }
         }
     }
+    if let Some(toleration) = pod.tolerations.iter().flatten().find(|t| {
+        !(t.operator.as_deref() == Some("Exists")
+            && t.effect.as_deref() == Some("NoSchedule")
+            && t.key
+                .as_ref()
+                .is_some_and(|k| requests.contains_key(k) && k.contains('/')))
+    }) {
+        bail!(
+            "{}: {:?}: a replay job tolerates only the taints of the extended resources it asks for",
+            at("spec.template.spec.tolerations"),
+            toleration.key.as_deref().unwrap_or_default()
+        );
+    }
     let scheduling = spec.scheduling.as_ref();
     let policy = scheduling.and_then(|s| s.scheduling_policy.as_ref());
-    let grouping = match (
+    let mut row = serde_json::Map::new();
+    let mut set = |key: &str, value: Option<Value>| {
+        if let Some(value) = value {
+            row.insert(key.to_string(), value);
+        }
+    };
+    set("name", meta.name.clone().map(Value::String));
+    set("namespace", meta.namespace.clone().map(Value::String));
+    set("submit", annotation(meta.annotations.as_ref(), SUBMIT_AT));
+    set("duration", annotation(template_annotations, RUN_FOR));
+    set(
+        "checkpoint",
+        annotation(meta.annotations.as_ref(), CHECKPOINT),
+    );
+    set("workers", Some(json!(workers)));
+    match (
         policy.and_then(|p| p.gang.as_ref()),
         policy.and_then(|p| p.basic.as_ref()),
     ) {
-        (Some(gang), _) => Grouping::Gang(gang.min_count.unwrap_or(workers) as u32),
-        (None, Some(_)) => Grouping::Basic,
-        (None, None) => Grouping::None,
-    };
+        (Some(gang), _) => {
+            set("group", Some(json!("gang")));
+            set("minCount", gang.min_count.map(|m| json!(m)));
+        }
+        (None, Some(_)) => set("group", Some(json!("basic"))),
+        (None, None) => {}
+    }
+    set("requests", Some(Value::Object(requests)));
+    set("nodeSelector", pod.node_selector.clone().map(|s| json!(s)));
+    set(
+        "priorityClass",
+        pod.priority_class_name.clone().map(Value::String),
+    );
     let topology = scheduling
         .and_then(|s| s.scheduling_constraints.as_ref())
         .and_then(|c| c.topology.clone())
@@ -319,49 +473,35 @@ fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
             at("spec.scheduling.schedulingConstraints.topology")
         );
     }
-    let ignore_disruptions = spec.pod_failure_policy.as_ref().is_some_and(|p| {
-        p.rules.iter().any(|rule| {
-            rule.action == "Ignore"
-                && rule
-                    .on_pod_conditions
-                    .iter()
-                    .flatten()
-                    .any(|c| c.type_ == "DisruptionTarget")
-        })
-    });
-    let name = meta.name.clone().unwrap_or_default();
-    let namespace = meta.namespace.clone().unwrap_or_else(|| "default".into());
-    Ok(Job {
-        origin: origin.to_string(),
-        priority_class_at: format!("{origin}: field spec.template.spec.priorityClassName"),
-        namespace,
-        name,
-        submit,
-        duration,
-        workers: workers as u32,
-        grouping,
-        requests,
-        node_selector: pod_spec.node_selector.clone().unwrap_or_default(),
-        priority_class: pod_spec.priority_class_name.clone(),
-        topology_key: topology.into_iter().next().map(|t| t.key),
-        disruption: if scheduling
-            .and_then(|s| s.disruption_mode.as_ref())
-            .is_some_and(|d| d.all.is_some())
-        {
-            Disruption::All
-        } else {
-            Disruption::Pod
-        },
-        checkpoint: annotation(&meta.annotations, CHECKPOINT, "metadata")?,
-        backoff_limit: spec.backoff_limit.unwrap_or(6).max(0) as u32,
-        ignore_disruptions,
-        grace_period: Duration::from_secs(
-            pod_spec
-                .termination_grace_period_seconds
-                .unwrap_or(30)
-                .max(0) as u64,
-        ),
-    })
+    set(
+        "topologyKey",
+        topology.into_iter().next().map(|t| Value::String(t.key)),
+    );
+    if scheduling
+        .and_then(|s| s.disruption_mode.as_ref())
+        .is_some_and(|d| d.all.is_some())
+    {
+        set("disruption", Some(json!("all")));
+    }
+    set("backoffLimit", spec.backoff_limit.map(|b| json!(b)));
+    set("ignoreDisruptions", Some(json!(ignore_disruptions)));
+    set(
+        "gracePeriod",
+        pod.termination_grace_period_seconds.map(|g| json!(g)),
+    );
+    if !row.contains_key("submit") {
+        bail!(
+            "{}: required",
+            at(&format!("metadata.annotations[{SUBMIT_AT}]"))
+        );
+    }
+    if !row.contains_key("duration") {
+        bail!(
+            "{}: required",
+            at(&format!("spec.template.metadata.annotations[{RUN_FOR}]"))
+        );
+    }
+    trace::job_of_object(&origin, PATHS, Value::Object(row))
 }
 
 /// The jobs as one `v1` List of Jobs, in submit order.
@@ -450,12 +590,32 @@ mod tests {
         let jobs = read("jobs.yaml", &text("")).unwrap();
         assert_eq!(jobs[0].submit, Duration::from_secs(5));
         assert_eq!(jobs[0].duration, Duration::from_secs(60));
+        // A limit without a request is the request, as the API server
+        // defaults it.
+        let limits = text("").replace(
+            "{name: c, image: i}",
+            "{name: c, image: i, resources: {limits: {nvidia.com/gpu: 2}}}",
+        );
+        assert_eq!(read("jobs.yaml", &limits).unwrap()[0].gpus_per_pod(), 2);
         let error = |extra: &str| read("jobs.yaml", &text(extra)).unwrap_err().to_string();
         assert!(
             error("      tolerations: [{key: k, operator: Exists}]\n")
                 .contains("field spec.template.spec.tolerations"),
         );
         assert!(error("  completions: 3\n").contains("field spec.completions"));
+        assert!(error("  parallelism: 3\n").contains("field spec.completions"));
+        assert!(
+            error("  parallelism: 2\n  completions: 2\n  scheduling: {schedulingPolicy: {gang: {minCount: 3}}}\n")
+                .contains("j: field spec.scheduling.schedulingPolicy.gang.minCount: 3 is not between 1 and workers (2)"),
+        );
+        assert!(
+            error("  podFailurePolicy: {rules: [{action: FailJob, onExitCodes: {operator: In, values: [1]}}]}\n")
+                .contains("field spec.podFailurePolicy")
+        );
+        assert!(
+            error("  activeDeadlineSeconds: 60\n").contains("field spec.activeDeadlineSeconds")
+        );
+        assert!(error("      nodeName: n\n").contains("field spec.template.spec.nodeName"));
         assert!(error("  bogus: 1\n").contains("bogus"));
         let unannotated = read(
             "jobs.yaml",

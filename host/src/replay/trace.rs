@@ -165,16 +165,35 @@ const COLUMNS: [&str; 20] = [
 ];
 
 /// Where a cell is: file, line, and the column of each field (1-based,
-/// in characters).
+/// in characters); or, for a job read from a manifest, the object and the
+/// path of each field in it.
 struct Place<'a> {
     file: &'a str,
     line: usize,
     columns: BTreeMap<&'static str, usize>,
     /// Column of the row's start (for what is missing).
     start: usize,
+    /// The manifest object (`FILE: Kind ns/name`) and each field's path in
+    /// it, when the job was not read from a line.
+    object: Option<(&'a str, &'a [(&'static str, &'static str)])>,
 }
 
 impl Place<'_> {
+    /// Where `field` of job `what` is, for a message: `FILE:LINE:COLUMN:
+    /// job ns/name: field F`, or `FILE: Kind ns/name: field PATH`.
+    fn describe(&self, field: &str, what: &str) -> String {
+        match self.object {
+            Some((object, paths)) => {
+                let path = paths
+                    .iter()
+                    .find(|(f, _)| *f == field)
+                    .map_or(field, |(_, p)| *p);
+                format!("{object}: field {path}")
+            }
+            None => format!("{}: {what}: field {field}", self.at(field)),
+        }
+    }
+
     fn at(&self, field: &str) -> String {
         let column = self
             .columns
@@ -183,6 +202,27 @@ impl Place<'_> {
             .map_or(self.start, |(_, c)| *c);
         format!("{}:{}:{column}", self.file, self.line)
     }
+}
+
+/// A job from the fields of a manifest object (`origin`: `FILE: Kind
+/// ns/name`), given as a trace row (the JSON keys), checked as a row is;
+/// `paths` names where each field was read in the object, for messages.
+pub(super) fn job_of_object(
+    origin: &str,
+    paths: &[(&'static str, &'static str)],
+    row: Value,
+) -> Result<Job> {
+    let row: Row = serde_json::from_value(row).with_context(|| origin.to_string())?;
+    let place = Place {
+        file: origin,
+        line: 0,
+        columns: BTreeMap::new(),
+        start: 0,
+        object: Some((origin, paths)),
+    };
+    let mut job = job(&place, row)?;
+    job.origin = origin.to_string();
+    Ok(job)
 }
 
 /// Reads trace files (JSON lines, or CSV by the `.csv` extension), jobs in
@@ -274,6 +314,7 @@ fn parse_jsonl(file: &str, text: &str) -> Result<Vec<Job>> {
             line: number,
             columns,
             start: 1 + line.len() - line.trim_start().len(),
+            object: None,
         };
         jobs.push(job(&place, row)?);
     }
@@ -386,6 +427,7 @@ fn parse_csv(file: &str, text: &str) -> Result<Vec<Job>> {
             line: number,
             columns,
             start: 1,
+            object: None,
         };
         jobs.push(job(&place, row)?);
     }
@@ -421,13 +463,17 @@ fn pairs(cell: &str) -> Result<Value, String> {
 
 /// Reads one row into a job, naming the cell of what is wrong.
 fn job(place: &Place, row: Row) -> Result<Job> {
-    let name = row
-        .name
-        .ok_or_else(|| anyhow::anyhow!("{}: field name: required", place.at("name")))?;
+    let name = row.name.ok_or_else(|| {
+        let at = match place.object {
+            Some(_) => place.describe("name", ""),
+            None => format!("{}: field name", place.at("name")),
+        };
+        anyhow::anyhow!("{at}: required")
+    })?;
     let namespace = row.namespace.unwrap_or_else(|| "default".into());
     let what = format!("job {namespace}/{name}");
     let err = |field: &str, message: String| {
-        anyhow::anyhow!("{}: {what}: field {field}: {message}", place.at(field))
+        anyhow::anyhow!("{}: {message}", place.describe(field, &what))
     };
     crate::builder::check_dns_label(&what, "namespace", &namespace)
         .map_err(|_| err("namespace", format!("{namespace:?} is not a DNS label")))?;
@@ -453,6 +499,9 @@ fn job(place: &Place, row: Row) -> Result<Job> {
     let submit = time("submit", row.submit)?.ok_or_else(|| err("submit", "required".into()))?;
     let duration =
         time("duration", row.duration)?.ok_or_else(|| err("duration", "required".into()))?;
+    if duration.is_zero() {
+        return Err(err("duration", "must be positive".into()));
+    }
     let workers = count("workers", row.workers)?.unwrap_or(1);
     if workers == 0 {
         return Err(err("workers", "must be at least 1".into()));
@@ -551,7 +600,10 @@ fn job(place: &Place, row: Row) -> Result<Job> {
         requests,
         node_selector,
         priority_class: row.priority_class,
-        priority_class_at: place.at("priorityClass"),
+        priority_class_at: match place.object {
+            Some(_) => place.describe("priorityClass", &what),
+            None => place.at("priorityClass"),
+        },
         topology_key,
         disruption,
         checkpoint,

@@ -74,7 +74,9 @@ type recorder struct {
 	changed chan struct{}
 }
 
-func (r *recorder) now() float64 { return time.Since(r.start).Seconds() }
+// now is the time since the start, never less than 0 (objects seen while
+// the clock waits for its whole second count from it).
+func (r *recorder) now() float64 { return max(0, time.Since(r.start).Seconds()) }
 
 func stamp(field **float64, at float64) {
 	if *field == nil {
@@ -284,7 +286,7 @@ func play(ctx context.Context, args []string) error {
 		return err
 	}
 	// The clock starts once the informers have synced (the cluster's own
-	// objects are seen at time 0), on a whole second of the wall clock:
+	// objects count as seen at time 0), on a whole second of the wall clock:
 	// kube-scheduler releases backoff in 1-second windows of the wall
 	// clock, which then fall on whole seconds of the play, as the
 	// replay's do.
@@ -292,8 +294,15 @@ func play(ctx context.Context, args []string) error {
 	rec.start = time.Now()
 	rec.mu.Unlock()
 	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	start := time.Now().Truncate(time.Second).Add(time.Second)
+	for informer, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("the informer of %v did not sync: %w", informer, ctx.Err())
+		}
+	}
+	// Moved forward to the next whole second, keeping the monotonic clock
+	// reading (Truncate would drop it).
+	now := time.Now()
+	start := now.Add(now.Truncate(time.Second).Add(time.Second).Sub(now))
 	time.Sleep(time.Until(start))
 	rec.mu.Lock()
 	rec.start = start
@@ -309,7 +318,7 @@ func play(ctx context.Context, args []string) error {
 			return ctx.Err()
 		}
 		if _, err := loader.LoadInOrder(ctx, []*unstructured.Unstructured{s.item}); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", *traceFile, err)
 		}
 	}
 	for rec.finished(jobs) < len(jobs) {
