@@ -524,10 +524,15 @@ func TestAVictimWhoseDeletionIsDeniedIsRetriedWithinBounds(t *testing.T) {
 			refusals += n - beforeRefused[key]
 		}
 	}
-	for key, n := range refused {
-		if n < 2 {
-			t.Errorf("%s refused %d time(s), want the gang retried (2 or more)", key, n)
-		}
+	// Retried: some victim was refused twice or more, i.e. the gang was
+	// attempted again. Which victims an attempt picks may change between
+	// attempts (the victims tie), so not every victim is refused twice.
+	most := 0
+	for _, n := range refused {
+		most = max(most, n)
+	}
+	if most < 2 {
+		t.Errorf("no victim deletion refused twice, want the gang retried: %v", refused)
 	}
 	t.Logf("refused deletions %d %v; writes %d; accepted %v; refused %v", refusals, refused, writes, allAccepted, allRefused)
 	// The gang is retried on its backoff (1 s doubling to 10 s): at most
