@@ -421,7 +421,7 @@ fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
             && t.effect.as_deref() == Some("NoSchedule")
             && t.key
                 .as_ref()
-                .is_some_and(|k| requests.contains_key(k) && k.contains('/')))
+                .is_some_and(|k| requests.contains_key(k) && objects::is_extended(k)))
     }) {
         bail!(
             "{}: {:?}: a replay job tolerates only the taints of the extended resources it asks for",

@@ -101,7 +101,7 @@ pub fn pod(job: &Job, name: &str, at: Duration) -> Result<Pod> {
 
 /// Whether `resource` is an extended resource (a domain-prefixed name
 /// outside `kubernetes.io/`).
-fn is_extended(resource: &str) -> bool {
+pub(super) fn is_extended(resource: &str) -> bool {
     resource.contains('/')
         && !resource.starts_with("kubernetes.io/")
         && !resource.contains(".kubernetes.io/")
