@@ -12,7 +12,8 @@
 #
 # A Rust test ignored in one invocation and run in another (a tool test,
 # run with --ignored) counts as run. Prints tests passed, failed and
-# skipped (each skip with its reason), the wall time per test binary and Go
+# skipped (each skip with its reason, each failure with the first lines
+# it printed of why), the wall time per test binary and Go
 # package, the steps' times and the control planes started; ends with the
 # plain line "tests: N passed, N failed, N skipped". Exits 1 when a test or
 # step failed, or when require_all is set and anything was skipped.
@@ -39,8 +40,31 @@ function note_test(label, name, state, reason,    key) {
   if (state == "ignored" && !(key in reason_of)) reason_of[key] = reason
 }
 
+# why(key, line): keeps the first few lines a failing test printed of
+# why, each cut to a screen's width.
+function why(key, line) {
+  if (why_lines[key] >= 4) return
+  if (length(line) > 200) line = substr(line, 1, 200) "…"
+  why_of[key] = why_of[key] "      " line "\n"
+  why_lines[key]++
+}
+
 FILENAME ~ /(^|\/)rust[^\/]*\.log$/ {
   if ($0 ~ /^     Running /) { label = rust_label($0); next }
+  # A failing test's output: "---- NAME stdout ----", then what it
+  # printed and its panic message, up to the "note: run with" line.
+  if ($0 ~ /^---- .* stdout ----$/) {
+    failing = "rust:" label SUBSEP substr($0, 6, length($0) - 5 - 12)
+    next
+  }
+  if (failing != "") {
+    if ($0 ~ /^note: run with / || $0 ~ /^failures:$/) failing = ""
+    else if ($0 !~ /^ *$/) {
+      # The panic says why; what the test printed before it may not.
+      if ($0 ~ /^thread .* panicked at /) { why_of[failing] = ""; why_lines[failing] = 0 }
+      why(failing, $0)
+    }
+  }
   if ($0 ~ /^   Doc-tests /) { label = "doc-tests " $2; next }
   if ($0 ~ /^test .* \.\.\. (ok|FAILED|ignored)/) {
     at = index($0, " ... ")
@@ -72,6 +96,15 @@ FILENAME ~ /(^|\/)go\.log$/ {
     }
     skip_pending = ""
   }
+  # go test -v names the test its next lines are of; a test's t.Error
+  # and t.Fatal lines are indented and start with the file and line.
+  if ($0 ~ /^=== (RUN|CONT|NAME) /) { go_running = $3; next }
+  if ($0 ~ /^ +[A-Za-z0-9_]+\.go:[0-9]+: /) {
+    line = $0
+    sub(/^ +/, "", line)
+    go_why[go_running] = go_why[go_running] line "\n"
+    next
+  }
   if ($0 ~ /^--- (PASS|FAIL|SKIP): /) {
     result = $2
     sub(/:$/, "", result)
@@ -90,8 +123,13 @@ FILENAME ~ /(^|\/)go\.log$/ {
     for (i = 1; i <= ngo_pending; i++) {
       state = go_pending_result[i] == "PASS" ? "ok" : go_pending_result[i] == "FAIL" ? "FAILED" : "ignored"
       note_test("go:" package, go_pending[i], state, go_reason[i])
+      if (state == "FAILED") {
+        n = split(go_why[go_pending[i]], lines, "\n")
+        for (j = 1; j < n; j++) why("go:" package SUBSEP go_pending[i], lines[j])
+      }
       delete go_reason[i]
     }
+    delete go_why
     ngo_pending = 0
     if ($1 == "FAIL") failed_packages++
   }
@@ -141,7 +179,7 @@ END {
   }
   if (nfailures > 0) {
     print "Failed:"
-    for (i = 1; i <= nfailures; i++) printf "  %s\n", short(failures[i])
+    for (i = 1; i <= nfailures; i++) printf "  %s\n%s", short(failures[i]), why_of[failures[i]]
   }
   print "Wall time per Rust test binary (seconds, all invocations):"
   for (i = 1; i <= nbinaries; i++) printf "  %8.1f  %s\n", wall[binaries[i]], binaries[i]
