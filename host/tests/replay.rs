@@ -128,6 +128,15 @@ fn a_preemption_waits_for_the_victims_grace_period_and_the_job_controller_replac
     assert_eq!(low.preempted, 1);
     assert_eq!(low.pending_flaps, 1);
     assert_eq!(low.gpu_seconds_lost, 10.0 * 2.0 * 8.0);
+    // Each binding's node: the low job's pods twice (replaced), the high
+    // job's once, each pod filling a node.
+    let sorted = |nodes: &[String]| {
+        let mut nodes = nodes.to_vec();
+        nodes.sort();
+        nodes
+    };
+    assert_eq!(sorted(&low.nodes), ["gpu-0", "gpu-0", "gpu-1", "gpu-1"]);
+    assert_eq!(sorted(&high.nodes), ["gpu-0", "gpu-1"]);
     assert_eq!(summary.evictions, 2);
     assert_eq!(summary.gpu_seconds_lost, 160.0);
 }

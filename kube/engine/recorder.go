@@ -2,9 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
 	"sort"
 	"sync"
 
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,6 +46,66 @@ type Preferences struct {
 	// Groups maps a PodGroup's or CompositePodGroup's "namespace/name" to
 	// a node its placement should hold.
 	Groups map[string]string `json:"groups"`
+	// Jobs maps a Job's "namespace/name" to the nodes its pods were bound
+	// to, in order, one entry per binding: for the Job's pods (whose names
+	// the Job controller draws at random) of the tied nodes the one where
+	// the most of its listed bindings are still to be made is taken, and
+	// of its group's tied placements the one holding the most of them.
+	Jobs map[string][]string `json:"jobs,omitempty"`
+}
+
+// ReadPreferences reads Preferences from a JSON file.
+func ReadPreferences(path string) (*Preferences, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	prefer := &Preferences{}
+	if err := json.Unmarshal(data, prefer); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return prefer, nil
+}
+
+// jobOf is the "namespace/name" of the Job a pod belongs to ("" if none).
+func jobOf(pod *v1.Pod) string {
+	if name := pod.Labels[batchv1.JobNameLabel]; name != "" {
+		return pod.Namespace + "/" + name
+	}
+	return ""
+}
+
+// jobNode is, of the tied nodes, the one where the most of job's listed
+// bindings are still to be made (listed there minus the job's pods there
+// now; the first listed on a tie), or "" when none is.
+func (p *Preferences) jobNode(job string, tie Tie, nodes []fwk.NodeInfo) string {
+	listed := p.Jobs[job]
+	if len(listed) == 0 {
+		return ""
+	}
+	left := map[string]int{}
+	for _, node := range listed {
+		if tie.contains(node) {
+			left[node]++
+		}
+	}
+	for _, info := range nodes {
+		if info.Node() == nil || left[info.Node().Name] == 0 {
+			continue
+		}
+		for _, pi := range info.GetPods() {
+			if jobOf(pi.GetPod()) == job {
+				left[info.Node().Name]--
+			}
+		}
+	}
+	best, most := "", 0
+	for _, node := range listed {
+		if left[node] > most {
+			best, most = node, left[node]
+		}
+	}
+	return best
 }
 
 // recorder keeps what the harness learns from inside kube-scheduler: the
@@ -118,7 +182,13 @@ func (f *recordingFramework) RunScorePlugins(ctx context.Context, state fwk.Cycl
 		}
 		f.rec.mu.Unlock()
 		if f.rec.prefer != nil && len(tie.Choices) > 1 {
-			if node, ok := f.rec.prefer.Nodes[key]; ok && tie.contains(node) {
+			node, ok := f.rec.prefer.Nodes[key]
+			if !ok || !tie.contains(node) {
+				node = f.rec.prefer.jobNode(jobOf(pod), tie, nodes)
+				ok = node != ""
+			}
+			if ok {
+				klog.InfoS("Tie between nodes broken toward the preferred", "pod", key, "node", node, "tied", tie.Choices)
 				for i := range scores {
 					if scores[i].Name == node {
 						scores[i].TotalScore++
@@ -145,14 +215,46 @@ func (f *recordingFramework) RunPlacementScorePlugins(ctx context.Context, state
 			if node, ok := f.rec.prefer.Groups[key]; ok {
 				for i := range scores {
 					if scores[i].TotalScore == tie.Score && holds(scores[i].Placement, node) {
+						klog.InfoS("Tie between placements broken toward the preferred", "group", key, "placement", scores[i].Placement.Name, "tied", tie.Choices)
 						scores[i].TotalScore++
 						break
 					}
 				}
+			} else if i := f.rec.prefer.jobPlacement(group, scores, tie.Score); i >= 0 {
+				klog.InfoS("Tie between placements broken toward the preferred", "group", key, "placement", scores[i].Placement.Name, "tied", tie.Choices)
+				scores[i].TotalScore++
 			}
 		}
 	}
 	return scores, status
+}
+
+// jobPlacement is the index of the placement of the top score that holds
+// the most of the listed bindings of the group's Job (the first on a tie),
+// or -1 when the group is no Job's or none holds any.
+func (p *Preferences) jobPlacement(group fwk.PodGroupInfo, scores []fwk.PlacementPluginScores, top int64) int {
+	job := ""
+	for _, pod := range group.GetUnscheduledPods() {
+		if job = jobOf(pod); job != "" {
+			break
+		}
+	}
+	best, most := -1, 0
+	for i := range scores {
+		if scores[i].TotalScore != top {
+			continue
+		}
+		held := 0
+		for _, node := range p.Jobs[job] {
+			if holds(scores[i].Placement, node) {
+				held++
+			}
+		}
+		if held > most {
+			best, most = i, held
+		}
+	}
+	return best
 }
 
 // holds reports whether placement includes node.

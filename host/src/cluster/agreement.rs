@@ -116,7 +116,11 @@ pub fn preferences(snapshot: &Snapshot, outcome: &Outcome) -> Preferences {
             groups.insert(composite.key.clone(), node);
         }
     }
-    Preferences { nodes, groups }
+    Preferences {
+        nodes,
+        groups,
+        ..Preferences::default()
+    }
 }
 
 /// A kind of nondeterminism of kube-scheduler that explains a difference,

@@ -103,12 +103,7 @@ impl Harness {
         if options.ties {
             command.arg("--ties");
         }
-        if let Some(prefer) = &options.prefer {
-            let file = dir.path.join("prefer.json");
-            std::fs::write(&file, serde_json::to_vec(prefer)?)
-                .with_context(|| format!("cannot write {}", file.display()))?;
-            command.arg("--prefer").arg(file);
-        }
+        prefer_arg(&mut command, &dir.path, &options.prefer)?;
         if let Some(keep) = std::env::var_os("WASCHED_KUBE_KEEP") {
             // Debugging: keep what the harness was given.
             let keep = PathBuf::from(keep);
@@ -147,6 +142,7 @@ impl Harness {
             .arg("--until")
             .arg(format!("{}ms", options.until.as_millis()));
         scheduler_args(&mut command, &options.config, &options.wasm, &options.log);
+        prefer_arg(&mut command, &dir.path, &options.prefer)?;
         self.result(command)
     }
 
@@ -220,6 +216,12 @@ pub struct Preferences {
     pub nodes: std::collections::BTreeMap<String, String>,
     /// PodGroup or CompositePodGroup `namespace/name` → node.
     pub groups: std::collections::BTreeMap<String, String>,
+    /// Job `namespace/name` → the node of each binding of its pods, in
+    /// order: of a tie, a pod of the Job takes the node where the most of
+    /// these bindings are still to be made, its group the placement that
+    /// holds the most of them.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub jobs: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// How `wasched-kube schedule` runs.
@@ -298,6 +300,9 @@ pub struct PlayOptions {
     pub log: Option<PathBuf>,
     /// Run wasched's components inside kube-scheduler.
     pub wasm: Option<WasmComponents>,
+    /// Break kube-scheduler's ties toward these choices (a Job's pods by
+    /// [`Preferences::jobs`]: the Job controller names them at random).
+    pub prefer: Option<Preferences>,
 }
 
 impl Default for PlayOptions {
@@ -307,8 +312,20 @@ impl Default for PlayOptions {
             until: Duration::from_secs(1800),
             log: std::env::var_os("WASCHED_KUBE_LOG").map(PathBuf::from),
             wasm: None,
+            prefer: None,
         }
     }
+}
+
+/// `--prefer FILE` when there are preferences, the file written in `dir`.
+fn prefer_arg(command: &mut Command, dir: &Path, prefer: &Option<Preferences>) -> Result<()> {
+    if let Some(prefer) = prefer {
+        let file = dir.join("prefer.json");
+        std::fs::write(&file, serde_json::to_vec(prefer)?)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        command.arg("--prefer").arg(file);
+    }
+    Ok(())
 }
 
 /// The arguments that choose kube-scheduler's configuration, components

@@ -193,6 +193,8 @@ struct JobRun {
     waiting: Option<(String, Duration)>,
     /// Time waited per reason (at most [`REASONS`] kept).
     waited: BTreeMap<String, Duration>,
+    /// The node of each binding of its pods, in order.
+    nodes: Vec<String>,
 }
 
 /// Most pops of the queue at one instant before the replay gives up (a
@@ -229,6 +231,7 @@ impl JobRun {
             admitted: false,
             waiting: None,
             waited: BTreeMap::new(),
+            nodes: Vec::new(),
         }
     }
 
@@ -739,6 +742,7 @@ impl<'a> Engine<'a> {
             gpu_seconds_lost: round(run.gpu_seconds_lost),
             pending_flaps: run.flaps,
             waited_for: run.longest_wait(),
+            nodes: std::mem::take(&mut run.nodes),
         };
         self.recorder.ended(&row);
         self.ended += 1;
@@ -990,6 +994,13 @@ impl<'a> Engine<'a> {
         let mut bound = objects::bound(&pod, node, self.now);
         if let Some(status) = bound.status.as_mut() {
             status.nominated_node_name = None;
+        }
+        if let Some(run) = self
+            .pods
+            .get(key)
+            .and_then(|(job, _)| self.running.get_mut(job))
+        {
+            run.nodes.push(node.to_string());
         }
         self.upsert_pod_like(key, bound)
     }

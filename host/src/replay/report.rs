@@ -40,6 +40,9 @@ pub struct JobRow {
     pub pending_flaps: u32,
     /// The reason it waited longest (`""`: it did not wait).
     pub waited_for: String,
+    /// The node of each binding of its pods, in the order they were bound
+    /// (a pod recreated after preemption is bound again, and listed again).
+    pub nodes: Vec<String>,
 }
 
 /// Where each row goes as it completes.

@@ -6,7 +6,7 @@
 //
 //	wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N] [--lifecycle] [--job-controller]
 //	wasched-kube schedule --objects FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--timeout D] [--ties]
-//	wasched-kube play --objects FILE --trace FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--until D]
+//	wasched-kube play --objects FILE --trace FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--until D] [--prefer FILE]
 //
 // `up` starts the control plane, creates the objects (a JSON List in
 // creation order, statuses included), writes a kubeconfig, prints one line
@@ -54,7 +54,7 @@ import (
 const usage = `usage:
   wasched-kube up --kubeconfig FILE [--objects FILE] [--with-kube-scheduler] [--config FILE] [--wasm [--wasm-plugins DIR]] [--port N] [--lifecycle] [--job-controller] [--log FILE]
   wasched-kube schedule --objects FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--timeout DURATION] [--settle DURATION] [--ties] [--prefer FILE] [--log FILE]
-  wasched-kube play --objects FILE --trace FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--until DURATION] [--log FILE]
+  wasched-kube play --objects FILE --trace FILE [--config FILE] [--wasm [--wasm-plugins DIR]] [--until DURATION] [--prefer FILE] [--log FILE]
 `
 
 func main() {
@@ -314,20 +314,16 @@ func schedule(ctx context.Context, args []string) error {
 	timeout := flags.Duration("timeout", 5*time.Minute, "give up when kube-scheduler is not quiet within DURATION")
 	settle := flags.Duration("settle", 500*time.Millisecond, "quiet must hold this long, with no new cycle")
 	ties := flags.Bool("ties", false, "report the top score class of every binding")
-	preferFile := flags.String("prefer", "", "break kube-scheduler's ties toward the choices in FILE (JSON: nodes, groups)")
+	preferFile := flags.String("prefer", "", "break kube-scheduler's ties toward the choices in FILE (JSON: nodes, groups, jobs)")
 	upstreamBackoff := flags.Bool("upstream-backoff", false, "leave preemptors to their backoff (default: each cycle waits for the last one's preemptions to settle and retries their preemptors first, so that timing does not decide)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
 	var prefer *engine.Preferences
 	if *preferFile != "" {
-		data, err := os.ReadFile(*preferFile)
-		if err != nil {
+		var err error
+		if prefer, err = engine.ReadPreferences(*preferFile); err != nil {
 			return err
-		}
-		prefer = &engine.Preferences{}
-		if err := json.Unmarshal(data, prefer); err != nil {
-			return fmt.Errorf("%s: %w", *preferFile, err)
 		}
 	}
 	if c.objects == "" {

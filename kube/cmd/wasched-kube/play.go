@@ -228,11 +228,19 @@ func play(ctx context.Context, args []string) error {
 	c.register(flags)
 	traceFile := flags.String("trace", "", "JSON List of the trace's objects, each annotated "+SubmitAtAnnotation+" (required)")
 	until := flags.Duration("until", 30*time.Minute, "stop this long after the start even if Jobs are still running")
+	preferFile := flags.String("prefer", "", "break kube-scheduler's ties toward the choices in FILE (JSON: nodes, groups, jobs)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
 	if *traceFile == "" {
 		return errors.New("play: --trace FILE is required")
+	}
+	var prefer *engine.Preferences
+	if *preferFile != "" {
+		var err error
+		if prefer, err = engine.ReadPreferences(*preferFile); err != nil {
+			return err
+		}
 	}
 	items, config, err := c.prepare()
 	if err != nil {
@@ -252,7 +260,7 @@ func play(ctx context.Context, args []string) error {
 			jobs = append(jobs, s.item.GetNamespace()+"/"+s.item.GetName())
 		}
 	}
-	scheduler := &engine.Options{Config: config, Plugins: c.plugins, UpstreamBackoff: true, Lifecycle: true}
+	scheduler := &engine.Options{Config: config, Plugins: c.plugins, UpstreamBackoff: true, Lifecycle: true, Prefer: prefer}
 	running, err := startCluster(ctx, 0, items, scheduler, kubelet.Options{Lifecycle: true})
 	if err != nil {
 		return err
