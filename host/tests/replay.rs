@@ -384,3 +384,55 @@ fn the_bundled_trace_as_jobs_is_the_writers_and_reads_back() {
         assert_eq!(read.node_selector, written.node_selector);
     }
 }
+
+/// Pods with their PodGroup, written as a user creates them, replay as the
+/// same jobs written as trace rows: a gang of two pods that must wait for
+/// a lone pod to finish, and is preempted by nothing (bare pods are not
+/// replaced, so their jobs' backoffLimit is 0).
+#[test]
+fn pods_with_their_podgroup_replay_as_the_rows_they_stand_for() {
+    let manifests = "\
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: train, annotations: {wasched.io/submit-at: 10s}}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+  schedulingConstraints: {topology: [{key: topology.wasched.io/rack}]}
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Pod, metadata: {name: train-0, annotations: {wasched.io/run-for: 50s}},
+   spec: {schedulingGroup: {podGroupName: train}, restartPolicy: Never,
+          containers: [{name: main, image: trainer, resources: {limits: {nvidia.com/gpu: 8}}}]}}
+- {apiVersion: v1, kind: Pod, metadata: {name: train-1, annotations: {wasched.io/run-for: 50s}},
+   spec: {schedulingGroup: {podGroupName: train}, restartPolicy: Never,
+          containers: [{name: main, image: trainer, resources: {limits: {nvidia.com/gpu: 8}}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: blocker, annotations: {wasched.io/submit-at: 0s, wasched.io/run-for: 100s}}
+spec:
+  restartPolicy: OnFailure
+  containers: [{name: main, image: busybox, resources: {requests: {nvidia.com/gpu: 8}}}]
+";
+    let rows = r#"
+{"name":"blocker","submit":0,"duration":100,"gpu":8,"backoffLimit":0}
+{"name":"train","submit":10,"duration":50,"workers":2,"minCount":2,"gpu":8,"topologyKey":"topology.wasched.io/rack","backoffLimit":0}
+"#;
+    let replayed = |name: &str, text: &str| {
+        let cluster =
+            wasched::read_manifests_text("cluster.yaml", &cluster(2), &Default::default())
+                .expect("the cluster reads");
+        let model = replay::model_of(cluster).expect("the cluster models");
+        let jobs =
+            replay::trace::finish(replay::trace::parse(name, text).expect("reads")).expect("valid");
+        common::replay(model, jobs, &checked()).0
+    };
+    let from_manifests = replayed("trace.yaml", manifests);
+    assert_eq!(from_manifests, replayed("trace.jsonl", rows));
+    // The gang waits for the rack's other node, which the blocker holds.
+    let train = row(&from_manifests, "train");
+    assert!(train.start.is_some_and(|s| s >= 100.0), "{train:?}");
+    assert_eq!(train.workers, 2);
+}

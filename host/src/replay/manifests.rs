@@ -12,7 +12,8 @@
 //! A trace may be written as such Jobs ([`read`], files ending `.yaml` or
 //! `.yml`): each Job must carry both annotations, and nothing a replay job
 //! cannot carry (a field of its pod template the replay would drop is
-//! named and refused).
+//! named and refused). The same files may hold pods with their PodGroups
+//! (see `groups`).
 //!
 //! The Job asks for the trace's grouping in `spec.scheduling` (a gang of
 //! `minCount`, or basic), topology and disruption mode; with the
@@ -31,7 +32,7 @@ use k8s_openapi::api::batch::v1::{
     Job as KubeJob, JobSchedulingConfiguration, JobSpec, PodFailurePolicy,
     PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule,
 };
-use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec};
 use k8s_openapi::api::scheduling::v1alpha3::{
     TopologyConstraint, WorkloadPodGroupAllDisruptionMode, WorkloadPodGroupBasicSchedulingPolicy,
     WorkloadPodGroupDisruptionMode, WorkloadPodGroupGangSchedulingPolicy,
@@ -40,8 +41,8 @@ use k8s_openapi::api::scheduling::v1alpha3::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
-use super::objects;
 use super::trace::{self, Disruption, Grouping, Job};
+use super::{groups, objects};
 use crate::manifest::{Object, ObjectRef};
 
 /// When an object of a trace is created (a Go duration from the trace's
@@ -149,8 +150,9 @@ fn scheduling(job: &Job) -> Option<JobSchedulingConfiguration> {
     })
 }
 
-/// Reads a trace written as `batch/v1` Jobs (YAML, one or more
-/// documents, or a `List`); `name` names the file in messages. Unknown
+/// Reads a trace written as `batch/v1` Jobs, and pods with their
+/// PodGroups and Workloads (YAML, one or more documents, or a `List`);
+/// `name` names the file in messages. Unknown
 /// fields are refused, as the API server's strict validation does.
 pub fn read(name: &str, text: &str) -> Result<Vec<Job>> {
     // Read as written, not expanded into what the Job controller makes.
@@ -161,17 +163,25 @@ pub fn read(name: &str, text: &str) -> Result<Vec<Job>> {
     };
     crate::manifest::load_str(&mut manifests, name, text)?;
     if let Some((kind, _)) = manifests.skipped.iter().next() {
-        bail!("{name}: {kind}: a trace written as manifests holds batch/v1 Jobs only");
+        bail!("{name}: {kind}: {HOLDS}");
     }
     let mut jobs = Vec::new();
+    let mut grouped = groups::Objects::default();
     for (origin, object) in &manifests.objects {
         match object {
             Object::Job(job) => jobs.push(from_job(origin, job)?),
-            _ => bail!("{origin}: a trace written as manifests holds batch/v1 Jobs only"),
+            Object::Pod(pod) => grouped.pods.push((origin, pod)),
+            Object::PodGroup(group) => grouped.groups.push((origin, group)),
+            Object::Workload(workload) => grouped.workloads.push((origin, workload)),
+            _ => bail!("{origin}: {HOLDS}"),
         }
     }
+    jobs.extend(groups::jobs(&grouped)?);
     Ok(jobs)
 }
+
+/// What a trace written as manifests may hold.
+const HOLDS: &str = "a trace written as manifests holds batch/v1 Jobs, and pods with their scheduling.k8s.io/v1beta1 PodGroups and Workloads";
 
 /// Where each trace field of a Job is, for messages.
 const PATHS: &[(&str, &str)] = &[
@@ -203,22 +213,11 @@ const PATHS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The fields of a Job a replay job reads or that do not change where and
-/// when its pods run; any other field is refused by name. `*` is any key
-/// (a map's), `[]` any element of a list.
+/// The fields of a Job, besides its metadata and its pod template's spec
+/// ([`POD_SPEC_ALLOWED`]), that a replay job reads or that do not change
+/// where and when its pods run; any other field is refused by name. `[]`
+/// is any element of a list.
 const ALLOWED: &[&str] = &[
-    "apiVersion",
-    "kind",
-    "status",
-    "metadata.name",
-    "metadata.namespace",
-    "metadata.labels",
-    "metadata.annotations",
-    "metadata.uid",
-    "metadata.resourceVersion",
-    "metadata.creationTimestamp",
-    "metadata.generation",
-    "metadata.managedFields",
     "spec.parallelism",
     "spec.completions",
     "spec.completionMode",
@@ -233,36 +232,70 @@ const ALLOWED: &[&str] = &[
     "spec.template.metadata.labels",
     "spec.template.metadata.annotations",
     "spec.template.metadata.creationTimestamp",
-    "spec.template.spec.restartPolicy",
-    "spec.template.spec.nodeSelector",
-    "spec.template.spec.priorityClassName",
-    "spec.template.spec.terminationGracePeriodSeconds",
-    "spec.template.spec.tolerations",
-    "spec.template.spec.schedulerName",
-    "spec.template.spec.dnsPolicy",
-    "spec.template.spec.securityContext",
-    "spec.template.spec.serviceAccountName",
-    "spec.template.spec.serviceAccount",
-    "spec.template.spec.automountServiceAccountToken",
-    "spec.template.spec.enableServiceLinks",
-    "spec.template.spec.containers[].name",
-    "spec.template.spec.containers[].image",
-    "spec.template.spec.containers[].imagePullPolicy",
-    "spec.template.spec.containers[].command",
-    "spec.template.spec.containers[].args",
-    "spec.template.spec.containers[].env",
-    "spec.template.spec.containers[].workingDir",
-    "spec.template.spec.containers[].securityContext",
-    "spec.template.spec.containers[].terminationMessagePath",
-    "spec.template.spec.containers[].terminationMessagePolicy",
-    "spec.template.spec.containers[].resources.requests",
-    "spec.template.spec.containers[].resources.limits",
 ];
 
-/// The first field of `value` (at `path`) that [`ALLOWED`] does not
-/// cover.
-fn refused_field(value: &Value, path: &str) -> Option<String> {
-    if ALLOWED.contains(&path) {
+/// The fields of any object of a trace that change nothing the replay
+/// models.
+const METADATA_ALLOWED: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "status",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.labels",
+    "metadata.annotations",
+    "metadata.uid",
+    "metadata.resourceVersion",
+    "metadata.creationTimestamp",
+    "metadata.generation",
+    "metadata.managedFields",
+];
+
+/// The fields of a pod spec (relative to it) a replay job's pod reads or
+/// that do not change where and when it runs.
+const POD_SPEC_ALLOWED: &[&str] = &[
+    "restartPolicy",
+    "nodeSelector",
+    "priorityClassName",
+    "terminationGracePeriodSeconds",
+    "tolerations",
+    "schedulerName",
+    "dnsPolicy",
+    "securityContext",
+    "serviceAccountName",
+    "serviceAccount",
+    "automountServiceAccountToken",
+    "enableServiceLinks",
+    "containers[].name",
+    "containers[].image",
+    "containers[].imagePullPolicy",
+    "containers[].command",
+    "containers[].args",
+    "containers[].env",
+    "containers[].workingDir",
+    "containers[].securityContext",
+    "containers[].terminationMessagePath",
+    "containers[].terminationMessagePolicy",
+    "containers[].resources.requests",
+    "containers[].resources.limits",
+];
+
+/// Whether a trace object may carry the field at `path`: metadata, one of
+/// `own` (full paths), or a pod spec field under `pod_spec`
+/// (`"spec.template.spec"` of a Job, `"spec"` of a pod; `""`: none).
+pub(super) fn allowed(path: &str, own: &[&str], pod_spec: &str) -> bool {
+    METADATA_ALLOWED.contains(&path)
+        || own.contains(&path)
+        || (!pod_spec.is_empty()
+            && path
+                .strip_prefix(pod_spec)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .is_some_and(|rest| POD_SPEC_ALLOWED.contains(&rest)))
+}
+
+/// The first field of `value` (at `path`) that `allowed` does not cover.
+fn refused_field(value: &Value, path: &str, allowed: &dyn Fn(&str) -> bool) -> Option<String> {
+    if allowed(path) {
         return None;
     }
     match value {
@@ -272,13 +305,112 @@ fn refused_field(value: &Value, path: &str) -> Option<String> {
             } else {
                 format!("{path}.{key}")
             };
-            refused_field(value, &inner)
+            refused_field(value, &inner, allowed)
         }),
         Value::Array(items) => items
             .iter()
-            .find_map(|item| refused_field(item, &format!("{path}[]"))),
+            .find_map(|item| refused_field(item, &format!("{path}[]"), allowed)),
         _ => Some(path.to_string()),
     }
+}
+
+/// Refuses the first field of `object` that `allowed` does not cover, by
+/// its path.
+pub(super) fn refuse_unread(
+    origin: &str,
+    object: &impl serde::Serialize,
+    allowed: &dyn Fn(&str) -> bool,
+) -> Result<()> {
+    let value = serde_json::to_value(object)?;
+    if let Some(path) = refused_field(&value, "", allowed) {
+        bail!(
+            "{origin}: field {path}: a replay job does not carry it (see the book's replay page for the fields it reads)"
+        );
+    }
+    Ok(())
+}
+
+/// The value of annotation `key` in `annotations`, as a trace cell.
+pub(super) fn annotation(
+    annotations: Option<&std::collections::BTreeMap<String, String>>,
+    key: &str,
+) -> Option<Value> {
+    annotations
+        .and_then(|a| a.get(key))
+        .map(|v| Value::String(v.clone()))
+}
+
+/// The trace fields a replay job's pod reads from a pod spec at `prefix`
+/// (`spec.template.spec` of a Job, `spec` of a pod): requests (a limit
+/// without a request is the request), `nodeSelector`, `priorityClass`
+/// and `gracePeriod`; refused, by path, are resources asked for by two
+/// containers, tolerations other than of the extended resources asked
+/// for (which the replay adds, as `ExtendedResourceToleration` does) and
+/// another scheduler.
+pub(super) fn pod_fields(
+    origin: &str,
+    prefix: &str,
+    pod: &PodSpec,
+) -> Result<serde_json::Map<String, Value>> {
+    let at = |path: &str| format!("{origin}: field {prefix}.{path}");
+    if pod
+        .scheduler_name
+        .as_deref()
+        .is_some_and(|n| n != "default-scheduler")
+    {
+        bail!(
+            "{}: a replay job is scheduled by the replay",
+            at("schedulerName")
+        );
+    }
+    let mut requests = serde_json::Map::new();
+    for container in &pod.containers {
+        let resources = container.resources.as_ref();
+        let own = resources
+            .and_then(|r| r.requests.clone())
+            .unwrap_or_default();
+        let mut all = own.clone();
+        // A limit without a request is the request (API defaulting).
+        for (resource, quantity) in resources.and_then(|r| r.limits.clone()).unwrap_or_default() {
+            all.entry(resource).or_insert(quantity);
+        }
+        for (resource, quantity) in all {
+            if requests
+                .insert(resource.clone(), Value::String(quantity.0))
+                .is_some()
+            {
+                bail!(
+                    "{}: more than one container asks for {resource}: write the pod's total in one container",
+                    at("containers")
+                );
+            }
+        }
+    }
+    if let Some(toleration) = pod.tolerations.iter().flatten().find(|t| {
+        !(t.operator.as_deref() == Some("Exists")
+            && t.effect.as_deref() == Some("NoSchedule")
+            && t.key
+                .as_ref()
+                .is_some_and(|k| requests.contains_key(k) && objects::is_extended(k)))
+    }) {
+        bail!(
+            "{}: {:?}: a replay job tolerates only the taints of the extended resources it asks for",
+            at("tolerations"),
+            toleration.key.as_deref().unwrap_or_default()
+        );
+    }
+    let mut row = serde_json::Map::new();
+    row.insert("requests".into(), Value::Object(requests));
+    if let Some(selector) = &pod.node_selector {
+        row.insert("nodeSelector".into(), json!(selector));
+    }
+    if let Some(class) = &pod.priority_class_name {
+        row.insert("priorityClass".into(), Value::String(class.clone()));
+    }
+    if let Some(grace) = pod.termination_grace_period_seconds {
+        row.insert("gracePeriod".into(), json!(grace));
+    }
+    Ok(row)
 }
 
 /// The replay job a Job stands for: its fields as a trace row, checked as
@@ -286,13 +418,9 @@ fn refused_field(value: &Value, path: &str) -> Option<String> {
 fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
     let origin = origin.to_string();
     let at = |path: &str| format!("{origin}: field {path}");
-    let value = serde_json::to_value(kube)?;
-    if let Some(path) = refused_field(&value, "") {
-        bail!(
-            "{}: a replay job does not carry it (see the book's replay page for the fields it reads)",
-            at(&path)
-        );
-    }
+    refuse_unread(&origin, kube, &|path| {
+        allowed(path, ALLOWED, "spec.template.spec")
+    })?;
     let meta = &kube.metadata;
     let spec = kube
         .spec
@@ -303,12 +431,6 @@ fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
         .spec
         .as_ref()
         .ok_or_else(|| anyhow!("{}: required", at("spec.template.spec")))?;
-    let annotation = |annotations: Option<&std::collections::BTreeMap<String, String>>,
-                      key: &str| {
-        annotations
-            .and_then(|a| a.get(key))
-            .map(|v| Value::String(v.clone()))
-    };
     let template_annotations = spec
         .template
         .metadata
@@ -346,16 +468,6 @@ fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
             at("spec.backoffLimitPerIndex")
         );
     }
-    if pod
-        .scheduler_name
-        .as_deref()
-        .is_some_and(|n| n != "default-scheduler")
-    {
-        bail!(
-            "{}: a replay job is scheduled by the replay",
-            at("spec.template.spec.schedulerName")
-        );
-    }
     // podFailurePolicy: none, or exactly the rule that ignores preemption.
     let ignore_disruptions = match &spec.pod_failure_policy {
         None => false,
@@ -391,47 +503,9 @@ fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
             at("spec.podReplacementPolicy")
         );
     }
-    // Tolerations: only what ExtendedResourceToleration adds, which the
-    // replay adds too.
-    let mut requests = serde_json::Map::new();
-    for container in &pod.containers {
-        let resources = container.resources.as_ref();
-        let own = resources
-            .and_then(|r| r.requests.clone())
-            .unwrap_or_default();
-        let mut all = own.clone();
-        // A limit without a request is the request (API defaulting).
-        for (resource, quantity) in resources.and_then(|r| r.limits.clone()).unwrap_or_default() {
-            all.entry(resource).or_insert(quantity);
-        }
-        for (resource, quantity) in all {
-            if requests
-                .insert(resource.clone(), Value::String(quantity.0))
-                .is_some()
-            {
-                bail!(
-                    "{}: more than one container asks for {resource}: write the pod's total in one container",
-                    at("spec.template.spec.containers")
-                );
-            }
-        }
-    }
-    if let Some(toleration) = pod.tolerations.iter().flatten().find(|t| {
-        !(t.operator.as_deref() == Some("Exists")
-            && t.effect.as_deref() == Some("NoSchedule")
-            && t.key
-                .as_ref()
-                .is_some_and(|k| requests.contains_key(k) && objects::is_extended(k)))
-    }) {
-        bail!(
-            "{}: {:?}: a replay job tolerates only the taints of the extended resources it asks for",
-            at("spec.template.spec.tolerations"),
-            toleration.key.as_deref().unwrap_or_default()
-        );
-    }
     let scheduling = spec.scheduling.as_ref();
     let policy = scheduling.and_then(|s| s.scheduling_policy.as_ref());
-    let mut row = serde_json::Map::new();
+    let mut row = pod_fields(&origin, "spec.template.spec", pod)?;
     let mut set = |key: &str, value: Option<Value>| {
         if let Some(value) = value {
             row.insert(key.to_string(), value);
@@ -457,12 +531,6 @@ fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
         (None, Some(_)) => set("group", Some(json!("basic"))),
         (None, None) => {}
     }
-    set("requests", Some(Value::Object(requests)));
-    set("nodeSelector", pod.node_selector.clone().map(|s| json!(s)));
-    set(
-        "priorityClass",
-        pod.priority_class_name.clone().map(Value::String),
-    );
     let topology = scheduling
         .and_then(|s| s.scheduling_constraints.as_ref())
         .and_then(|c| c.topology.clone())
@@ -485,10 +553,6 @@ fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
     }
     set("backoffLimit", spec.backoff_limit.map(|b| json!(b)));
     set("ignoreDisruptions", Some(json!(ignore_disruptions)));
-    set(
-        "gracePeriod",
-        pod.termination_grace_period_seconds.map(|g| json!(g)),
-    );
     if !row.contains_key("submit") {
         bail!(
             "{}: required",

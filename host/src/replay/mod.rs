@@ -20,6 +20,7 @@
 //! (arrivals: the trace's order). Scheduling takes no virtual time.
 
 pub mod generate;
+mod groups;
 pub mod manifests;
 pub mod objects;
 pub mod queue;

@@ -19,7 +19,7 @@ pub struct Args {
     /// PriorityClasses, …), as `simulate` reads; `default` for the
     /// bundled default snapshot.
     cluster: PathBuf,
-    /// Trace files: JSON lines, CSV (`.csv`), or `batch/v1` Jobs (`.yaml`, `.yml`), in the trace format
+    /// Trace files: JSON lines, CSV (`.csv`), or `batch/v1` Jobs and pods with their PodGroups (`.yaml`, `.yml`), in the trace format
     /// (docs/src/guides/replay.md).
     #[arg(required = true)]
     traces: Vec<PathBuf>,

@@ -1,0 +1,516 @@
+//! A trace written as pods and their PodGroups (`scheduling.k8s.io/v1beta1`),
+//! with or without the Workloads the PodGroups belong to: what a v1.37
+//! cluster runs when a user (or a controller wasched does not model)
+//! creates the pods and groups themselves.
+//!
+//! - A PodGroup is one replay job: its pods (those whose
+//!   `spec.schedulingGroup.podGroupName` names it) are the workers, which
+//!   must be alike (requests, node selector, priority class, grace period,
+//!   run time); its `schedulingPolicy` is the gang's `minCount` or basic,
+//!   its `schedulingConstraints.topology` the topology key, its
+//!   `disruptionMode.all` the disruption mode. [`SUBMIT_AT`] goes on the
+//!   PodGroup (a pod of it may repeat the group's), [`RUN_FOR`] on each pod.
+//! - A pod of no group is a job of one worker: both annotations on it.
+//! - No controller replaces these pods: a job's `backoffLimit` is 0, so a
+//!   pod preempted (or failed) fails its job.
+//! - A Workload is read for its name only: each must be the `workloadRef`
+//!   of a PodGroup of the trace (the PodGroup carries what is scheduled).
+//!
+//! A pod must not restart after it ends (`restartPolicy` `Never` or
+//! `OnFailure`): a pod that always restarts never finishes. Any field the
+//! replay does not read and that could change where or when the pods run
+//! is refused by its path, as for a Job.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::scheduling::v1beta1::{PodGroup, Workload};
+use serde_json::{Value, json};
+
+use super::manifests::{RUN_FOR, SUBMIT_AT, allowed, annotation, pod_fields, refuse_unread};
+use super::trace::{self, Job};
+use crate::manifest::ObjectRef;
+
+/// A trace's pods, PodGroups and Workloads, as read.
+#[derive(Default)]
+pub(super) struct Objects<'a> {
+    pub pods: Vec<(&'a ObjectRef, &'a Pod)>,
+    pub groups: Vec<(&'a ObjectRef, &'a PodGroup)>,
+    pub workloads: Vec<(&'a ObjectRef, &'a Workload)>,
+}
+
+/// The fields of a pod, besides its metadata and the pod spec fields a
+/// Job's template may carry, that a replay job reads or that do not change
+/// where and when it runs.
+const POD_ALLOWED: &[&str] = &["spec.schedulingGroup", "spec.priority"];
+
+/// The fields of a PodGroup, besides its metadata, that a replay job reads
+/// or that do not change how its pods are scheduled.
+const GROUP_ALLOWED: &[&str] = &[
+    "metadata.ownerReferences",
+    "spec.schedulingPolicy.gang.minCount",
+    "spec.schedulingPolicy.basic",
+    "spec.schedulingConstraints.topology[].key",
+    "spec.disruptionMode",
+    "spec.priorityClassName",
+    "spec.priority",
+    "spec.workloadRef",
+];
+
+/// Where each trace field of a lone pod is, for messages.
+const POD_PATHS: &[(&str, &str)] = &[
+    ("name", "metadata.name"),
+    ("namespace", "metadata.namespace"),
+    ("submit", "metadata.annotations[wasched.io/submit-at]"),
+    ("duration", "metadata.annotations[wasched.io/run-for]"),
+    ("requests", "spec.containers[].resources"),
+    ("gpu", "spec.containers[].resources"),
+    ("nodeSelector", "spec.nodeSelector"),
+    ("priorityClass", "spec.priorityClassName"),
+    ("gracePeriod", "spec.terminationGracePeriodSeconds"),
+];
+
+/// Where each trace field of a PodGroup's job is, for messages (the
+/// fields its pods give are named by the first of them).
+const GROUP_PATHS: &[(&str, &str)] = &[
+    ("name", "metadata.name"),
+    ("namespace", "metadata.namespace"),
+    ("submit", "metadata.annotations[wasched.io/submit-at]"),
+    (
+        "duration",
+        "its pods' metadata.annotations[wasched.io/run-for]",
+    ),
+    ("workers", "its pods"),
+    ("minCount", "spec.schedulingPolicy.gang.minCount"),
+    ("group", "spec.schedulingPolicy"),
+    ("requests", "its pods' spec.containers[].resources"),
+    ("gpu", "its pods' spec.containers[].resources"),
+    ("nodeSelector", "its pods' spec.nodeSelector"),
+    ("priorityClass", "spec.priorityClassName"),
+    ("topologyKey", "spec.schedulingConstraints.topology"),
+    ("disruption", "spec.disruptionMode"),
+    (
+        "gracePeriod",
+        "its pods' spec.terminationGracePeriodSeconds",
+    ),
+];
+
+/// The replay jobs of a trace's pods and PodGroups.
+pub(super) fn jobs(objects: &Objects) -> Result<Vec<Job>> {
+    let key = |namespace: &Option<String>, name: &Option<String>| {
+        format!(
+            "{}/{}",
+            namespace.as_deref().unwrap_or("default"),
+            name.as_deref().unwrap_or_default()
+        )
+    };
+    let mut members: BTreeMap<String, Vec<(String, &Pod)>> = objects
+        .groups
+        .iter()
+        .map(|(_, g)| (key(&g.metadata.namespace, &g.metadata.name), Vec::new()))
+        .collect();
+    let mut jobs = Vec::new();
+    for (origin, pod) in &objects.pods {
+        let origin = origin.to_string();
+        let group = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.scheduling_group.as_ref())
+            .and_then(|g| g.pod_group_name.clone());
+        match group {
+            Some(group) => {
+                let group = key(&pod.metadata.namespace, &Some(group));
+                let Some(members) = members.get_mut(&group) else {
+                    bail!(
+                        "{origin}: field spec.schedulingGroup.podGroupName: PodGroup {group} is not in the trace"
+                    );
+                };
+                members.push((origin, pod));
+            }
+            None => {
+                let mut row = worker(&origin, pod)?;
+                let meta = &pod.metadata;
+                set(&mut row, "name", meta.name.clone().map(Value::String));
+                set(
+                    &mut row,
+                    "namespace",
+                    meta.namespace.clone().map(Value::String),
+                );
+                set(
+                    &mut row,
+                    "submit",
+                    annotation(meta.annotations.as_ref(), SUBMIT_AT),
+                );
+                required(
+                    &row,
+                    "submit",
+                    &origin,
+                    &format!("metadata.annotations[{SUBMIT_AT}]"),
+                )?;
+                jobs.push(finish(&origin, POD_PATHS, row)?);
+            }
+        }
+    }
+    for (origin, group) in &objects.groups {
+        let members = &members[&key(&group.metadata.namespace, &group.metadata.name)];
+        jobs.push(group_job(&origin.to_string(), group, members)?);
+    }
+    for (origin, workload) in &objects.workloads {
+        let name = workload.metadata.name.as_deref().unwrap_or_default();
+        let namespace = workload.metadata.namespace.as_deref().unwrap_or("default");
+        let referenced = objects.groups.iter().any(|(_, g)| {
+            g.metadata.namespace.as_deref().unwrap_or("default") == namespace
+                && g.spec
+                    .workload_ref
+                    .as_ref()
+                    .is_some_and(|r| r.workload_name == name)
+        });
+        if !referenced {
+            bail!(
+                "{origin}: no PodGroup of the trace names it in spec.workloadRef: write the PodGroups it stands for (the replay schedules PodGroups)"
+            );
+        }
+    }
+    Ok(jobs)
+}
+
+/// A pod's fields as a trace row's, without its name or submit time: what
+/// every pod of a group must share.
+fn worker(origin: &str, pod: &Pod) -> Result<serde_json::Map<String, Value>> {
+    refuse_unread(origin, pod, &|path| allowed(path, POD_ALLOWED, "spec"))?;
+    let Some(spec) = pod.spec.as_ref() else {
+        bail!("{origin}: field spec: required");
+    };
+    if !matches!(spec.restart_policy.as_deref(), Some("Never" | "OnFailure")) {
+        bail!(
+            "{origin}: field spec.restartPolicy: must be Never or OnFailure (a pod that always restarts never finishes, so it has no run time)"
+        );
+    }
+    let mut row = pod_fields(origin, "spec", spec)?;
+    set(
+        &mut row,
+        "duration",
+        annotation(pod.metadata.annotations.as_ref(), RUN_FOR),
+    );
+    required(
+        &row,
+        "duration",
+        origin,
+        &format!("metadata.annotations[{RUN_FOR}]"),
+    )?;
+    // No controller replaces a bare pod.
+    row.insert("backoffLimit".into(), json!(0));
+    Ok(row)
+}
+
+/// The replay job of a PodGroup and its pods.
+fn group_job(origin: &str, group: &PodGroup, members: &[(String, &Pod)]) -> Result<Job> {
+    refuse_unread(origin, group, &|path| allowed(path, GROUP_ALLOWED, ""))?;
+    let Some(((first_origin, first), rest)) = members.split_first() else {
+        bail!(
+            "{origin}: no pod of the trace names it in spec.schedulingGroup.podGroupName (a group's pods are its workers)"
+        );
+    };
+    let meta = &group.metadata;
+    let submit = annotation(meta.annotations.as_ref(), SUBMIT_AT);
+    let mut row = worker(first_origin, first)?;
+    for (pod_origin, pod) in rest {
+        let other = worker(pod_origin, pod)?;
+        if let Some(field) = row
+            .keys()
+            .chain(other.keys())
+            .find(|k| row.get(*k) != other.get(*k))
+        {
+            bail!(
+                "{pod_origin}: its {field} differs from {first_origin}'s: the replay runs a group's pods alike"
+            );
+        }
+    }
+    for (pod_origin, pod) in members {
+        let own = annotation(pod.metadata.annotations.as_ref(), SUBMIT_AT);
+        if own.is_some() && own != submit {
+            bail!(
+                "{pod_origin}: field metadata.annotations[{SUBMIT_AT}]: differs from its PodGroup's (a group's pods arrive with it)"
+            );
+        }
+    }
+    if let Some(class) = &group.spec.priority_class_name {
+        match row.get("priorityClass") {
+            Some(Value::String(own)) if own != class => bail!(
+                "{first_origin}: field spec.priorityClassName: {own:?} differs from its PodGroup's {class:?}"
+            ),
+            _ => {
+                row.insert("priorityClass".into(), Value::String(class.clone()));
+            }
+        }
+    }
+    set(&mut row, "name", meta.name.clone().map(Value::String));
+    set(
+        &mut row,
+        "namespace",
+        meta.namespace.clone().map(Value::String),
+    );
+    set(&mut row, "submit", submit);
+    required(
+        &row,
+        "submit",
+        origin,
+        &format!("metadata.annotations[{SUBMIT_AT}]"),
+    )?;
+    row.insert("workers".into(), json!(members.len()));
+    let policy = &group.spec.scheduling_policy;
+    match (&policy.gang, &policy.basic) {
+        (Some(gang), _) => {
+            row.insert("group".into(), json!("gang"));
+            row.insert("minCount".into(), json!(gang.min_count));
+        }
+        (None, Some(_)) => {
+            row.insert("group".into(), json!("basic"));
+        }
+        (None, None) => bail!("{origin}: field spec.schedulingPolicy: required (gang or basic)"),
+    }
+    let topology = group
+        .spec
+        .scheduling_constraints
+        .as_ref()
+        .and_then(|c| c.topology.clone())
+        .unwrap_or_default();
+    if topology.len() > 1 {
+        bail!(
+            "{origin}: field spec.schedulingConstraints.topology: a replay job has one topology key"
+        );
+    }
+    set(
+        &mut row,
+        "topologyKey",
+        topology.into_iter().next().map(|t| Value::String(t.key)),
+    );
+    if group
+        .spec
+        .disruption_mode
+        .as_ref()
+        .is_some_and(|d| d.all.is_some())
+    {
+        row.insert("disruption".into(), json!("all"));
+    }
+    finish(origin, GROUP_PATHS, row)
+}
+
+fn set(row: &mut serde_json::Map<String, Value>, key: &str, value: Option<Value>) {
+    if let Some(value) = value {
+        row.insert(key.to_string(), value);
+    }
+}
+
+/// Refuses a row without `key`, naming the object's field at `path`.
+fn required(
+    row: &serde_json::Map<String, Value>,
+    key: &str,
+    origin: &str,
+    path: &str,
+) -> Result<()> {
+    if !row.contains_key(key) {
+        bail!("{origin}: field {path}: required");
+    }
+    Ok(())
+}
+
+/// The job of a finished row, checked as a trace row is.
+fn finish(
+    origin: &str,
+    paths: &[(&'static str, &'static str)],
+    row: serde_json::Map<String, Value>,
+) -> Result<Job> {
+    trace::job_of_object(origin, paths, Value::Object(row))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::manifests::read;
+    use super::super::trace::{Disruption, Grouping};
+
+    /// A PodGroup `train` (a gang of 2 at rack topology, priority class
+    /// high, submitted at 90 s) and `pods` (YAML documents).
+    fn trace(group_extra: &str, pods: &[&str]) -> String {
+        let mut text = format!(
+            "apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {{name: train, namespace: ml, annotations: {{wasched.io/submit-at: 90s}}}}
+spec:
+  schedulingPolicy: {{gang: {{minCount: 2}}}}
+  schedulingConstraints: {{topology: [{{key: rack}}]}}
+  disruptionMode: {{all: {{}}}}
+  priorityClassName: high
+{group_extra}"
+        );
+        for pod in pods {
+            text.push_str("---\n");
+            text.push_str(pod);
+        }
+        text
+    }
+
+    /// A pod of `train` named `name`; `extra` goes under `spec`.
+    fn member(name: &str, gpu: u32, extra: &str) -> String {
+        format!(
+            "apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: ml, annotations: {{wasched.io/run-for: 10m}}}}
+spec:
+  schedulingGroup: {{podGroupName: train}}
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: trainer
+    resources: {{limits: {{nvidia.com/gpu: \"{gpu}\"}}, requests: {{cpu: \"4\"}}}}
+{extra}"
+        )
+    }
+
+    fn error(text: &str) -> String {
+        format!("{:#}", read("trace.yaml", text).unwrap_err())
+    }
+
+    #[test]
+    fn a_podgroup_and_its_pods_are_one_job() {
+        let jobs = read(
+            "trace.yaml",
+            &trace("", &[&member("train-0", 8, ""), &member("train-1", 8, "")]),
+        )
+        .unwrap();
+        assert_eq!(jobs.len(), 1);
+        let job = &jobs[0];
+        assert_eq!((job.namespace.as_str(), job.name.as_str()), ("ml", "train"));
+        assert_eq!(job.workers, 2);
+        assert_eq!(job.grouping, Grouping::Gang(2));
+        assert_eq!(job.submit, Duration::from_secs(90));
+        assert_eq!(job.duration, Duration::from_secs(600));
+        assert_eq!(job.priority_class.as_deref(), Some("high"));
+        assert_eq!(job.topology_key.as_deref(), Some("rack"));
+        assert_eq!(job.disruption, Disruption::All);
+        assert_eq!(job.requests["nvidia.com/gpu"], "8");
+        assert_eq!(job.requests["cpu"], "4");
+        // No controller replaces a bare pod.
+        assert_eq!(job.backoff_limit, 0);
+        assert!(!job.ignore_disruptions);
+    }
+
+    #[test]
+    fn a_lone_pod_is_a_job_of_one_worker() {
+        let pod = "apiVersion: v1
+kind: Pod
+metadata: {name: probe, annotations: {wasched.io/submit-at: 5s, wasched.io/run-for: 30s}}
+spec:
+  restartPolicy: OnFailure
+  priorityClassName: low
+  containers: [{name: main, image: busybox, resources: {requests: {cpu: 500m}}}]
+";
+        let jobs = read("trace.yaml", pod).unwrap();
+        assert_eq!(jobs.len(), 1);
+        let job = &jobs[0];
+        assert_eq!(
+            (job.namespace.as_str(), job.name.as_str()),
+            ("default", "probe")
+        );
+        assert_eq!((job.workers, job.grouping), (1, Grouping::None));
+        assert_eq!(job.submit, Duration::from_secs(5));
+        assert_eq!(job.backoff_limit, 0);
+    }
+
+    #[test]
+    fn what_a_replay_job_cannot_carry_is_named() {
+        let cases = [
+            (
+                trace("", &[&member("train-0", 8, ""), &member("train-1", 4, "")]),
+                "trace.yaml: Pod ml/train-1: its requests differs from trace.yaml: Pod ml/train-0's",
+            ),
+            (
+                trace(
+                    "",
+                    &[&member(
+                        "train-0",
+                        8,
+                        "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Exists}]}]}}}\n",
+                    )],
+                ),
+                "trace.yaml: Pod ml/train-0: field spec.affinity.nodeAffinity.",
+            ),
+            (
+                trace(
+                    "",
+                    &[&member("train-0", 8, "")
+                        .replace("restartPolicy: Never", "restartPolicy: Always")],
+                ),
+                "trace.yaml: Pod ml/train-0: field spec.restartPolicy: must be Never or OnFailure",
+            ),
+            (
+                trace(
+                    "",
+                    &[&member("train-0", 8, "").replace("wasched.io/run-for: 10m", "team: a")],
+                ),
+                "trace.yaml: Pod ml/train-0: field metadata.annotations[wasched.io/run-for]: required",
+            ),
+            (
+                trace("", &[]),
+                "trace.yaml: PodGroup ml/train: no pod of the trace names it",
+            ),
+            (
+                trace(
+                    "",
+                    &[&member("train-0", 8, "")
+                        .replace("podGroupName: train", "podGroupName: other")],
+                ),
+                "trace.yaml: Pod ml/train-0: field spec.schedulingGroup.podGroupName: PodGroup ml/other is not in the trace",
+            ),
+            (
+                trace("", &[&member("train-0", 8, "  priorityClassName: low\n")]),
+                "trace.yaml: Pod ml/train-0: field spec.priorityClassName: \"low\" differs from its PodGroup's \"high\"",
+            ),
+            (
+                trace(
+                    "  resourceClaims: [{name: gpus, resourceClaimName: shared}]\n",
+                    &[&member("train-0", 8, "")],
+                ),
+                "trace.yaml: PodGroup ml/train: field spec.resourceClaims",
+            ),
+            (
+                format!(
+                    "{}---\napiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {{name: lonely, namespace: ml}}\nspec: {{podGroupTemplates: [{{name: t, schedulingPolicy: {{basic: {{}}}}}}]}}\n",
+                    trace("", &[&member("train-0", 8, ""), &member("train-1", 8, "")])
+                ),
+                "trace.yaml: Workload ml/lonely: no PodGroup of the trace names it in spec.workloadRef",
+            ),
+            (
+                trace(
+                    "",
+                    &[&member("train-0", 8, "").replace(
+                        "wasched.io/run-for: 10m",
+                        "wasched.io/run-for: 10m, wasched.io/submit-at: 1s",
+                    )],
+                ),
+                "trace.yaml: Pod ml/train-0: field metadata.annotations[wasched.io/submit-at]: differs from its PodGroup's",
+            ),
+        ];
+        for (text, expected) in cases {
+            let message = error(&text);
+            assert!(message.contains(expected), "{message}\nwant: {expected}");
+        }
+    }
+
+    #[test]
+    fn a_workload_named_by_its_podgroup_is_read() {
+        let text = format!(
+            "{}---\napiVersion: scheduling.k8s.io/v1beta1\nkind: Workload\nmetadata: {{name: wl, namespace: ml}}\nspec: {{podGroupTemplates: [{{name: t, schedulingPolicy: {{gang: {{minCount: 2}}}}}}]}}\n",
+            trace(
+                "  workloadRef: {workloadName: wl, templateName: t}\n",
+                &[&member("train-0", 8, ""), &member("train-1", 8, "")]
+            )
+        );
+        let jobs = read("trace.yaml", &text).unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].workers, 2);
+    }
+}
