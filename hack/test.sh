@@ -24,6 +24,15 @@ cd "$(dirname "$0")/.."
 root=$PWD
 logs=$root/target/test-logs
 rm -rf "$logs"
+# target/ made here, not by cargo, would lack cargo's CACHEDIR.TAG, by which
+# host/build.rs finds the target dir for the components the Go tests load.
+if [ ! -e target/CACHEDIR.TAG ]; then
+  mkdir -p target
+  printf '%s\n' 'Signature: 8a477f597d28d172789f06886806bc55' \
+    '# This file is a cache directory tag created by cargo.' \
+    '# For information about cache directory tags see https://bford.info/cachedir/' \
+    >target/CACHEDIR.TAG
+fi
 mkdir -p "$logs"
 
 export WASCHED_KUBE=$root/kube/bin/wasched-kube

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -49,8 +50,9 @@ type Preferences struct {
 	// Jobs maps a Job's "namespace/name" to the nodes its pods were bound
 	// to, in order, one entry per binding: for the Job's pods (whose names
 	// the Job controller draws at random) of the tied nodes the one where
-	// the most of its listed bindings are still to be made is taken, and
-	// of its group's tied placements the one holding the most of them.
+	// the most of its listed bindings are still to be made (listed minus
+	// made by kube-scheduler so far, pods gone or not) is taken, and of its
+	// group's tied placements the one holding the most of them.
 	Jobs map[string][]string `json:"jobs,omitempty"`
 }
 
@@ -76,36 +78,66 @@ func jobOf(pod *v1.Pod) string {
 }
 
 // jobNode is, of the tied nodes, the one where the most of job's listed
-// bindings are still to be made (listed there minus the job's pods there
-// now; the first listed on a tie), or "" when none is.
-func (p *Preferences) jobNode(job string, tie Tie, nodes []fwk.NodeInfo) string {
-	listed := p.Jobs[job]
-	if len(listed) == 0 {
-		return ""
-	}
+// bindings are still to be made (listed there minus made there, whether
+// the pods bound are still there or not; the first listed on a tie), or
+// "" when none is.
+func (p *Preferences) jobNode(job string, tie Tie, made map[string]int) string {
 	left := map[string]int{}
-	for _, node := range listed {
+	for _, node := range p.Jobs[job] {
 		if tie.contains(node) {
 			left[node]++
 		}
 	}
-	for _, info := range nodes {
-		if info.Node() == nil || left[info.Node().Name] == 0 {
-			continue
-		}
-		for _, pi := range info.GetPods() {
-			if jobOf(pi.GetPod()) == job {
-				left[info.Node().Name]--
-			}
-		}
-	}
 	best, most := "", 0
-	for _, node := range listed {
-		if left[node] > most {
-			best, most = node, left[node]
+	for _, node := range p.Jobs[job] {
+		if n := left[node] - made[node]; n > most {
+			best, most = node, n
 		}
 	}
 	return best
+}
+
+// bindings keeps, per Job, the node of every pod of it kube-scheduler
+// reserved and did not take back (Unreserve): the bindings made so far,
+// counted whether the pods are still there or not.
+type bindings struct {
+	mu   sync.Mutex
+	jobs map[string]map[types.UID]string
+}
+
+// reserve records pod's reservation on node; a pod of no Job is ignored.
+func (b *bindings) reserve(pod *v1.Pod, node string) {
+	job := jobOf(pod)
+	if job == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.jobs == nil {
+		b.jobs = map[string]map[types.UID]string{}
+	}
+	if b.jobs[job] == nil {
+		b.jobs[job] = map[types.UID]string{}
+	}
+	b.jobs[job][pod.UID] = node
+}
+
+// unreserve takes pod's reservation back.
+func (b *bindings) unreserve(pod *v1.Pod) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.jobs[jobOf(pod)], pod.UID)
+}
+
+// made counts job's bindings per node.
+func (b *bindings) made(job string) map[string]int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	counts := map[string]int{}
+	for _, node := range b.jobs[job] {
+		counts[node]++
+	}
+	return counts
 }
 
 // recorder keeps what the harness learns from inside kube-scheduler: the
@@ -116,6 +148,9 @@ func (p *Preferences) jobNode(job string, tie Tie, nodes []fwk.NodeInfo) string 
 type recorder struct {
 	ties   bool
 	prefer *Preferences
+
+	// bound are the bindings made, for the preferences of Jobs.
+	bound bindings
 
 	mu         sync.Mutex
 	nodeTies   map[string][]Tie // pod "ns/name" → scorings, oldest first
@@ -184,7 +219,8 @@ func (f *recordingFramework) RunScorePlugins(ctx context.Context, state fwk.Cycl
 		if f.rec.prefer != nil && len(tie.Choices) > 1 {
 			node, ok := f.rec.prefer.Nodes[key]
 			if !ok || !tie.contains(node) {
-				node = f.rec.prefer.jobNode(jobOf(pod), tie, nodes)
+				job := jobOf(pod)
+				node = f.rec.prefer.jobNode(job, tie, f.rec.bound.made(job))
 				ok = node != ""
 			}
 			if ok {
@@ -212,17 +248,21 @@ func (f *recordingFramework) RunPlacementScorePlugins(ctx context.Context, state
 		}
 		f.rec.mu.Unlock()
 		if f.rec.prefer != nil && len(tie.Choices) > 1 {
+			chosen := -1
 			if node, ok := f.rec.prefer.Groups[key]; ok {
 				for i := range scores {
 					if scores[i].TotalScore == tie.Score && holds(scores[i].Placement, node) {
-						klog.InfoS("Tie between placements broken toward the preferred", "group", key, "placement", scores[i].Placement.Name, "tied", tie.Choices)
-						scores[i].TotalScore++
+						chosen = i
 						break
 					}
 				}
-			} else if i := f.rec.prefer.jobPlacement(group, scores, tie.Score); i >= 0 {
-				klog.InfoS("Tie between placements broken toward the preferred", "group", key, "placement", scores[i].Placement.Name, "tied", tie.Choices)
-				scores[i].TotalScore++
+			}
+			if chosen < 0 {
+				chosen = f.rec.prefer.jobPlacement(group, scores, tie.Score, f.rec.bound.made)
+			}
+			if chosen >= 0 {
+				klog.InfoS("Tie between placements broken toward the preferred", "group", key, "placement", scores[chosen].Placement.Name, "tied", tie.Choices)
+				scores[chosen].TotalScore++
 			}
 		}
 	}
@@ -230,14 +270,24 @@ func (f *recordingFramework) RunPlacementScorePlugins(ctx context.Context, state
 }
 
 // jobPlacement is the index of the placement of the top score that holds
-// the most of the listed bindings of the group's Job (the first on a tie),
-// or -1 when the group is no Job's or none holds any.
-func (p *Preferences) jobPlacement(group fwk.PodGroupInfo, scores []fwk.PlacementPluginScores, top int64) int {
+// the most of the listed bindings of the group's Job still to be made (the
+// first on a tie), or -1 when the group is no Job's or none holds any.
+func (p *Preferences) jobPlacement(group fwk.PodGroupInfo, scores []fwk.PlacementPluginScores, top int64, made func(job string) map[string]int) int {
 	job := ""
 	for _, pod := range group.GetUnscheduledPods() {
 		if job = jobOf(pod); job != "" {
 			break
 		}
+	}
+	if len(p.Jobs[job]) == 0 {
+		return -1
+	}
+	left := map[string]int{}
+	for _, node := range p.Jobs[job] {
+		left[node]++
+	}
+	for node, n := range made(job) {
+		left[node] -= n
 	}
 	best, most := -1, 0
 	for i := range scores {
@@ -245,9 +295,9 @@ func (p *Preferences) jobPlacement(group fwk.PodGroupInfo, scores []fwk.Placemen
 			continue
 		}
 		held := 0
-		for _, node := range p.Jobs[job] {
-			if holds(scores[i].Placement, node) {
-				held++
+		for node, n := range left {
+			if n > 0 && holds(scores[i].Placement, node) {
+				held += n
 			}
 		}
 		if held > most {
@@ -255,6 +305,19 @@ func (p *Preferences) jobPlacement(group fwk.PodGroupInfo, scores []fwk.Placemen
 		}
 	}
 	return best
+}
+
+func (f *recordingFramework) RunReservePluginsReserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	status := f.Framework.RunReservePluginsReserve(ctx, state, pod, nodeName)
+	if status.IsSuccess() {
+		f.rec.bound.reserve(pod, nodeName)
+	}
+	return status
+}
+
+func (f *recordingFramework) RunReservePluginsUnreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {
+	f.Framework.RunReservePluginsUnreserve(ctx, state, pod, nodeName)
+	f.rec.bound.unreserve(pod)
 }
 
 // holds reports whether placement includes node.

@@ -6,25 +6,13 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // jobPod is a pod of Job default/job named name.
 func jobPod(job, name string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name,
 		Labels: map[string]string{batchv1.JobNameLabel: job}}}
-}
-
-// nodeInfos are nodes named by the keys, holding the pods given.
-func nodeInfos(pods map[string][]*v1.Pod, names ...string) []fwk.NodeInfo {
-	var out []fwk.NodeInfo
-	for _, name := range names {
-		info := framework.NewNodeInfo(pods[name]...)
-		info.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		out = append(out, info)
-	}
-	return out
 }
 
 // A Job's pod takes, of the tied nodes, the one where the most of the
@@ -36,25 +24,47 @@ func TestJobNodeFollowsTheListedBindingsStillToBeMade(t *testing.T) {
 	tie := Tie{Choices: []string{"a", "b"}}
 	cases := []struct {
 		name   string
-		pods   map[string][]*v1.Pod
+		made   map[string]int
 		job    string
 		chosen string
 	}{
-		{"nothing placed: b, listed twice", nil, "default/train", "b"},
-		{"one on b: a and b tie, b listed first", map[string][]*v1.Pod{"b": {jobPod("train", "t-1")}}, "default/train", "b"},
-		{"two on b: a", map[string][]*v1.Pod{"b": {jobPod("train", "t-1"), jobPod("train", "t-2")}}, "default/train", "a"},
-		{"another Job's pods do not count", map[string][]*v1.Pod{"b": {jobPod("other", "o-1"), jobPod("other", "o-2")}}, "default/train", "b"},
-		{"all made on the tied nodes: c is not tied", map[string][]*v1.Pod{
-			"a": {jobPod("train", "t-1")}, "b": {jobPod("train", "t-2"), jobPod("train", "t-3")}}, "default/train", ""},
+		{"nothing made: b, listed twice", nil, "default/train", "b"},
+		{"one made on b: a and b tie, b listed first", map[string]int{"b": 1}, "default/train", "b"},
+		{"two made on b: a", map[string]int{"b": 2}, "default/train", "a"},
+		{"all made on the tied nodes: c is not tied", map[string]int{"a": 1, "b": 2}, "default/train", ""},
 		{"a Job not listed", nil, "default/other", ""},
 		{"no Job", nil, "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := prefer.jobNode(c.job, tie, nodeInfos(c.pods, "a", "b", "c")); got != c.chosen {
+			if got := prefer.jobNode(c.job, tie, c.made); got != c.chosen {
 				t.Errorf("chose %q, want %q", got, c.chosen)
 			}
 		})
+	}
+}
+
+// The bindings made count each reserved pod of a Job once, until it is
+// unreserved, whether or not it is still on its node; pods of no Job are
+// not counted.
+func TestBindingsCountReservationsKept(t *testing.T) {
+	var b bindings
+	pod := func(job, uid string) *v1.Pod {
+		p := jobPod(job, uid)
+		p.UID = types.UID(uid)
+		return p
+	}
+	b.reserve(pod("train", "1"), "a")
+	b.reserve(pod("train", "2"), "a")
+	b.reserve(pod("train", "2"), "a") // the same pod again
+	b.reserve(pod("train", "3"), "b")
+	b.unreserve(pod("train", "3"))
+	b.reserve(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "lone", UID: "4"}}, "b")
+	if got := b.made("default/train"); len(got) != 1 || got["a"] != 2 {
+		t.Errorf("made = %v, want a: 2", got)
+	}
+	if got := b.made("default/other"); len(got) != 0 {
+		t.Errorf("made of another Job = %v", got)
 	}
 }
 

@@ -6,7 +6,8 @@
 //! - A PodGroup is one replay job: its pods (those whose
 //!   `spec.schedulingGroup.podGroupName` names it) are the workers, which
 //!   must be alike (requests, node selector, priority class, grace period,
-//!   run time); its `schedulingPolicy` is the gang's `minCount` or basic,
+//!   run time) and name the group's priority class (or none, as it does);
+//!   its `schedulingPolicy` is the gang's `minCount` or basic,
 //!   its `schedulingConstraints.topology` the topology key, its
 //!   `disruptionMode.all` the disruption mode. [`SUBMIT_AT`] goes on the
 //!   PodGroup (a pod of it may repeat the group's), [`RUN_FOR`] on each pod.
@@ -235,15 +236,19 @@ fn group_job(origin: &str, group: &PodGroup, members: &[(String, &Pod)]) -> Resu
             );
         }
     }
-    if let Some(class) = &group.spec.priority_class_name {
-        match row.get("priorityClass") {
-            Some(Value::String(own)) if own != class => bail!(
-                "{first_origin}: field spec.priorityClassName: {own:?} differs from its PodGroup's {class:?}"
-            ),
-            _ => {
-                row.insert("priorityClass".into(), Value::String(class.clone()));
-            }
-        }
+    // kube-scheduler resolves the pods' priority and the group's each from
+    // its own class: the two must name the same, or neither one.
+    let own = row.get("priorityClass").and_then(Value::as_str);
+    if own != group.spec.priority_class_name.as_deref() {
+        bail!(
+            "{first_origin}: field spec.priorityClassName: {:?} differs from its PodGroup's {:?} (write the same class on both, or on neither)",
+            own.unwrap_or_default(),
+            group
+                .spec
+                .priority_class_name
+                .as_deref()
+                .unwrap_or_default()
+        );
     }
     set(&mut row, "name", meta.name.clone().map(Value::String));
     set(
@@ -362,6 +367,7 @@ metadata: {{name: {name}, namespace: ml, annotations: {{wasched.io/run-for: 10m}
 spec:
   schedulingGroup: {{podGroupName: train}}
   restartPolicy: Never
+  priorityClassName: high
   containers:
   - name: main
     image: trainer
@@ -466,8 +472,19 @@ spec:
                 "trace.yaml: Pod ml/train-0: field spec.schedulingGroup.podGroupName: PodGroup ml/other is not in the trace",
             ),
             (
-                trace("", &[&member("train-0", 8, "  priorityClassName: low\n")]),
+                trace(
+                    "",
+                    &[&member("train-0", 8, "")
+                        .replace("priorityClassName: high", "priorityClassName: low")],
+                ),
                 "trace.yaml: Pod ml/train-0: field spec.priorityClassName: \"low\" differs from its PodGroup's \"high\"",
+            ),
+            (
+                trace(
+                    "",
+                    &[&member("train-0", 8, "").replace("  priorityClassName: high\n", "")],
+                ),
+                "trace.yaml: Pod ml/train-0: field spec.priorityClassName: \"\" differs from its PodGroup's \"high\"",
             ),
             (
                 trace(

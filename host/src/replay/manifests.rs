@@ -165,6 +165,11 @@ pub fn read(name: &str, text: &str) -> Result<Vec<Job>> {
     if let Some((kind, _)) = manifests.skipped.iter().next() {
         bail!("{name}: {kind}: {HOLDS}");
     }
+    // Another dialect (Coscheduling, Volcano, an earlier PodGroup version)
+    // is read by converting it, which may drop what a trace must not lose.
+    if let Some(note) = manifests.notes.first() {
+        bail!("{name}: {note}: {HOLDS}, as v1.37 writes them");
+    }
     let mut jobs = Vec::new();
     let mut grouped = groups::Objects::default();
     for (origin, object) in &manifests.objects {
@@ -177,6 +182,14 @@ pub fn read(name: &str, text: &str) -> Result<Vec<Job>> {
         }
     }
     jobs.extend(groups::jobs(&grouped)?);
+    // In the file's order (a trace keeps it for jobs submitted together).
+    let position: std::collections::HashMap<String, usize> = manifests
+        .objects
+        .iter()
+        .enumerate()
+        .map(|(i, (origin, _))| (origin.to_string(), i))
+        .collect();
+    jobs.sort_by_key(|job| position.get(&job.origin).copied());
     Ok(jobs)
 }
 
