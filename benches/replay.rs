@@ -12,6 +12,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use wasched::generate::{Options, Shape, generate_yaml};
 use wasched::replay::generate::{TraceOptions, trace};
 use wasched::replay::{self, Job, JobRow};
+use wasched::scheduler::ablation::Reuse;
 use wasched_benches::{bundled_plugins, peak_rss_mib};
 
 const NODES: usize = 512;
@@ -41,25 +42,45 @@ fn replay_once(
     jobs: &[Job],
     plugins: &mut wasched::PluginSet,
 ) -> replay::Summary {
+    replay_reusing(manifests, jobs, plugins, Reuse::default())
+}
+
+/// A replay with the cycle reusing what `reuse` says.
+fn replay_reusing(
+    manifests: &wasched::manifest::Manifests,
+    jobs: &[Job],
+    plugins: &mut wasched::PluginSet,
+    reuse: Reuse,
+) -> replay::Summary {
     let model = replay::model_of(manifests.clone()).expect("the cluster models");
     let mut rows: Vec<JobRow> = Vec::new();
-    replay::replay(
-        model,
-        jobs.to_vec(),
-        plugins,
-        &replay::Options::default(),
-        &mut rows,
-        &mut |_| {},
-    )
-    .expect("replays")
+    let options = replay::Options::default();
+    replay::replay_reusing(model, jobs.to_vec(), plugins, &options, &mut rows, reuse)
+        .expect("replays")
+}
+
+/// Pod starts per second of wall time of one replay.
+fn pod_starts_per_second(run: impl FnOnce() -> replay::Summary) -> (replay::Summary, f64, f64) {
+    let started = Instant::now();
+    let summary = run();
+    let wall = started.elapsed().as_secs_f64();
+    let rate = summary.pod_starts as f64 / wall;
+    (summary, wall, rate)
 }
 
 fn replay_bench(c: &mut Criterion) {
     let (manifests, jobs) = inputs();
     let (_runtime, mut plugins) = bundled_plugins().expect("the bundled plugins load");
-    let started = Instant::now();
-    let summary = replay_once(&manifests, &jobs, &mut plugins);
-    let wall = started.elapsed().as_secs_f64();
+    let (summary, wall, rate) =
+        pod_starts_per_second(|| replay_once(&manifests, &jobs, &mut plugins));
+    // The baseline, in the same run: every run of the cycle starts with
+    // empty caches.
+    let fresh = Reuse {
+        across_runs: false,
+        ..Reuse::default()
+    };
+    let (_, _, fresh_rate) =
+        pod_starts_per_second(|| replay_reusing(&manifests, &jobs, &mut plugins, fresh));
     let gpu_mean = if summary.series.is_empty() {
         0.0
     } else {
@@ -72,12 +93,16 @@ fn replay_bench(c: &mut Criterion) {
         summary.pod_starts,
         summary.attempts,
         summary.evictions,
-        summary.pod_starts as f64 / wall,
+        rate,
         summary.attempts as f64 / wall,
         summary.replayed,
         summary.replayed / wall,
         gpu_mean * 100.0,
         peak_rss_mib(),
+    );
+    eprintln!(
+        "replay: with every run's caches empty (the baseline): {fresh_rate:.0} pod starts/s; kept across runs {:.2}x",
+        rate / fresh_rate
     );
     let mut group = c.benchmark_group("replay");
     group.sample_size(10);

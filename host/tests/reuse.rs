@@ -1,9 +1,10 @@
 //! What a run reuses between attempts (running victim units per snapshot
 //! generation, every permit verdict of a unit's cycle, the searches that
 //! found no node while their nodes stay unchanged, placement answers a
-//! plugin marked reusable) never changes a decision: with each reuse off,
+//! plugin marked reusable, and all of these kept from one run to the next
+//! over the same nodes) never changes a decision: with each reuse off,
 //! every scenario and generated clusters (gangs, trees, preemption) decide
-//! byte-identically.
+//! byte-identically, and a replay replays the same.
 
 mod common;
 
@@ -226,4 +227,57 @@ fn a_unit_with_a_running_member_is_asked_not_handed_a_kept_answer() {
     assert_eq!(bound, [("t/pinned-1", "n1")]);
     assert_eq!(outcome.to_json(), reference.to_json());
     assert_eq!(outcome.placement_stats.reused_placements, 0);
+}
+
+/// A replay keeps the cycle's caches from one run to the next (its nodes
+/// never change while pods come and go, their ids moving): a generated
+/// trace of gangs and single pods that preempt replays the same with every
+/// run starting empty.
+#[test]
+fn caches_kept_across_a_replays_runs_never_change_it() {
+    use std::time::Duration;
+    use wasched::replay::{self, JobRow, generate::TraceOptions};
+
+    let yaml = wasched::generate::generate_yaml(&Options {
+        nodes: 48,
+        pending_pods: 0,
+        seed: 3,
+        shape: Shape::Gpu,
+    })
+    .unwrap();
+    let manifests =
+        wasched::read_manifests_text("generated.yaml", &yaml, &Default::default()).unwrap();
+    let jobs = replay::generate::trace(&TraceOptions {
+        jobs: 150,
+        mean_gap: Duration::from_secs(15),
+        max_workers: 16,
+        seed: 3,
+    });
+    let mut plugins = common::runtime().bundled(&PluginConfig::default()).unwrap();
+    let mut replayed = |reuse: Reuse| {
+        let model = replay::model_of(manifests.clone()).unwrap();
+        let mut rows: Vec<JobRow> = Vec::new();
+        let options = replay::Options::default();
+        let summary = replay::replay_reusing(
+            model,
+            jobs.clone(),
+            &mut plugins,
+            &options,
+            &mut rows,
+            reuse,
+        )
+        .unwrap();
+        (rows, summary)
+    };
+    let (kept_rows, kept) = replayed(Reuse::default());
+    let (fresh_rows, fresh) = replayed(Reuse {
+        across_runs: false,
+        ..Reuse::default()
+    });
+    assert!(
+        kept.evictions > 0 && kept.attempts > 2 * kept.jobs,
+        "the trace preempts and retries: {kept:?}"
+    );
+    assert_eq!(kept_rows, fresh_rows);
+    assert_eq!(kept, fresh);
 }

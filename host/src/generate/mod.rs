@@ -117,6 +117,14 @@ const GPU_CLASSES: [(NodeClass, u32); 4] = [
         10,
     ),
 ];
+/// The GPU models (`nvidia.com/gpu.product`) of the generated GPU nodes,
+/// each with the GPUs a node of it has, largest first.
+pub fn gpu_products() -> impl Iterator<Item = (u32, &'static str)> {
+    GPU_CLASSES
+        .iter()
+        .map(|(class, _)| (class.gpus, class.product))
+}
+
 const CPU_CLASSES: [(NodeClass, u32); 3] = [
     (
         NodeClass {

@@ -13,9 +13,13 @@
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{NodeId, Snapshot};
+
+/// A free slot in [`Identity`]'s slot → id maps.
+const NO_ID: u32 = u32::MAX;
 
 /// The host's change clock (process-wide, like kube-scheduler's
 /// `NodeInfo` generation counter).
@@ -78,17 +82,18 @@ pub enum LookupError {
 pub struct Identity {
     /// Per [`Kind`], the handle of every object, indexed by its id.
     handles: [Vec<Handle>; 5],
-    /// Per [`Kind`], slot → id where a slot is not its object's id (only
-    /// in snapshots a [`Registry`] stamped; a fresh snapshot's slots are
-    /// its ids).
-    /// (A `Vec`, empty in a fresh snapshot: an identity is moved in and
-    /// out of plugin stores with the snapshot on every call, and an empty
-    /// `Vec` costs nothing to create.)
-    by_slot: Vec<HashMap<u32, u32>>,
+    /// Per [`Kind`], slot → id (`NO_ID` for a free slot), built at the
+    /// first lookup after a change ([`Identity::resolve`]): the ids of a
+    /// replay's pods move with every pod created or deleted, and most
+    /// changes are never followed by a lookup.
+    by_slot: OnceLock<[Vec<u32>; 5]>,
     /// Per node, the clock value of its latest change.
     node_changes: Vec<u64>,
     /// The clock value of the latest change in the view.
     generation: u64,
+    /// The clock value when the nodes' objects or the interned names
+    /// (symbols, taint texts) last changed ([`Identity::layout`]).
+    layout: u64,
 }
 
 impl Identity {
@@ -119,53 +124,54 @@ impl Identity {
     }
 
     fn new(handles: [Vec<Handle>; 5], node_changes: Vec<u64>, generation: u64) -> Self {
-        let mut identity = Self {
+        Self {
             handles,
-            by_slot: Vec::new(),
+            by_slot: OnceLock::new(),
             node_changes,
             generation,
-        };
-        identity.reindex();
-        identity
+            layout: tick(),
+        }
     }
 
-    /// Recomputes the slot → id maps after ids moved.
-    pub(super) fn reindex(&mut self) {
-        let moved = self
-            .handles
-            .iter()
-            .any(|kind| kind.iter().enumerate().any(|(id, h)| h.slot != id as u32));
-        self.by_slot = if moved {
-            self.handles
-                .iter()
-                .map(|kind| {
-                    kind.iter()
-                        .enumerate()
-                        .filter(|&(id, h)| h.slot != id as u32)
-                        .map(|(id, h)| (h.slot, id as u32))
-                        .collect()
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+    /// Forgets the slot → id maps after ids moved; the next lookup builds
+    /// them again.
+    fn ids_moved(&mut self) {
+        self.by_slot = OnceLock::new();
+    }
+
+    /// The slot → id maps, built if a change forgot them.
+    fn by_slot(&self) -> &[Vec<u32>; 5] {
+        self.by_slot.get_or_init(|| {
+            self.handles.each_ref().map(|kind| {
+                let slots = kind.iter().map(|h| h.slot as usize + 1).max().unwrap_or(0);
+                let mut ids = vec![NO_ID; slots];
+                for (id, h) in kind.iter().enumerate() {
+                    ids[h.slot as usize] = id as u32;
+                }
+                ids
+            })
+        })
     }
 
     /// An object of `kind` comes in at `id` (later ids move up by one); a
-    /// node gets a new change value. [`Identity::reindex`] before lookups.
+    /// node gets a new change value.
     pub(super) fn insert(&mut self, kind: Kind, id: u32, handle: Handle) {
         self.handles[kind as usize].insert(id as usize, handle);
+        self.ids_moved();
         self.generation = tick();
         if kind == Kind::Node {
+            self.layout = self.generation;
             self.node_changes.insert(id as usize, self.generation);
         }
     }
 
     /// The object of `kind` at `id` goes (later ids move down by one);
-    /// returns its handle. [`Identity::reindex`] before lookups.
+    /// returns its handle.
     pub(super) fn remove(&mut self, kind: Kind, id: u32) -> Handle {
         self.generation = tick();
+        self.ids_moved();
         if kind == Kind::Node {
+            self.layout = self.generation;
             self.node_changes.remove(id as usize);
         }
         self.handles[kind as usize].remove(id as usize)
@@ -184,12 +190,29 @@ impl Identity {
     /// Gives every object of `kind` its handle, by id.
     pub(super) fn set_handles(&mut self, kind: Kind, handles: Vec<Handle>) {
         self.handles[kind as usize] = handles;
+        self.ids_moved();
         self.generation = tick();
+        if kind == Kind::Node {
+            self.layout = self.generation;
+        }
     }
 
     /// The clock value of the latest change in this view.
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// The clock value when a node object last came or went (an update is
+    /// both) or names were interned anew ([`Identity::reinterned`]): what
+    /// is known of the nodes' labels and taints by their ids, and of names
+    /// by their symbols, holds while it stays.
+    pub fn layout(&self) -> u64 {
+        self.layout
+    }
+
+    /// Names and taints were interned anew: symbols and taint ids changed.
+    pub(super) fn reinterned(&mut self) {
+        self.layout = tick();
     }
 
     /// Per node, the clock value of its latest change.
@@ -214,11 +237,10 @@ impl Identity {
     /// or held by another object.
     pub fn resolve(&self, kind: Kind, handle: Handle) -> Result<u32, LookupError> {
         let handles = &self.handles[kind as usize];
-        let moved = self.by_slot.get(kind as usize);
-        let id = match moved.and_then(|m| m.get(&handle.slot)) {
-            Some(&id) => id,
-            None => handle.slot,
-        };
+        let id = self.by_slot()[kind as usize]
+            .get(handle.slot as usize)
+            .copied()
+            .unwrap_or(NO_ID);
         match handles.get(id as usize) {
             Some(&current) if current == handle => Ok(id),
             _ => Err(LookupError::Stale),

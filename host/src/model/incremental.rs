@@ -1247,7 +1247,6 @@ impl Model {
             self.compact();
         }
         self.snapshot.index_anti_affinity();
-        self.snapshot.identity.reindex();
     }
 
     /// Interns names and labels again, only those still referenced, in
@@ -1276,7 +1275,7 @@ impl Model {
             .map(|(&key, column)| (key, column.iter().flatten().count()))
             .collect();
         self.symbols_compacted = s.symbols.len();
-        s.identity.reindex();
+        s.identity.reinterned();
     }
 
     /// The warnings a build of the same objects gives, in its order.

@@ -10,6 +10,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::trace::{Disruption, GPU_RESOURCE, Grouping, Job};
 
+/// The node label naming a node's GPU model.
+const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
+
 /// What to generate.
 #[derive(Debug, Clone, Copy)]
 pub struct TraceOptions {
@@ -25,7 +28,9 @@ pub struct TraceOptions {
 
 /// A trace: arrivals with exponential gaps; 40 % single-pod jobs of 1–8
 /// GPUs, the rest gangs of 8-GPU pods whose sizes halve in frequency as
-/// they double (2 … `max_workers`); durations log-uniform from 5 min to
+/// they double (2 … `max_workers`); half of them asking for one of the
+/// GPU models of `wasched generate`'s nodes with room for a pod
+/// (`nodeSelector` on `nvidia.com/gpu.product`); durations log-uniform from 5 min to
 /// 4 h; a third `training-high`, the rest `batch`, half of them
 /// checkpointing every 10 min.
 pub fn trace(options: &TraceOptions) -> Vec<Job> {
@@ -44,6 +49,16 @@ pub fn trace(options: &TraceOptions) -> Vec<Job> {
             }
             (workers, 8)
         };
+        // Half the jobs ask for a GPU model that has room for a pod.
+        let mut node_selector = BTreeMap::new();
+        if rng.random_range(0..2) == 0 {
+            let models: Vec<&str> = crate::generate::gpu_products()
+                .filter(|&(per_node, _)| per_node >= gpus)
+                .map(|(_, product)| product)
+                .collect();
+            let model = models[rng.random_range(0..models.len())];
+            node_selector.insert(GPU_PRODUCT_LABEL.to_string(), model.to_string());
+        }
         let duration = 300.0 * (48f64).powf(rng.random_range(0.0..1.0));
         let high = rng.random_range(0..3) == 0;
         let checkpoint = (!high && rng.random_range(0..2) == 0).then(|| Duration::from_secs(600));
@@ -64,7 +79,7 @@ pub fn trace(options: &TraceOptions) -> Vec<Job> {
                 ("memory".to_string(), format!("{}Gi", gpus * 64)),
                 (GPU_RESOURCE.to_string(), gpus.to_string()),
             ]),
-            node_selector: BTreeMap::new(),
+            node_selector,
             priority_class: Some(if high { "training-high" } else { "batch" }.into()),
             priority_class_at: format!("generated:{}", i + 1),
             topology_key: None,

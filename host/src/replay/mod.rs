@@ -307,7 +307,33 @@ pub fn replay(
     sink: &mut dyn Sink,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Summary> {
+    let engine = Engine::new(model, plugins, options)?;
+    replay_with(engine, jobs, sink, progress)
+}
+
+/// [`replay`] with each of the cycle's reuses on or off (every choice
+/// replays the same), for the test that holds each off against on. Not
+/// part of the stable API: present with the `reuse-ablation` feature.
+#[cfg(feature = "reuse-ablation")]
+pub fn replay_reusing(
+    model: Model,
+    jobs: Vec<Job>,
+    plugins: &mut PluginSet,
+    options: &Options,
+    sink: &mut dyn Sink,
+    reuse: scheduler::ablation::Reuse,
+) -> Result<Summary> {
     let mut engine = Engine::new(model, plugins, options)?;
+    engine.reuse = reuse;
+    replay_with(engine, jobs, sink, &mut |_| {})
+}
+
+fn replay_with(
+    mut engine: Engine,
+    jobs: Vec<Job>,
+    sink: &mut dyn Sink,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Summary> {
     engine.check_classes(&jobs)?;
     engine.total_jobs = jobs.len() as u64;
     engine.run(jobs, sink, progress)?;
@@ -336,6 +362,11 @@ struct Engine<'a> {
     preempted: std::collections::BTreeSet<String>,
     /// kube-scheduler's `nextStartNodeIndex`.
     search_start: std::cell::Cell<usize>,
+    /// What each run of the cycle leaves the next (the nodes never change).
+    kept: scheduler::Kept,
+    /// What the cycle reuses (all of it but in the test that holds each
+    /// reuse off against on).
+    reuse: scheduler::Reuse,
     recorder: report::Recorder,
     last_level: Level,
     /// Cluster GPU and CPU (millicores), for the shares.
@@ -374,6 +405,8 @@ impl<'a> Engine<'a> {
             groups: HashMap::new(),
             preempted: Default::default(),
             search_start: std::cell::Cell::new(0),
+            kept: scheduler::Kept::default(),
+            reuse: scheduler::Reuse::default(),
             recorder: series,
             last_level: Level::default(),
             capacity,
@@ -850,9 +883,10 @@ impl<'a> Engine<'a> {
             order: Some(&order),
             may_preempt: Some(&may_preempt),
             search_start: Some(&self.search_start),
+            kept: Some(&mut self.kept),
             ..RunOptions::default()
         };
-        let outcome = scheduler::run(snapshot, self.plugins, options);
+        let outcome = scheduler::run_with(snapshot, self.plugins, options, self.reuse);
         let _ = self.plugins.drain_logs();
         self.recorder.count(
             outcome.evictions.len() as u64,

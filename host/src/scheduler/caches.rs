@@ -32,6 +32,9 @@ pub struct Reuse {
     /// next unit of the same kind and topology key with no running pod,
     /// over the same parent nodes ([`placement_memo`]).
     pub placements: bool,
+    /// The caches one run hands the next over the same nodes ([`Kept`]);
+    /// off, every run starts with empty caches.
+    pub across_runs: bool,
 }
 
 impl Default for Reuse {
@@ -41,6 +44,7 @@ impl Default for Reuse {
             permit_verdicts: true,
             misfits: true,
             placements: true,
+            across_runs: true,
         }
     }
 }
@@ -73,5 +77,46 @@ impl Caches {
             reuse,
             ..Self::default()
         }
+    }
+}
+
+/// What a run hands the next ([`RunOptions::kept`](super::RunOptions::kept)):
+/// its caches, for a run over the same nodes' objects and interned names
+/// (the snapshot's [`Identity::layout`](crate::model::identity::Identity::layout)
+/// and resource columns unchanged) — `wasched replay` runs the cycle once
+/// per pop of its queue over a cluster whose nodes never change. What is
+/// indexed by pod or PodGroup id (ids move as pods come and go) is
+/// dropped between runs; the rest is keyed by what it depends on (a pod's
+/// spec, node change values, the snapshot's generation). Past a change of
+/// nodes or names, the next run starts with empty caches.
+#[derive(Default)]
+pub struct Kept {
+    caches: Caches,
+    /// The layout and resource columns the caches were filled over.
+    over: Option<(u64, Vec<String>)>,
+}
+
+impl Kept {
+    /// The caches for a run over `snapshot`, reusing as `reuse` says.
+    pub(super) fn take(&mut self, snapshot: &crate::model::Snapshot, reuse: Reuse) -> Caches {
+        let layout = snapshot.identity().layout();
+        let same = self
+            .over
+            .as_ref()
+            .is_some_and(|(at, resources)| *at == layout && *resources == snapshot.resource_names);
+        let mut caches = std::mem::take(&mut self.caches);
+        if !same || !reuse.across_runs {
+            caches = Caches::default();
+            self.over = Some((layout, snapshot.resource_names.clone()));
+        }
+        caches.reuse = reuse;
+        caches.statics.forget_pods();
+        caches.permits.clear();
+        caches
+    }
+
+    /// Keeps a run's caches for the next.
+    pub(super) fn keep(&mut self, caches: Caches) {
+        self.caches = caches;
     }
 }

@@ -41,7 +41,8 @@ pub const FEWEST_NODES: usize = 8;
 /// shapes that fit nowhere stays bounded).
 pub const NODES_KEPT: usize = 1 << 20;
 
-/// The remembered misfits of a run, by the search they answer.
+/// The remembered misfits of a run (and of the runs that hand them on,
+/// [`Kept`](super::Kept)), by the search they answer.
 #[derive(Debug, Default)]
 pub struct Misfits {
     by_search: rustc_hash::FxHashMap<u64, Vec<Misfit>>,

@@ -45,7 +45,8 @@ use group::{GroupResult, failure_reason};
 use preemption::Preemption;
 pub use queue::{Entity, queue};
 
-use caches::Reuse;
+pub use caches::Kept;
+pub(crate) use caches::Reuse;
 
 use crate::framework::{ExtensionPoint, Placement, PluginSet, Unit};
 use crate::model::{CompositeId, GroupId, NodeId, PodId, Snapshot};
@@ -141,6 +142,9 @@ pub struct RunOptions<'a> {
     pub search_start: Option<&'a std::cell::Cell<usize>>,
     /// Told of each entity's cycle as it ends, and of the run's end.
     pub observer: Option<&'a mut dyn Observer>,
+    /// The caches the last run over the same nodes left, taken and left
+    /// again for the next ([`Kept`]); `None`: the run starts empty.
+    pub kept: Option<&'a mut Kept>,
 }
 
 /// What a run tells as it goes (progress on a terminal, timings); never
@@ -215,7 +219,8 @@ pub mod ablation {
     }
 }
 
-fn run_with(
+/// [`run`], reusing what `reuse` says.
+pub(crate) fn run_with(
     snapshot: &mut Snapshot,
     plugins: &mut PluginSet,
     options: RunOptions,
@@ -228,6 +233,7 @@ fn run_with(
         may_preempt,
         search_start,
         mut observer,
+        mut kept,
     } = options;
     plugins.start_run();
     let mut outcome = Outcome {
@@ -235,15 +241,19 @@ fn run_with(
         notes: snapshot.notes.clone(),
         ..Outcome::default()
     };
-    let mut entities = queue::prioritized(snapshot);
-    if let Some(order) = order {
-        entities = queue::in_order(entities, order);
-    }
+    let mut entities = match order {
+        Some(order) => queue::in_order(snapshot, order),
+        None => queue::prioritized(snapshot),
+    };
     if let Some(admit) = admit {
         entities.retain(|&(_, entity)| admit(entity));
     }
+    let caches = match kept.as_deref_mut() {
+        Some(kept) => kept.take(snapshot, reuse),
+        None => caches::Caches::new(reuse),
+    };
     let mut cycle = Cycle::new(snapshot, plugins);
-    cycle.caches = caches::Caches::new(reuse);
+    cycle.caches = caches;
     cycle.nominated_first = live;
     cycle.next_start_node = search_start.map_or(0, std::cell::Cell::get);
     let mut run = Run {
@@ -293,7 +303,10 @@ fn run_with(
     run.record_disruptions();
     outcome = run.outcome;
     crate::outcome::record_unattempted(run.cycle.snapshot, &mut outcome);
-    let cycle = run.cycle;
+    let mut cycle = run.cycle;
+    if let Some(kept) = kept {
+        kept.keep(std::mem::take(&mut cycle.caches));
+    }
     if let Some(start) = search_start {
         start.set(cycle.next_start_node);
     }

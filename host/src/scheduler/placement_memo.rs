@@ -5,7 +5,8 @@
 //!
 //! The plugin promised that such an answer depends on nothing else but the
 //! nodes' labels, which do not change within one pass, so a memo lives for
-//! one run ([`Reuse::placements`](super::Reuse::placements)). Whether a
+//! one run ([`Reuse::placements`](super::Reuse::placements)), or for the
+//! runs over the same nodes that hand it on ([`Kept`](super::Kept)). Whether a
 //! unit has a running pod is checked at every lookup: pods bound, evicted
 //! or rolled back during the run change it.
 

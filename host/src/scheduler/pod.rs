@@ -300,6 +300,14 @@ pub struct StaticCache {
     by_pod: Vec<Option<Rc<filters::StaticVerdicts>>>,
 }
 
+impl StaticCache {
+    /// Forgets which pod had which verdicts (pod ids move between runs);
+    /// the verdicts stay, by signature.
+    pub(super) fn forget_pods(&mut self) {
+        self.by_pod.clear();
+    }
+}
+
 /// What a walk does after a node that passed the host's checks.
 enum Step {
     /// Goes on to the next node.

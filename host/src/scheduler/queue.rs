@@ -32,6 +32,41 @@ pub fn queue(snapshot: &Snapshot) -> Vec<Entity> {
 
 /// [`queue`], each entity with its priority.
 pub fn prioritized(snapshot: &Snapshot) -> Vec<(i32, Entity)> {
+    let groups = (0..snapshot.groups.len() as GroupId).map(Entity::Group);
+    let trees = (0..snapshot.composites.len() as CompositeId).map(Entity::Tree);
+    let pods = (0..snapshot.pods.len() as PodId).map(Entity::Pod);
+    let mut entities: Vec<(i32, i64, &str, Entity)> = groups
+        .chain(trees)
+        .chain(pods)
+        .filter_map(|entity| {
+            let (priority, created, key) = rank(snapshot, entity)?;
+            Some((priority, created, key, entity))
+        })
+        .collect();
+    entities.sort_by_key(|&(priority, created, key, _)| (Reverse(priority), created, key));
+    entities
+        .into_iter()
+        .map(|(priority, .., e)| (priority, e))
+        .collect()
+}
+
+/// The entities `order` names that the queue holds, in `order`'s order
+/// (each once), each with its priority: what [`prioritized`] gives for
+/// them, without ranking the whole queue.
+pub fn in_order(snapshot: &Snapshot, order: &[Entity]) -> Vec<(i32, Entity)> {
+    let mut seen = std::collections::HashSet::new();
+    order
+        .iter()
+        .filter(|e| seen.insert(**e))
+        .filter_map(|&e| Some((rank(snapshot, e)?.0, e)))
+        .collect()
+}
+
+/// Where `entity` sorts in the queue: its priority, and the creation time
+/// and `namespace/name` of its earliest pending member; `None` when the
+/// queue does not hold it (no pending pod, a PodGroup inside a valid tree,
+/// a tree that is not a valid root, a pod of a group).
+fn rank(snapshot: &Snapshot, entity: Entity) -> Option<(i32, i64, &str)> {
     let pending = |p: &PodId| snapshot.pods[*p as usize].pending;
     // The earliest pending member of some groups: (created, key).
     let first_member = |groups: &mut dyn Iterator<Item = GroupId>| {
@@ -44,60 +79,35 @@ pub fn prioritized(snapshot: &Snapshot) -> Vec<(i32, Entity)> {
             })
             .min()
     };
-    let mut entities: Vec<(i32, i64, &str, Entity)> = Vec::new();
-    for (id, group) in snapshot.groups.iter().enumerate() {
-        let in_valid_tree = group.parent.is_some() && group.invalid.is_none();
-        if in_valid_tree || !group.members.iter().any(pending) {
-            continue;
+    match entity {
+        Entity::Group(id) => {
+            let group = &snapshot.groups[id as usize];
+            if group.parent.is_some() && group.invalid.is_none() {
+                return None;
+            }
+            let (created, key) = first_member(&mut std::iter::once(id))?;
+            let priority = match &group.spec {
+                Some(spec) => spec.priority,
+                None => group
+                    .members
+                    .iter()
+                    .map(|&p| snapshot.pods[p as usize].priority)
+                    .max()
+                    .unwrap_or(0),
+            };
+            Some((priority, created, key))
         }
-        let priority = match &group.spec {
-            Some(spec) => spec.priority,
-            None => group
-                .members
-                .iter()
-                .map(|&p| snapshot.pods[p as usize].priority)
-                .max()
-                .unwrap_or(0),
-        };
-        let (created, key) =
-            first_member(&mut std::iter::once(id as GroupId)).expect("has a pending member");
-        entities.push((priority, created, key, Entity::Group(id as GroupId)));
-    }
-    for (id, root) in snapshot.composites.iter().enumerate() {
-        let id = id as CompositeId;
-        if root.parent.is_some() || root.invalid.is_some() {
-            continue;
+        Entity::Tree(id) => {
+            let root = &snapshot.composites[id as usize];
+            if root.parent.is_some() || root.invalid.is_some() {
+                return None;
+            }
+            let (created, key) = first_member(&mut snapshot.subtree_groups(id).into_iter())?;
+            Some((root.spec.priority, created, key))
         }
-        if let Some((created, key)) = first_member(&mut snapshot.subtree_groups(id).into_iter()) {
-            entities.push((root.spec.priority, created, key, Entity::Tree(id)));
-        }
-    }
-    for (id, pod) in snapshot.pods.iter().enumerate() {
-        if pod.pending && pod.group.is_none() {
-            entities.push((
-                pod.priority,
-                pod.created,
-                &pod.key,
-                Entity::Pod(id as PodId),
-            ));
+        Entity::Pod(id) => {
+            let pod = &snapshot.pods[id as usize];
+            (pod.pending && pod.group.is_none()).then_some((pod.priority, pod.created, &pod.key))
         }
     }
-    entities.sort_by_key(|&(priority, created, key, _)| (Reverse(priority), created, key));
-    entities
-        .into_iter()
-        .map(|(priority, .., e)| (priority, e))
-        .collect()
-}
-
-/// The entities of `prioritized` that `order` names, in `order`'s order
-/// (each once).
-pub fn in_order(prioritized: Vec<(i32, Entity)>, order: &[Entity]) -> Vec<(i32, Entity)> {
-    let priorities: std::collections::HashMap<Entity, i32> =
-        prioritized.into_iter().map(|(p, e)| (e, p)).collect();
-    let mut seen = std::collections::HashSet::new();
-    order
-        .iter()
-        .filter(|e| seen.insert(**e))
-        .filter_map(|e| Some((*priorities.get(e)?, *e)))
-        .collect()
 }
