@@ -82,19 +82,27 @@ func jobOf(pod *v1.Pod) string {
 // the pods bound are still there or not; the first listed on a tie), or
 // "" when none is.
 func (p *Preferences) jobNode(job string, tie Tie, made map[string]int) string {
-	left := map[string]int{}
-	for _, node := range p.Jobs[job] {
-		if tie.contains(node) {
-			left[node]++
-		}
-	}
+	left := p.toMake(job, made)
 	best, most := "", 0
 	for _, node := range p.Jobs[job] {
-		if n := left[node] - made[node]; n > most {
-			best, most = node, n
+		if tie.contains(node) && left[node] > most {
+			best, most = node, left[node]
 		}
 	}
 	return best
+}
+
+// toMake is, per node, how many of job's listed bindings are still to be
+// made there: listed minus made (negative where more were made).
+func (p *Preferences) toMake(job string, made map[string]int) map[string]int {
+	left := map[string]int{}
+	for _, node := range p.Jobs[job] {
+		left[node]++
+	}
+	for node, n := range made {
+		left[node] -= n
+	}
+	return left
 }
 
 // bindings keeps, per Job, the node of every pod of it kube-scheduler
@@ -282,13 +290,7 @@ func (p *Preferences) jobPlacement(group fwk.PodGroupInfo, scores []fwk.Placemen
 	if len(p.Jobs[job]) == 0 {
 		return -1
 	}
-	left := map[string]int{}
-	for _, node := range p.Jobs[job] {
-		left[node]++
-	}
-	for node, n := range made(job) {
-		left[node] -= n
-	}
+	left := p.toMake(job, made(job))
 	best, most := -1, 0
 	for i := range scores {
 		if scores[i].TotalScore != top {

@@ -8,10 +8,7 @@ use std::time::Duration;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::trace::{Disruption, GPU_RESOURCE, Grouping, Job};
-
-/// The node label naming a node's GPU model.
-const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
+use super::trace::{Disruption, GPU_MODEL_LABEL, GPU_RESOURCE, Grouping, Job};
 
 /// What to generate.
 #[derive(Debug, Clone, Copy)]
@@ -57,7 +54,7 @@ pub fn trace(options: &TraceOptions) -> Vec<Job> {
                 .map(|(_, product)| product)
                 .collect();
             let model = models[rng.random_range(0..models.len())];
-            node_selector.insert(GPU_PRODUCT_LABEL.to_string(), model.to_string());
+            node_selector.insert(GPU_MODEL_LABEL.to_string(), model.to_string());
         }
         let duration = 300.0 * (48f64).powf(rng.random_range(0.0..1.0));
         let high = rng.random_range(0..3) == 0;
