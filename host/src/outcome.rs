@@ -174,6 +174,11 @@ pub struct Outcome {
     /// Placements generated and evaluated (metrics only).
     #[serde(skip)]
     pub placement_stats: PlacementStats,
+    /// The plugins that rejected each lone pod no node could take in this
+    /// run, left pending or preempting, by `namespace/name` (the queue's:
+    /// they decide which cluster events requeue it).
+    #[serde(skip)]
+    pub rejectors: std::collections::BTreeMap<String, crate::filters::Rejectors>,
 }
 
 /// How often one plugin failed at one extension point for one cause

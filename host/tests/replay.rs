@@ -105,6 +105,37 @@ fn a_rejected_pod_waits_for_a_pod_to_go() {
 }
 
 #[test]
+fn a_pod_a_filter_component_rejected_moves_on_any_pod_event() {
+    // WaschedGpuBinPacking (reserveForRequesters) keeps the CPU-only pods
+    // off the GPU node, and NodeResourcesFit finds the CPU node full:
+    // `late` is rejected by both at 10. A component with a filter
+    // registers every pod event, so the GPU job created at 20 moves it
+    // (attempt 2, rejected), and that job's binding moves it again: its
+    // 2 s backoff is not over, but with nothing active the scheduler pops
+    // it from the backoff queue (attempt 3). The GPU job's pod deleted at
+    // 50 moves it for both plugins (attempt 4); `early`'s at 100 lets it
+    // in (attempt 5). NodeResourcesFit alone would have moved it at 50
+    // and 100 only (see `a_rejected_pod_waits_for_a_pod_to_go`).
+    let mut text = cluster(1);
+    text.push_str("---\napiVersion: v1\nkind: Node\nmetadata: {name: cpu-0}\nstatus:\n  allocatable: {cpu: \"4\", memory: 16Gi, pods: \"110\"}\n");
+    let trace = r#"
+{"name":"early","submit":0,"duration":100,"cpu":"4"}
+{"name":"late","submit":10,"duration":10,"cpu":"4"}
+{"name":"gpu","submit":20,"duration":30,"gpu":8}
+"#;
+    let manifests = wasched::read_manifests_text("cluster.yaml", &text, &Default::default())
+        .expect("the cluster reads");
+    let model = replay::model_of(manifests).expect("the cluster models");
+    let jobs = replay::trace::finish(replay::trace::parse("trace.jsonl", trace).unwrap()).unwrap();
+    let config = common::binpack_config(common::BINPACK_ARGS);
+    let (rows, _) = common::replay_configured(model, jobs, &checked(), &config);
+    let late = row(&rows, "late");
+    assert_eq!((late.start, late.end), (Some(100.0), 110.0), "{late:?}");
+    assert_eq!(late.attempts, 5, "{late:?}");
+    assert_eq!(row(&rows, "gpu").start, Some(20.0));
+}
+
+#[test]
 fn a_preemption_waits_for_the_victims_grace_period_and_the_job_controller_replaces_them() {
     // The low job's pods have 5 s to terminate; the high job is
     // nominated meanwhile; rejected at 10, its group is retried at 12

@@ -168,7 +168,8 @@ func groupOf(pod *v1.Pod) string {
 }
 
 // EventsToRegister says which cluster events may change a component's
-// verdict. A component with node-level points (filter, score, placement
+// verdict, from events.json (the table wasched replay's queue reads too).
+// A component with node-level points (filter, score, placement
 // generation) sees the whole view: any pod, node or PodGroup event may
 // help. One that only gates groups (pre-enqueue, permit) decides on its
 // group's own members and PodGroup, so only those events requeue its
@@ -176,20 +177,12 @@ func groupOf(pod *v1.Pod) string {
 // pod added would run PreEnqueue again for every pod held, O(n²) on the
 // queue's path).
 func (p *Plugin) EventsToRegister(context.Context) ([]fwk.ClusterEventWithHint, error) {
-	for _, point := range []string{"filter", "score", "placement-generate", "placement-score"} {
+	for _, point := range componentEvents.nodeLevelPoints {
 		if p.comp.Info.Implements(point) {
-			return []fwk.ClusterEventWithHint{
-				{Event: fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.All}},
-				{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.All}},
-				{Event: fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.All}},
-			}, nil
+			return slices.Clone(componentEvents.nodeLevel), nil
 		}
 	}
-	return []fwk.ClusterEventWithHint{
-		{Event: fwk.ClusterEvent{Resource: fwk.UnscheduledPod, ActionType: fwk.Add}, QueueingHintFn: sameGroupPod},
-		{Event: fwk.ClusterEvent{Resource: fwk.AssignedPod, ActionType: fwk.Add}, QueueingHintFn: sameGroupPod},
-		{Event: fwk.ClusterEvent{Resource: fwk.PodGroup, ActionType: fwk.Add | fwk.Update}, QueueingHintFn: ownPodGroup},
-	}, nil
+	return slices.Clone(componentEvents.gateOnly), nil
 }
 
 // sameGroupPod queues a held pod when a pod of its own PodGroup came.

@@ -22,6 +22,7 @@ pub mod node_affinity;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
 pub mod pod_topology_spread;
+mod rejectors;
 mod score;
 #[cfg(test)]
 mod table;
@@ -30,6 +31,7 @@ mod wordings;
 pub use checks::NodeChecks;
 pub use inter_pod_affinity::{AntiAffinityState, pod_term_selects};
 pub use pod_topology_spread::SpreadState;
+pub use rejectors::{InTree, Rejectors};
 pub use score::{default_placement_scores, default_scores, placement_fit, pods_count};
 pub use wordings::Wordings;
 
@@ -55,6 +57,20 @@ pub enum Rejection {
     ExistingAntiAffinity,
 }
 
+impl Rejection {
+    /// The in-tree filter plugin that rejects for this reason.
+    pub fn plugin(self) -> InTree {
+        match self {
+            Rejection::Unschedulable => InTree::NodeUnschedulable,
+            Rejection::Taint(_) => InTree::TaintToleration,
+            Rejection::NodeAffinity => InTree::NodeAffinity,
+            Rejection::Resources(_) => InTree::NodeResourcesFit,
+            Rejection::SpreadMissingLabel | Rejection::Spread => InTree::PodTopologySpread,
+            Rejection::ExistingAntiAffinity => InTree::InterPodAffinity,
+        }
+    }
+}
+
 /// Why nodes were rejected, counted per reason over `total` nodes
 /// (kube-scheduler's `FitError`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -65,6 +81,8 @@ pub struct Diagnosis {
     rejections: Vec<(Rejection, usize)>,
     /// Reasons given as text (filter plugins) → how many nodes gave them.
     texts: BTreeMap<String, usize>,
+    /// The filter plugins that gave reasons, sorted.
+    plugins: Vec<String>,
 }
 
 impl Diagnosis {
@@ -107,6 +125,28 @@ impl Diagnosis {
     /// Counts `nodes` nodes rejected for one reason given as text.
     pub fn add_many(&mut self, reason: impl Into<String>, nodes: usize) {
         *self.texts.entry(reason.into()).or_default() += nodes;
+    }
+
+    /// Counts `nodes` nodes the filter plugin `plugin` rejected for
+    /// `reason`.
+    pub fn reject_by(&mut self, plugin: &str, reason: impl Into<String>, nodes: usize) {
+        self.add_many(reason, nodes);
+        if let Err(at) = self.plugins.binary_search_by(|p| p.as_str().cmp(plugin)) {
+            self.plugins.insert(at, plugin.to_string());
+        }
+    }
+
+    /// The plugins that rejected a node (kube-scheduler's
+    /// `UnschedulablePlugins` of the pod).
+    pub fn rejectors(&self) -> Rejectors {
+        let mut rejectors = Rejectors::default();
+        for &(rejection, _) in &self.rejections {
+            rejectors.add_in_tree(rejection.plugin());
+        }
+        for plugin in &self.plugins {
+            rejectors.add_component(plugin);
+        }
+        rejectors
     }
 
     /// Whether every rejection counted depends on its node alone (and the

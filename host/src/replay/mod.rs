@@ -25,6 +25,7 @@ pub mod manifests;
 pub mod objects;
 pub mod queue;
 pub mod report;
+pub mod requeue;
 pub mod stats;
 pub mod trace;
 
@@ -42,6 +43,7 @@ use crate::outcome::Outcome;
 use crate::scheduler::{self, Entity, RunOptions};
 pub use queue::QueueConfig;
 pub use report::{JobRow, Sink, Summary};
+use requeue::{Action, Resource};
 use stats::{Level, round};
 pub use trace::Job;
 
@@ -352,6 +354,10 @@ struct Engine<'a> {
     events: BinaryHeap<Reverse<Timed>>,
     seq: u64,
     queue: queue::Queue,
+    /// The cluster events each loaded plugin registers.
+    requeue: requeue::Requeue,
+    /// Cluster events the queue has not heard yet.
+    heard: Vec<requeue::Event>,
     /// Jobs in the cluster, by trace index.
     running: HashMap<u32, JobRun>,
     /// Pod key → (job, worker) of every trace pod in the cluster.
@@ -389,6 +395,7 @@ impl<'a> Engine<'a> {
             let (key, pods, group) = entity_key(snapshot, entity);
             queue.add(&key, priority, pods, group, Duration::ZERO);
         }
+        let requeue = requeue::Requeue::new(plugins)?;
         let series = report::Recorder::new(stats::Series::new(
             options.resolution.unwrap_or(Duration::from_secs(60)),
         ));
@@ -400,6 +407,8 @@ impl<'a> Engine<'a> {
             events: BinaryHeap::new(),
             seq: 0,
             queue,
+            requeue,
+            heard: Vec::new(),
             running: HashMap::new(),
             pods: HashMap::new(),
             groups: HashMap::new(),
@@ -542,8 +551,13 @@ impl<'a> Engine<'a> {
         let spec = Arc::new(job);
         if let Some(group) = objects::pod_group(&spec, now)? {
             self.upsert(group)?;
-            self.groups
-                .insert(format!("{}/{}", spec.namespace, spec.name), index);
+            let key = format!("{}/{}", spec.namespace, spec.name);
+            self.groups.insert(key.clone(), index);
+            self.cluster_event(requeue::Event::pod(
+                Resource::PodGroup,
+                Action::Add,
+                Some(key),
+            ));
         }
         let mut run = JobRun::new(spec.clone());
         run.waiting = Some(("arrived".into(), now));
@@ -567,6 +581,8 @@ impl<'a> Engine<'a> {
         self.upsert(objects::shared_pod(&spec, pod))?;
         self.pods
             .insert(format!("{}/{name}", spec.namespace), (job, worker));
+        let key = format!("{}/{name}", spec.namespace);
+        self.pod_event(&key, Resource::UnscheduledPod, Action::Add);
         Ok(())
     }
 
@@ -687,29 +703,23 @@ impl<'a> Engine<'a> {
         let workers = u.workers.clone();
         run.failures_since_success = 0;
         let spec = run.spec.clone();
-        let mut deleted = false;
+        let mut ending = Vec::new();
         for w in workers {
             let worker = &mut run.workers[w as usize];
             if matches!(
                 worker.phase,
                 Phase::Pending | Phase::Nominated | Phase::Running
             ) {
-                deleted |= matches!(worker.phase, Phase::Running | Phase::Nominated);
                 let name = objects::pod_name(&spec, w, worker.incarnation);
-                let key = format!("{}/{name}", spec.namespace);
-                self.pods.remove(&key);
-                self.model.delete("Pod", &key);
-                if spec.grouping == trace::Grouping::None {
-                    self.queue.remove(&format!("Pod {key}"));
-                }
+                ending.push((format!("{}/{name}", spec.namespace), worker.phase));
             }
             if worker.phase != Phase::Terminating {
                 worker.phase = Phase::Done;
             }
         }
         let all_done = run.units.iter().all(|u| u.done);
-        if deleted {
-            self.cluster_event(ClusterEvent::AssignedPodDeleted);
+        for (key, phase) in ending {
+            self.delete_pod(&key, phase, spec.grouping);
         }
         if all_done {
             self.end_job(job, "Succeeded", sink)?;
@@ -724,7 +734,6 @@ impl<'a> Engine<'a> {
         };
         let now = self.now;
         let spec = run.spec.clone();
-        let mut deleted_assigned = false;
         for (w, worker) in run.workers.iter_mut().enumerate() {
             let key = format!(
                 "{}/{}",
@@ -733,12 +742,7 @@ impl<'a> Engine<'a> {
             );
             match worker.phase {
                 Phase::Pending | Phase::Nominated | Phase::Running => {
-                    deleted_assigned |= matches!(worker.phase, Phase::Running | Phase::Nominated);
-                    self.pods.remove(&key);
-                    self.model.delete("Pod", &key);
-                    if spec.grouping == trace::Grouping::None {
-                        self.queue.remove(&format!("Pod {key}"));
-                    }
+                    self.delete_pod(&key, worker.phase, spec.grouping);
                 }
                 Phase::Terminating => {
                     // Its deletion is under way; it is no longer the job's.
@@ -752,9 +756,6 @@ impl<'a> Engine<'a> {
             self.queue.remove(&format!("PodGroup {key}"));
             self.model.delete("PodGroup", &key);
             self.groups.remove(&key);
-        }
-        if deleted_assigned {
-            self.cluster_event(ClusterEvent::AssignedPodDeleted);
         }
         // Work of running units is lost if the job failed or the replay
         // ended: not counted as lost to preemption.
@@ -785,7 +786,9 @@ impl<'a> Engine<'a> {
 
     /// A terminating pod is gone: its node's resources are free.
     fn gone(&mut self, key: &str) {
-        let assigned = self.model.lend().pod_named(key).is_some();
+        if self.model.lend().pod_named(key).is_some() {
+            self.pod_event(key, Resource::AssignedPod, Action::Delete);
+        }
         self.model.delete("Pod", key);
         self.preempted.remove(key);
         if let Some((job, worker)) = self.pods.remove(key)
@@ -799,9 +802,6 @@ impl<'a> Engine<'a> {
                 let delay = recreation_delay(run.failures_since_success);
                 self.schedule(self.now + delay, Event::Recreate { job, worker });
             }
-        }
-        if assigned {
-            self.cluster_event(ClusterEvent::AssignedPodDeleted);
         }
     }
 
@@ -838,6 +838,7 @@ impl<'a> Engine<'a> {
         // Each pop after the first needs a PodGroup that bound pods and
         // left some: a bounded number per instant.
         for _ in 0..MAX_POPS_PER_INSTANT {
+            self.deliver_events();
             let popped = self.queue.pop_all();
             if popped.is_empty() {
                 return Ok(());
@@ -987,7 +988,12 @@ impl<'a> Engine<'a> {
             } else if progressed {
                 self.queue.admitted_with_leftovers(key, pending);
             } else {
-                self.queue.failed(key, pending, now);
+                let rejectors = key
+                    .strip_prefix("Pod ")
+                    .and_then(|pod| outcome.rejectors.get(pod))
+                    .cloned()
+                    .unwrap_or_default();
+                self.queue.failed(key, pending, now, rejectors);
             }
         }
         for job in std::mem::take(&mut self.failing) {
@@ -1037,7 +1043,9 @@ impl<'a> Engine<'a> {
         {
             run.nodes.push(node.to_string());
         }
-        self.upsert_pod_like(key, bound)
+        self.upsert_pod_like(key, bound)?;
+        self.pod_event(key, Resource::AssignedPod, Action::Add);
+        Ok(())
     }
 
     /// A victim of preemption starts terminating.
@@ -1053,6 +1061,7 @@ impl<'a> Engine<'a> {
             .unwrap_or(30)
             .max(0) as u64;
         self.upsert_pod_like(key, objects::preempted(&pod, now))?;
+        self.pod_event(key, Resource::AssignedPod, Action::Update);
         self.preempted.insert(key.to_string());
         self.schedule(
             now + Duration::from_secs(grace),
@@ -1155,6 +1164,7 @@ impl<'a> Engine<'a> {
         for key in running {
             if let Some(pod) = self.pod_object(&key) {
                 self.upsert_pod_like(&key, objects::deleting(&pod, now))?;
+                self.pod_event(&key, Resource::AssignedPod, Action::Update);
                 self.pods.remove(&key);
                 self.schedule(now + spec.grace_period, Event::Gone { pod: key });
             }
@@ -1191,15 +1201,70 @@ impl<'a> Engine<'a> {
         );
     }
 
-    /// A cluster event: the unschedulable pods it may help move on.
-    /// NodeResourcesFit queues a pod it rejected when a pod that held or
-    /// was nominated to a node is deleted (`isSchedulableAfterAssignedPodDelete`).
-    fn cluster_event(&mut self, event: ClusterEvent) {
-        match event {
-            ClusterEvent::AssignedPodDeleted => {
-                self.queue.on_event(self.now, |_| true);
+    /// Deletes pod `key` of a job (pending, nominated or running): the
+    /// event kube-scheduler hears of it, and its queue entry if it is a
+    /// lone pod.
+    fn delete_pod(&mut self, key: &str, phase: Phase, grouping: trace::Grouping) {
+        match phase {
+            Phase::Running => self.pod_event(key, Resource::AssignedPod, Action::Delete),
+            // A nominated pod deleted moves the pods of at most its
+            // priority as an assigned pod's deletion would
+            // (`deletePodFromSchedulingQueue`); a pending one moves none.
+            Phase::Nominated => {
+                let snapshot = self.model.lend();
+                if let Some(p) = snapshot.pod_named(key) {
+                    let priority = snapshot.pods[p as usize].priority;
+                    let mut event = self.event_of_pod(key, Resource::AssignedPod, Action::Delete);
+                    event.at_most_priority = Some(priority);
+                    self.cluster_event(event);
+                }
             }
+            _ => {}
         }
+        self.pods.remove(key);
+        self.model.delete("Pod", key);
+        if grouping == trace::Grouping::None {
+            self.queue.remove(&format!("Pod {key}"));
+        }
+    }
+
+    /// The event `action` on pod `key` (still in the model), with its
+    /// PodGroup.
+    fn event_of_pod(&mut self, key: &str, resource: Resource, action: Action) -> requeue::Event {
+        let snapshot = self.model.lend();
+        let group = snapshot
+            .pod_named(key)
+            .and_then(|p| snapshot.pods[p as usize].group)
+            .map(|g| snapshot.groups[g as usize].key.clone());
+        requeue::Event::pod(resource, action, group)
+    }
+
+    /// [`Engine::cluster_event`] of [`Engine::event_of_pod`].
+    fn pod_event(&mut self, key: &str, resource: Resource, action: Action) {
+        let event = self.event_of_pod(key, resource, action);
+        self.cluster_event(event);
+    }
+
+    /// A cluster event: the queue hears it before its next pop (or at the
+    /// end of the run that made it), once per kind and PodGroup.
+    fn cluster_event(&mut self, event: requeue::Event) {
+        if !self.heard.contains(&event) {
+            self.heard.push(event);
+        }
+    }
+
+    /// The queue hears the events made since it last did: each
+    /// unschedulable pod moves if one of them may help it, as the plugins
+    /// that rejected it registered ([`requeue`]).
+    fn deliver_events(&mut self) {
+        if self.heard.is_empty() {
+            return;
+        }
+        let heard = std::mem::take(&mut self.heard);
+        let requeue = &self.requeue;
+        self.queue.on_event(self.now, |waiting| {
+            heard.iter().any(|e| requeue.worth_requeuing(waiting, e))
+        });
     }
 
     /// See [`Options::check_invariants`].
@@ -1275,14 +1340,6 @@ impl<'a> Engine<'a> {
             self.last_level = level;
         }
     }
-}
-
-/// A cluster event the queue hears of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ClusterEvent {
-    /// A pod that held resources on a node, or was nominated to one, is
-    /// gone (deleted, or its phase terminal).
-    AssignedPodDeleted,
 }
 
 /// The cluster's GPUs and CPU (in the model's units).

@@ -33,7 +33,9 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use super::requeue::Waiting;
 use crate::config::QueueBackoff;
+use crate::filters::Rejectors;
 
 /// How often the unschedulable entities are checked for the flush.
 pub const FLUSH_PERIOD: Duration = Duration::from_secs(30);
@@ -88,6 +90,8 @@ struct Entry {
     pods: u32,
     group: bool,
     place: Place,
+    /// The plugins that rejected its last attempt (a pod's).
+    rejectors: Rejectors,
 }
 
 /// The queue (see the module documentation).
@@ -149,6 +153,7 @@ impl Queue {
             pods,
             group,
             place: Place::Active,
+            rejectors: Rejectors::default(),
         };
         self.active
             .insert((Reverse(priority), now, key.to_string()));
@@ -214,9 +219,10 @@ impl Queue {
     }
 
     /// An attempt of `key` at `now` did not schedule it; `pods` of it are
-    /// still queued. A pod joins the unschedulable pods; a PodGroup goes
-    /// back to the backoff or active queue at once.
-    pub fn failed(&mut self, key: &str, pods: u32, now: Duration) {
+    /// still queued. A pod joins the unschedulable pods until an event
+    /// that may help one of its `rejectors` comes; a PodGroup goes back to
+    /// the backoff or active queue at once.
+    pub fn failed(&mut self, key: &str, pods: u32, now: Duration, rejectors: Rejectors) {
         let Some(entry) = self.entries.get(key).cloned() else {
             return;
         };
@@ -225,6 +231,7 @@ impl Queue {
         entry.failures += 1;
         entry.timestamp = now;
         entry.pods = pods;
+        entry.rejectors = rejectors;
         if entry.group {
             self.requeue(key, now);
         } else {
@@ -252,11 +259,18 @@ impl Queue {
     /// A cluster event at `now`: every unschedulable entity `helps` says
     /// it may help moves to the backoff queue, or to the active queue if
     /// its backoff is over. Returns how many moved.
-    pub fn on_event(&mut self, now: Duration, helps: impl Fn(&str) -> bool) -> usize {
+    pub fn on_event(&mut self, now: Duration, helps: impl Fn(&Waiting) -> bool) -> usize {
         let moving: Vec<String> = self
             .unschedulable
             .iter()
-            .filter(|(_, key)| helps(key))
+            .filter(|(_, key)| {
+                let entry = &self.entries[key];
+                helps(&Waiting {
+                    rejectors: &entry.rejectors,
+                    group: None,
+                    priority: entry.priority,
+                })
+            })
             .map(|(_, key)| key.clone())
             .collect();
         for key in &moving {
@@ -434,13 +448,16 @@ mod tests {
         let mut q = Queue::new(QueueConfig::default());
         q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("p", 1, Duration::from_millis(300));
+        q.failed("p", 1, Duration::from_millis(300), Rejectors::default());
         assert_eq!(q.unschedulable_len(), 1);
         // Nothing helps: it waits for the flush.
         assert_eq!(q.on_event(Duration::from_millis(500), |_| false), 0);
         assert_eq!(q.next_timer(S), Some(Duration::from_secs(330)));
         // An event: 1 s from 0.3 s is in the window [1, 2): released at 2.
-        assert_eq!(q.on_event(Duration::from_millis(500), |k| k == "p"), 1);
+        assert_eq!(
+            q.on_event(Duration::from_millis(500), |w| w.priority == 0),
+            1
+        );
         assert_eq!(q.next_timer(S), Some(2 * S));
         q.tick(2 * S);
         assert_eq!(q.pop_all(), ["p"]);
@@ -451,7 +468,7 @@ mod tests {
         let mut q = Queue::new(QueueConfig::default());
         q.add("g", 0, 4, true, Duration::ZERO);
         q.pop_all();
-        q.failed("g", 4, Duration::from_millis(300));
+        q.failed("g", 4, Duration::from_millis(300), Rejectors::default());
         assert_eq!(q.unschedulable_len(), 0);
         // Never popped early, even with nothing active.
         assert!(q.pop_all().is_empty());
@@ -468,7 +485,7 @@ mod tests {
         let mut q = Queue::new(QueueConfig::default());
         q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("p", 1, Duration::ZERO);
+        q.failed("p", 1, Duration::ZERO, Rejectors::default());
         q.on_event(Duration::ZERO, |_| true);
         assert_eq!(q.pop_all(), ["p"]);
         // Off, it waits for its release (not aligned: 1 s).
@@ -478,7 +495,7 @@ mod tests {
         });
         q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("p", 1, Duration::ZERO);
+        q.failed("p", 1, Duration::ZERO, Rejectors::default());
         q.on_event(Duration::ZERO, |_| true);
         assert!(q.pop_all().is_empty());
         assert_eq!(q.next_timer(Duration::ZERO), Some(S));
@@ -489,7 +506,7 @@ mod tests {
         let mut q = Queue::new(QueueConfig::default());
         q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("p", 1, Duration::from_secs(10));
+        q.failed("p", 1, Duration::from_secs(10), Rejectors::default());
         // Strictly more than 5 min after 10 s, on a 30 s tick: 330 s.
         assert_eq!(
             q.next_timer(Duration::from_secs(11)),

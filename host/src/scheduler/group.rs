@@ -203,15 +203,15 @@ impl Cycle<'_> {
                     self.snapshot.assume(pod, node);
                     attempt.assigned.push((pod, node));
                 }
-                Err(reason) if self.failures.failed > failed_before => {
+                Err(unfit) if self.failures.failed > failed_before => {
                     // A filter or score plugin failed under Fail: the whole
                     // attempt ends (upstream: an Error status, not "does
                     // not fit").
                     attempt.errored = true;
-                    verdict = Some(Status::new(Code::Error, reason));
+                    verdict = Some(Status::new(Code::Error, unfit.reason));
                     break;
                 }
-                Err(reason) => attempt.unfit.push((pod, reason)),
+                Err(unfit) => attempt.unfit.push((pod, unfit.reason)),
             }
             if !has_permit {
                 continue;

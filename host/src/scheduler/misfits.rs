@@ -28,6 +28,7 @@
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
+use super::pod::Unfit;
 use crate::filters::StaticVerdicts;
 use crate::model::NodeId;
 
@@ -59,8 +60,8 @@ struct Misfit {
     nodes: Box<[NodeId]>,
     /// Each node's change value when the search ran.
     changes: Box<[u64]>,
-    /// The rendered diagnosis.
-    reason: String,
+    /// What the search found.
+    unfit: Unfit,
 }
 
 /// A search: a pod's static verdicts and requests over some nodes.
@@ -108,17 +109,18 @@ fn unchanged(nodes: &[NodeId], changes: &[u64], now: &[u64]) -> bool {
 impl Misfits {
     /// The diagnosis of `search` if it ran before and its nodes are as
     /// they were (`now`: every node's change value).
-    pub fn get(&self, search: Search, now: &[u64]) -> Option<&str> {
+    pub fn get(&self, search: Search, now: &[u64]) -> Option<&Unfit> {
         self.by_search
             .get(&search.hash())?
             .iter()
             .find(|m| search.is(m) && unchanged(&m.nodes, &m.changes, now))
-            .map(|m| m.reason.as_str())
+            .map(|m| &m.unfit)
     }
 
-    /// Remembers that `search` found no node, for `reason`, with the nodes
-    /// as `now` has them; replaces what an earlier state of them gave.
-    pub fn insert(&mut self, search: Search, now: &[u64], reason: &str) {
+    /// Remembers that `search` found no node, as `unfit` says, with the
+    /// nodes as `now` has them; replaces what an earlier state of them
+    /// gave.
+    pub fn insert(&mut self, search: Search, now: &[u64], unfit: &Unfit) {
         let size = search.nodes.len();
         if !(FEWEST_NODES..=NODES_KEPT).contains(&size) {
             return;
@@ -137,7 +139,7 @@ impl Misfits {
             requests: search.requests.into(),
             nodes: search.nodes.into(),
             changes,
-            reason: reason.to_string(),
+            unfit: unfit.clone(),
         };
         let same = self.by_search.entry(search.hash()).or_default();
         match same.iter_mut().find(|m| search.is(m)) {
@@ -154,6 +156,16 @@ impl Misfits {
 mod tests {
     use super::*;
 
+    impl Misfits {
+        fn reason_of(&self, search: Search, now: &[u64]) -> Option<&str> {
+            self.get(search, now).map(|u| u.reason.as_str())
+        }
+
+        fn remember(&mut self, search: Search, now: &[u64], reason: &str) {
+            self.insert(search, now, &Unfit::from(reason.to_string()));
+        }
+    }
+
     fn statics() -> Rc<StaticVerdicts> {
         Rc::new(StaticVerdicts::from_codes(vec![0; 8]))
     }
@@ -168,27 +180,31 @@ mod tests {
             nodes: &nodes,
         };
         let now = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
-        assert_eq!(misfits.get(search, &now), None, "nothing remembered yet");
-        misfits.insert(search, &now, "0/8 nodes are available: 8 Insufficient cpu.");
         assert_eq!(
-            misfits.get(search, &now),
+            misfits.reason_of(search, &now),
+            None,
+            "nothing remembered yet"
+        );
+        misfits.remember(search, &now, "0/8 nodes are available: 8 Insufficient cpu.");
+        assert_eq!(
+            misfits.reason_of(search, &now),
             Some("0/8 nodes are available: 8 Insufficient cpu.")
         );
         // A node outside the search changes: still the same answer.
         let mut other = now;
         other[7] = 99;
-        assert!(misfits.get(search, &other).is_some());
+        assert!(misfits.reason_of(search, &other).is_some());
         // A node of the search changes (a pod placed, or taken off).
         let mut changed = now;
         changed[4] = 99;
-        assert_eq!(misfits.get(search, &changed), None);
+        assert_eq!(misfits.reason_of(search, &changed), None);
         // A value from before the search ran (a rollback to an earlier
         // state) is a change too, though it is smaller.
         let mut earlier = now;
         earlier[6] = 3;
-        assert_eq!(misfits.get(search, &earlier), None);
+        assert_eq!(misfits.reason_of(search, &earlier), None);
         // Fewer nodes in the view than the search walked.
-        assert_eq!(misfits.get(search, &now[..8]), None);
+        assert_eq!(misfits.reason_of(search, &now[..8]), None);
     }
 
     #[test]
@@ -202,7 +218,7 @@ mod tests {
             requests: &[2, 1],
             nodes: &nodes,
         };
-        misfits.insert(search, &now, "no");
+        misfits.remember(search, &now, "no");
         let requests = Search {
             requests: &[2, 2],
             ..search
@@ -219,14 +235,14 @@ mod tests {
             ..search
         };
         for other in [requests, signature, inner] {
-            assert_eq!(misfits.get(other, &now), None, "{other:?}");
+            assert_eq!(misfits.reason_of(other, &now), None, "{other:?}");
         }
         assert_eq!(inner.hash(), search.hash());
         // Remembering it anew in another state replaces the old answer.
         let later = [2; 10];
-        misfits.insert(search, &later, "still no");
-        assert_eq!(misfits.get(search, &now), None);
-        assert_eq!(misfits.get(search, &later), Some("still no"));
+        misfits.remember(search, &later, "still no");
+        assert_eq!(misfits.reason_of(search, &now), None);
+        assert_eq!(misfits.reason_of(search, &later), Some("still no"));
         assert_eq!(misfits.by_search.values().map(Vec::len).sum::<usize>(), 1);
         assert_eq!(misfits.held, nodes.len());
     }
@@ -241,18 +257,18 @@ mod tests {
             requests: &[1],
             nodes,
         };
-        misfits.insert(search(&short), &now, "no");
-        assert_eq!(misfits.get(search(&short), &now), None);
+        misfits.remember(search(&short), &now, "no");
+        assert_eq!(misfits.reason_of(search(&short), &now), None);
         // Two searches of just over half the bound: the second makes the
         // memo forget the first.
         let half = NODES_KEPT / 2 + 1;
         let first: Vec<NodeId> = (0..half as NodeId).collect();
         let second: Vec<NodeId> = (1..=half as NodeId).collect();
-        misfits.insert(search(&first), &now, "first");
+        misfits.remember(search(&first), &now, "first");
         assert_eq!(misfits.held, half);
-        misfits.insert(search(&second), &now, "second");
+        misfits.remember(search(&second), &now, "second");
         assert_eq!(misfits.held, half);
-        assert_eq!(misfits.get(search(&first), &now), None);
-        assert_eq!(misfits.get(search(&second), &now), Some("second"));
+        assert_eq!(misfits.reason_of(search(&first), &now), None);
+        assert_eq!(misfits.reason_of(search(&second), &now), Some("second"));
     }
 }

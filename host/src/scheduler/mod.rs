@@ -47,6 +47,7 @@ pub use queue::{Entity, queue};
 
 pub use caches::Kept;
 pub(crate) use caches::Reuse;
+pub use pod::Unfit;
 
 use crate::framework::{ExtensionPoint, Placement, PluginSet, Unit};
 use crate::model::{CompositeId, GroupId, NodeId, PodId, Snapshot};
@@ -471,7 +472,11 @@ impl Run<'_> {
                 self.bind(pod, node);
                 return;
             }
-            Err(reason) => reason,
+            Err(unfit) => {
+                let key = self.pod_key(pod);
+                self.outcome.rejectors.insert(key, unfit.rejectors);
+                unfit.reason
+            }
         };
         if !self.may_preempt(failed_before) {
             return self.leave_pending(pod, reason);

@@ -12,7 +12,8 @@ use crate::model::Snapshot;
 /// The pending pods of an entity.
 pub fn pending_pods(snapshot: &Snapshot, entity: Entity) -> Vec<u32> {
     let groups = match entity {
-        Entity::Pod(p) => return vec![p],
+        Entity::Pod(p) if snapshot.pods[p as usize].pending => return vec![p],
+        Entity::Pod(_) => return Vec::new(),
         Entity::Group(g) => vec![g],
         Entity::Tree(c) => snapshot.subtree_groups(c),
     };

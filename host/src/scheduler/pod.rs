@@ -6,9 +6,30 @@ use std::rc::Rc;
 
 use super::Cycle;
 use super::misfits::Search;
-use crate::filters::{self, Diagnosis};
+use crate::filters::{self, Diagnosis, Rejectors};
 use crate::framework::ExtensionPoint;
 use crate::model::{NodeId, PodId};
+
+/// Why a pod found no node: kube-scheduler's message (its `FitError`, or a
+/// failed plugin's error) and the plugins that rejected it, which decide
+/// the cluster events that requeue it (none when a plugin failed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unfit {
+    /// The message.
+    pub reason: String,
+    /// The plugins that rejected a node.
+    pub rejectors: Rejectors,
+}
+
+impl From<String> for Unfit {
+    /// A failure no plugin's rejection explains.
+    fn from(reason: String) -> Self {
+        Self {
+            reason,
+            rejectors: Rejectors::default(),
+        }
+    }
+}
 
 impl Cycle<'_> {
     /// The static node checks of `pod` on every node, computed once per
@@ -50,7 +71,7 @@ impl Cycle<'_> {
     /// placed as any pod.
     ///
     /// [`PluginSet::feasible_nodes_to_find`]: crate::PluginSet::feasible_nodes_to_find
-    pub fn place_pod(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<NodeId, String> {
+    pub fn place_pod(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<NodeId, Unfit> {
         let nominated = self.snapshot.pods[pod as usize]
             .nominated_node
             .filter(|n| self.nominated_first && nodes.contains(n));
@@ -60,7 +81,7 @@ impl Cycle<'_> {
             return Ok(node);
         }
         if nodes.is_empty() {
-            return Err(Diagnosis::over(0).render(self.snapshot));
+            return Err(Diagnosis::over(0).render(self.snapshot).into());
         }
         let wanted = self.plugins.feasible_nodes_to_find(nodes.len());
         let start = self.next_start_node % nodes.len();
@@ -73,13 +94,13 @@ impl Cycle<'_> {
         // The choice does not depend on the order (ties go to the lowest
         // node id); plugins see the nodes in id order, as with no sampling.
         sort_walked(&mut feasible);
-        self.best_node(pod, feasible)
+        Ok(self.best_node(pod, feasible)?)
     }
 
     /// The nodes among `nodes` that pass the host's node checks and the
     /// filter plugins, or the diagnosis of why none does (or a failed
     /// plugin's error).
-    pub fn feasible_nodes(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<Vec<NodeId>, String> {
+    pub fn feasible_nodes(&mut self, pod: PodId, nodes: &[NodeId]) -> Result<Vec<NodeId>, Unfit> {
         self.find_feasible(pod, nodes, 0, nodes.len())
             .map(|(feasible, _)| feasible)
     }
@@ -100,7 +121,7 @@ impl Cycle<'_> {
         nodes: &[NodeId],
         start: usize,
         wanted: usize,
-    ) -> Result<(Vec<NodeId>, usize), String> {
+    ) -> Result<(Vec<NodeId>, usize), Unfit> {
         let statics = self.static_verdicts(pod);
         let requests = &self.snapshot.pods[pod as usize].requests;
         let search = Search {
@@ -110,9 +131,9 @@ impl Cycle<'_> {
         };
         let now = self.snapshot.identity().node_changes();
         let remember = self.caches.reuse.misfits;
-        if let Some(reason) = self.caches.misfits.get(search, now).filter(|_| remember) {
+        if let Some(unfit) = self.caches.misfits.get(search, now).filter(|_| remember) {
             self.stats.remembered_misfits += 1;
-            return Err(reason.to_string());
+            return Err(unfit.clone());
         }
         let mut diagnosis = Diagnosis::over(nodes.len());
         let state = filters::PreFilter::for_pod(self.snapshot, pod);
@@ -143,7 +164,11 @@ impl Cycle<'_> {
         };
         if feasible.is_empty() {
             let node_local = diagnosis.node_local();
-            let reason = self.caches.wordings.render(diagnosis, self.snapshot);
+            let rejectors = diagnosis.rejectors();
+            let unfit = Unfit {
+                reason: self.caches.wordings.render(diagnosis, self.snapshot),
+                rejectors,
+            };
             if remember && asked == 0 && node_local {
                 let search = Search {
                     statics: &statics,
@@ -151,9 +176,9 @@ impl Cycle<'_> {
                     nodes,
                 };
                 let now = self.snapshot.identity().node_changes();
-                self.caches.misfits.insert(search, now, &reason);
+                self.caches.misfits.insert(search, now, &unfit);
             }
-            return Err(reason);
+            return Err(unfit);
         }
         Ok((feasible, walked))
     }
@@ -243,7 +268,7 @@ impl Cycle<'_> {
             };
             let mut rejected: Vec<NodeId> = Vec::new();
             for rejection in rejections {
-                diagnosis.add_many(rejection.reason, rejection.nodes.len());
+                diagnosis.reject_by(plugin.name(), rejection.reason, rejection.nodes.len());
                 rejected.extend(rejection.nodes);
             }
             rejected.sort_unstable();

@@ -459,8 +459,8 @@ impl Cycle<'_> {
             self.snapshot.rollback(checkpoint);
             match fits {
                 Ok(_) => {}
-                Err(reason) if self.failures.failed > failed_before => {
-                    return Preemption::Failed(unfinished(&reason));
+                Err(unfit) if self.failures.failed > failed_before => {
+                    return Preemption::Failed(unfinished(&unfit.reason));
                 }
                 Err(_) => continue,
             }

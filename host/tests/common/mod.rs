@@ -211,9 +211,17 @@ pub fn replay(
     jobs: Vec<wasched::replay::Job>,
     options: &wasched::replay::Options,
 ) -> (Vec<wasched::replay::JobRow>, wasched::replay::Summary) {
-    let mut plugins = runtime()
-        .bundled(&PluginConfig::default())
-        .expect("bundled plugins");
+    replay_configured(model, jobs, options, &PluginConfig::default())
+}
+
+/// [`replay`] with the bundled components as `config` sets them.
+pub fn replay_configured(
+    model: wasched::model::Model,
+    jobs: Vec<wasched::replay::Job>,
+    options: &wasched::replay::Options,
+    config: &PluginConfig,
+) -> (Vec<wasched::replay::JobRow>, wasched::replay::Summary) {
+    let mut plugins = runtime().bundled(config).expect("bundled plugins");
     let mut rows = Vec::new();
     let summary =
         wasched::replay::replay(model, jobs, &mut plugins, options, &mut rows, &mut |_| {})
