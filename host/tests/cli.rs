@@ -704,6 +704,58 @@ fn replay_streams_job_rows_then_the_summary_in_every_format() {
 }
 
 #[test]
+fn replay_reads_alibabas_spot_gpu_trace_with_its_nodes_as_the_cluster() {
+    let nodes = common::testdata("replay/alibaba/node_info_df.csv")
+        .display()
+        .to_string();
+    let jobs = common::testdata("replay/alibaba/job_info_df.csv")
+        .display()
+        .to_string();
+    let (code, json, stderr) = wasched(&["replay", "--cluster-from", &nodes, &jobs, "-o", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    // The row it cannot map is named, on stderr and in the summary.
+    let skipped = "job_info_df.csv: 1 row(s) not mapped, not replayed: ";
+    assert!(stderr.contains(skipped), "{stderr}");
+    assert!(
+        stderr.contains("job_info_df.csv:3:21: job org-1/job-5000: field duration"),
+        "{stderr}"
+    );
+    let value: serde_json::Value = serde_json::from_str(&json).expect("one JSON object");
+    let summary = &value["summary"];
+    assert_eq!(summary["jobs"], 10);
+    assert!(summary["notes"][0].as_str().unwrap().contains(skipped));
+    let classes: Vec<&str> = summary["byPriority"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(classes, ["alibaba-hp", "alibaba-spot"]);
+    // The HP gang of two 8-GPU workers preempts Spot workers; replaced,
+    // not failed, every job succeeds.
+    assert!(summary["evictions"].as_u64().unwrap() > 0, "{summary}");
+    assert_eq!(summary["succeeded"], 10, "{summary}");
+    let row = |name: &str| {
+        value["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["job"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    assert_eq!(row("org-21/job-2003")["preempted"], 0);
+    assert!(row("org-57/job-2001")["preempted"].as_u64().unwrap() > 0);
+    // A job waits for its GPU model: the A10 job for an A10 to free up.
+    assert_eq!(row("org-13/job-1003")["start"], 1860.0);
+    // A file that is not a node list: one line.
+    assert_one_line_error(
+        &["replay", "--cluster-from", &jobs, &jobs],
+        &["job_info_df.csv: not a node list this version reads"],
+    );
+}
+
+#[test]
 fn a_bad_trace_is_one_line_naming_file_line_and_column() {
     let cluster = common::testdata("replay/cluster.yaml")
         .display()

@@ -19,6 +19,7 @@
 //! Events of one kind at one instant keep the order they were made in
 //! (arrivals: the trace's order). Scheduling takes no virtual time.
 
+pub mod alibaba;
 pub mod generate;
 mod groups;
 pub mod manifests;
@@ -1402,6 +1403,9 @@ pub struct Inputs {
     pub cluster: Vec<std::path::PathBuf>,
     /// Trace files.
     pub traces: Vec<std::path::PathBuf>,
+    /// A public trace's node list to start from instead of `cluster`
+    /// (`node_info_df.csv` of Alibaba's spot-GPU trace, [`alibaba`]).
+    pub cluster_from: Option<std::path::PathBuf>,
     /// How the cluster's manifests are read.
     pub read: crate::ReadOptions,
 }
@@ -1415,9 +1419,34 @@ pub fn replay_files(
     sink: &mut dyn Sink,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Summary> {
-    let jobs = trace::read(&inputs.traces)?;
-    let model = cluster_model(&inputs.cluster, &inputs.read)?;
-    replay(model, jobs, plugins, options, sink, progress)
+    let mut notes = Vec::new();
+    let jobs = trace::read_noting(&inputs.traces, &mut notes)?;
+    let model = match &inputs.cluster_from {
+        Some(file) => model_of(public_cluster(file, &inputs.read, &mut notes)?)?,
+        None => cluster_model(&inputs.cluster, &inputs.read)?,
+    };
+    let mut summary = replay(model, jobs, plugins, options, sink, progress)?;
+    summary.notes = notes;
+    Ok(summary)
+}
+
+/// The cluster a public trace's node list describes (see [`alibaba`]);
+/// rows that cannot be mapped are skipped and said in `notes`.
+pub fn public_cluster(
+    file: &std::path::Path,
+    read: &crate::ReadOptions,
+    notes: &mut Vec<String>,
+) -> Result<crate::manifest::Manifests> {
+    let name = file.display().to_string();
+    let text = std::fs::read_to_string(file).with_context(|| format!("{name}: cannot read"))?;
+    if !alibaba::is_spot_gpu_nodes(&text) {
+        bail!(
+            "{name}: not a node list this version reads (node_info_df.csv of Alibaba's cluster-trace-v2026-spot-gpu: node_name, gpu_model, gpu_capacity_num, cpu_num)"
+        );
+    }
+    let (yaml, skipped) = alibaba::spot_gpu_cluster(&name, &text)?;
+    notes.extend(skipped.note(&name));
+    crate::read_manifests_text(&name, &yaml, read)
 }
 
 /// The cluster as the replay's model: pods being deleted keep their

@@ -107,6 +107,9 @@ pub struct Summary {
     pub resolution: f64,
     /// Allocated GPU and CPU share and pending jobs over time.
     pub series: Vec<Point>,
+    /// How the inputs were read: rows of a public trace not mapped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The size bucket of a job of `workers` pods.

@@ -225,28 +225,79 @@ pub(super) fn job_of_object(
     Ok(job)
 }
 
+/// A job from a row another trace schema was mapped to (the JSON keys),
+/// checked as a row is; `columns` says where each field was read on line
+/// `line` of `file`, for messages.
+pub(super) fn job_of_cells(
+    file: &str,
+    line: usize,
+    columns: BTreeMap<&'static str, usize>,
+    row: Value,
+) -> Result<Job> {
+    let row: Row =
+        serde_json::from_value(row).map_err(|e| anyhow::anyhow!("{file}:{line}:1: {e}"))?;
+    let place = Place {
+        file,
+        line,
+        columns,
+        start: 1,
+        object: None,
+    };
+    job(&place, row)
+}
+
 /// Reads trace files (JSON lines, or CSV by the `.csv` extension), jobs in
-/// submit order.
+/// submit order; a row of a public trace that cannot be mapped is an error
+/// (see [`read_noting`]).
 pub fn read(files: &[impl AsRef<Path>]) -> Result<Vec<Job>> {
+    strictly(|notes| read_noting(files, notes))
+}
+
+/// [`read`], but the rows of a public trace ([`super::alibaba`]) that
+/// cannot be mapped are skipped, each file's skipped rows one line of
+/// `notes`.
+pub fn read_noting(files: &[impl AsRef<Path>], notes: &mut Vec<String>) -> Result<Vec<Job>> {
     let mut jobs = Vec::new();
     for file in files {
         let file = file.as_ref();
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("{}: cannot read trace", file.display()))?;
-        jobs.extend(parse(&file.display().to_string(), &text)?);
+        jobs.extend(parse_noting(&file.display().to_string(), &text, notes)?);
     }
     finish(jobs)
 }
 
-/// Reads one trace's text; `name` decides the format (`.csv`: CSV;
-/// `.yaml`, `.yml`: `batch/v1` Jobs, see [`super::manifests`]).
+/// Reads one trace's text; `name` decides the format (`.csv`: CSV, or
+/// Alibaba's spot-GPU `job_info_df.csv` by its header; `.yaml`, `.yml`:
+/// `batch/v1` Jobs, see [`super::manifests`]). A row of a public trace
+/// that cannot be mapped is an error (see [`parse_noting`]).
 pub fn parse(name: &str, text: &str) -> Result<Vec<Job>> {
-    if name.ends_with(".csv") {
+    strictly(|notes| parse_noting(name, text, notes))
+}
+
+/// [`parse`], but the rows of a public trace that cannot be mapped are
+/// skipped, and said in one line of `notes`.
+pub fn parse_noting(name: &str, text: &str, notes: &mut Vec<String>) -> Result<Vec<Job>> {
+    if name.ends_with(".csv") && super::alibaba::is_spot_gpu_jobs(text) {
+        let (jobs, skipped) = super::alibaba::spot_gpu_jobs(name, text)?;
+        notes.extend(skipped.note(name));
+        Ok(jobs)
+    } else if name.ends_with(".csv") {
         parse_csv(name, text)
     } else if name.ends_with(".yaml") || name.ends_with(".yml") {
         super::manifests::read(name, text)
     } else {
         parse_jsonl(name, text)
+    }
+}
+
+/// `read` with what would be a note an error.
+fn strictly(read: impl FnOnce(&mut Vec<String>) -> Result<Vec<Job>>) -> Result<Vec<Job>> {
+    let mut notes = Vec::new();
+    let jobs = read(&mut notes)?;
+    match notes.into_iter().next() {
+        Some(note) => bail!("{note}"),
+        None => Ok(jobs),
     }
 }
 
@@ -436,7 +487,7 @@ fn parse_csv(file: &str, text: &str) -> Result<Vec<Job>> {
 
 /// The 1-based column where each comma-separated field of a CSV line
 /// starts (quotes respected).
-fn field_starts(line: &str) -> Vec<usize> {
+pub(super) fn field_starts(line: &str) -> Vec<usize> {
     let mut starts = vec![1];
     let mut quoted = false;
     for (i, c) in line.chars().enumerate() {

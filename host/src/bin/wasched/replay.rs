@@ -17,12 +17,17 @@ use crate::args::{Format, ReadArgs, use_threads};
 pub struct Args {
     /// The cluster: a manifest file or directory (nodes, running pods,
     /// PriorityClasses, …), as `simulate` reads; `default` for the
-    /// bundled default snapshot.
+    /// bundled default snapshot. With `--cluster-from`, the first trace.
     cluster: PathBuf,
     /// Trace files: JSON lines, CSV (`.csv`), or `batch/v1` Jobs and pods with their PodGroups (`.yaml`, `.yml`), in the trace format
-    /// (docs/src/guides/replay.md).
-    #[arg(required = true)]
+    /// (docs/src/guides/replay.md); or Alibaba's spot-GPU `job_info_df.csv`.
+    #[arg(required_unless_present = "cluster_from")]
     traces: Vec<PathBuf>,
+    /// Start from the nodes of a public trace instead of a CLUSTER:
+    /// `node_info_df.csv` of Alibaba's cluster-trace-v2026-spot-gpu (with
+    /// its two PriorityClasses, `alibaba-hp` and `alibaba-spot`).
+    #[arg(long, value_name = "FILE")]
+    cluster_from: Option<PathBuf>,
     /// Load every `*.wasm` plugin component in this directory instead of
     /// the bundled plugins.
     #[arg(long, value_name = "DIR")]
@@ -85,14 +90,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
     for (_, on) in &args.feature_gates {
         queue.pop_from_backoff = *on;
     }
-    let cluster = if args.cluster.as_os_str() == "default" {
+    let mut traces = args.traces;
+    let cluster = if args.cluster_from.is_some() {
+        // No CLUSTER: the first path is a trace.
+        traces.insert(0, args.cluster);
+        Vec::new()
+    } else if args.cluster.as_os_str() == "default" {
         Vec::new()
     } else {
         vec![args.cluster]
     };
     let inputs = Inputs {
         cluster,
-        traces: args.traces,
+        traces,
+        cluster_from: args.cluster_from,
         read: args.read.options(),
     };
     let runtime = wasched::Runtime::new()?;
@@ -116,6 +127,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         bar.show(p)
     })?;
     bar.clear();
+    for note in &summary.notes {
+        eprintln!("note: {note}");
+    }
     sink.finish(&summary)?;
     out.flush().context("cannot write the output")?;
     Ok(ExitCode::SUCCESS)
