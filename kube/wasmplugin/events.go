@@ -36,6 +36,13 @@ var actionTypes = map[string]fwk.ActionType{
 	"All":    fwk.All,
 }
 
+// knownResources are the resources events.json may name (the replay's
+// reader knows the same).
+var knownResources = map[fwk.EventResource]bool{
+	fwk.Pod: true, fwk.AssignedPod: true, fwk.UnscheduledPod: true, fwk.TargetPod: true,
+	fwk.Node: true, fwk.PodGroup: true,
+}
+
 // queueingHints are the hint names events.json may use.
 var queueingHints = map[string]fwk.QueueingHintFn{
 	"sameGroupPod": sameGroupPod,
@@ -93,6 +100,9 @@ func toEvents(rows []registration) ([]fwk.ClusterEventWithHint, error) {
 		}
 		if row.Resource == "" || action == fwk.None {
 			return nil, fmt.Errorf("row %d: a resource and an action are required", i)
+		}
+		if !knownResources[fwk.EventResource(row.Resource)] {
+			return nil, fmt.Errorf("row %d: unknown resource %q", i, row.Resource)
 		}
 		event := fwk.ClusterEventWithHint{Event: fwk.ClusterEvent{Resource: fwk.EventResource(row.Resource), ActionType: action}}
 		if row.Hint != "" {

@@ -55,6 +55,7 @@ func TestEventsTableNamesWhatItCannotMap(t *testing.T) {
 		{`{"nodeLevel": [{"resource": "Pod", "actions": ["Bump"]}]}`, `nodeLevel: row 0: unknown action "Bump"`},
 		{`{"gateOnly": [{"resource": "Pod", "actions": ["Add"], "hint": "never"}]}`, `gateOnly: row 0: unknown hint "never"`},
 		{`{"nodeLevel": [{"actions": ["Add"]}]}`, `nodeLevel: row 0: a resource and an action are required`},
+		{`{"nodeLevel": [{"resource": "Lease", "actions": ["Add"]}]}`, `nodeLevel: row 0: unknown resource "Lease"`},
 	} {
 		if _, err := readEvents([]byte(c.table)); err == nil || err.Error() != c.want {
 			t.Errorf("%s: error %v, want %q", c.table, err, c.want)

@@ -190,12 +190,15 @@ fn records<'a>(
         let record = match record {
             Ok(r) => r,
             Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
+                let line = e.position().map_or(1, |p| p.line());
                 skipped.add(format!("{file}:{line}:1: not a CSV row: {e}"));
                 continue;
             }
         };
-        let line = record.position().map_or(0, |p| p.line()) as usize;
+        let line = record
+            .position()
+            .expect("read records have positions")
+            .line() as usize;
         if record.len() != header.len() {
             skipped.add(format!(
                 "{file}:{line}:1: {} cells, the header names {}",
@@ -204,7 +207,7 @@ fn records<'a>(
             ));
             continue;
         }
-        let starts = field_starts(lines.get(line - 1).copied().unwrap_or(""));
+        let starts = field_starts(lines.get(line.saturating_sub(1)).copied().unwrap_or(""));
         let mut cells = BTreeMap::new();
         let mut positions = BTreeMap::new();
         for (i, &name) in header.iter().enumerate() {
@@ -227,11 +230,26 @@ fn records<'a>(
 pub fn spot_gpu_jobs(file: &str, text: &str) -> Result<(Vec<Job>, Skipped)> {
     let mut skipped = Skipped::default();
     let mut jobs = Vec::new();
+    let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
     for record in records(file, text, &JOB_COLUMNS, &mut skipped)? {
-        match spot_gpu_job(file, &record) {
-            Ok(job) => jobs.push(job),
-            Err(why) => skipped.add(why),
+        let job = match spot_gpu_job(file, &record) {
+            Ok(job) => job,
+            Err(why) => {
+                skipped.add(why);
+                continue;
+            }
+        };
+        let key = (job.namespace.clone(), job.name.clone());
+        if let Some(first) = seen.insert(key, record.line) {
+            skipped.add(format!(
+                "{}: job_name: job {}/{} is listed on line {first} too",
+                record.at(file, "job_name"),
+                job.namespace,
+                job.name
+            ));
+            continue;
         }
+        jobs.push(job);
     }
     Ok((jobs, skipped))
 }
@@ -335,7 +353,15 @@ fn spot_gpu_node(
     let label_ok = model.len() <= 63
         && model
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && model
+            .chars()
+            .next()
+            .is_none_or(|c| c.is_ascii_alphanumeric())
+        && model
+            .chars()
+            .last()
+            .is_none_or(|c| c.is_ascii_alphanumeric());
     if !label_ok {
         return Err(format!(
             "{}: gpu_model: {model:?} is not a label value",
@@ -397,6 +423,17 @@ mod tests {
         assert_eq!(
             skipped.first[2],
             "job_info_df.csv:6:15: worker_num: \"x\" is not a whole number ≥ 0"
+        );
+        // A job listed twice: the second is skipped.
+        let twice = format!(
+            "{}239255,13,A10,1,1,1,9,9,HP\n",
+            JOBS.lines().take(2).collect::<Vec<_>>().join("\n") + "\n"
+        );
+        let (jobs_twice, skipped_twice) = spot_gpu_jobs("j.csv", &twice).unwrap();
+        assert_eq!(jobs_twice.len(), 1);
+        assert_eq!(
+            skipped_twice.first,
+            ["j.csv:3:1: job_name: job org-13/job-239255 is listed on line 2 too"]
         );
         let note = skipped.note("job_info_df.csv").unwrap();
         assert!(

@@ -757,6 +757,11 @@ impl<'a> Engine<'a> {
             self.queue.remove(&format!("PodGroup {key}"));
             self.model.delete("PodGroup", &key);
             self.groups.remove(&key);
+            self.cluster_event(requeue::Event::pod(
+                Resource::PodGroup,
+                Action::Delete,
+                Some(key),
+            ));
         }
         // Work of running units is lost if the job failed or the replay
         // ended: not counted as lost to preemption.
@@ -944,6 +949,15 @@ impl<'a> Engine<'a> {
             let Some(pod) = self.pod_object(&nomination.pod) else {
                 continue;
             };
+            // A nomination moved elsewhere frees the old node for pods of
+            // at most its priority (`hasNominatedNodeNameChanged`).
+            let before = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.nominated_node_name.clone());
+            if before.is_some_and(|n| n != nomination.node) {
+                self.nomination_released(&nomination.pod);
+            }
             let nominated = objects::nominated(&pod, &nomination.node);
             self.upsert_pod_like(&nomination.pod, nominated)?;
             if let Some(&(job, worker)) = self.pods.get(&nomination.pod)
@@ -1208,24 +1222,28 @@ impl<'a> Engine<'a> {
     fn delete_pod(&mut self, key: &str, phase: Phase, grouping: trace::Grouping) {
         match phase {
             Phase::Running => self.pod_event(key, Resource::AssignedPod, Action::Delete),
-            // A nominated pod deleted moves the pods of at most its
-            // priority as an assigned pod's deletion would
-            // (`deletePodFromSchedulingQueue`); a pending one moves none.
-            Phase::Nominated => {
-                let snapshot = self.model.lend();
-                if let Some(p) = snapshot.pod_named(key) {
-                    let priority = snapshot.pods[p as usize].priority;
-                    let mut event = self.event_of_pod(key, Resource::AssignedPod, Action::Delete);
-                    event.at_most_priority = Some(priority);
-                    self.cluster_event(event);
-                }
-            }
+            // A pending pod's deletion moves none.
+            Phase::Nominated => self.nomination_released(key),
             _ => {}
         }
         self.pods.remove(key);
         self.model.delete("Pod", key);
         if grouping == trace::Grouping::None {
             self.queue.remove(&format!("Pod {key}"));
+        }
+    }
+
+    /// Pod `key` (still in the model) gave up its nomination (deleted, or
+    /// nominated elsewhere): kube-scheduler moves the pods of at most its
+    /// priority as an assigned pod's deletion would
+    /// (`deletePodFromSchedulingQueue`, `hasNominatedNodeNameChanged`).
+    fn nomination_released(&mut self, key: &str) {
+        let snapshot = self.model.lend();
+        if let Some(p) = snapshot.pod_named(key) {
+            let priority = snapshot.pods[p as usize].priority;
+            let mut event = self.event_of_pod(key, Resource::AssignedPod, Action::Delete);
+            event.at_most_priority = Some(priority);
+            self.cluster_event(event);
         }
     }
 

@@ -220,7 +220,9 @@ impl Queue {
 
     /// An attempt of `key` at `now` did not schedule it; `pods` of it are
     /// still queued. A pod joins the unschedulable pods until an event
-    /// that may help one of its `rejectors` comes; a PodGroup goes back to
+    /// that may help one of its `rejectors` comes; a PodGroup, or a pod no
+    /// plugin rejected (a plugin failed: kube-scheduler's
+    /// `determineSchedulingHintForInFlightPod` retries it), goes back to
     /// the backoff or active queue at once.
     pub fn failed(&mut self, key: &str, pods: u32, now: Duration, rejectors: Rejectors) {
         let Some(entry) = self.entries.get(key).cloned() else {
@@ -231,8 +233,9 @@ impl Queue {
         entry.failures += 1;
         entry.timestamp = now;
         entry.pods = pods;
+        let retry = entry.group || rejectors.is_empty();
         entry.rejectors = rejectors;
-        if entry.group {
+        if retry {
             self.requeue(key, now);
         } else {
             entry.place = Place::Unschedulable;
@@ -417,6 +420,25 @@ mod tests {
 
     const S: Duration = Duration::from_secs(1);
 
+    /// NodeResourcesFit rejected it.
+    fn fit() -> Rejectors {
+        let mut rejectors = Rejectors::default();
+        rejectors.add_in_tree(crate::filters::InTree::NodeResourcesFit);
+        rejectors
+    }
+
+    #[test]
+    fn a_pod_no_plugin_rejected_is_retried_after_its_backoff_without_an_event() {
+        let mut q = Queue::new(QueueConfig::default());
+        q.add("p", 0, 1, false, Duration::ZERO);
+        q.pop_all();
+        q.failed("p", 1, Duration::from_millis(300), Rejectors::default());
+        assert_eq!(q.unschedulable_len(), 0);
+        // In the backoff queue; with nothing active it may be popped early.
+        assert_eq!(q.next_timer(S), Some(2 * S));
+        assert_eq!(q.pop_all(), ["p"]);
+    }
+
     #[test]
     fn pops_in_priority_then_queued_time_then_key_order() {
         let mut q = Queue::new(QueueConfig::default());
@@ -448,7 +470,7 @@ mod tests {
         let mut q = Queue::new(QueueConfig::default());
         q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("p", 1, Duration::from_millis(300), Rejectors::default());
+        q.failed("p", 1, Duration::from_millis(300), fit());
         assert_eq!(q.unschedulable_len(), 1);
         // Nothing helps: it waits for the flush.
         assert_eq!(q.on_event(Duration::from_millis(500), |_| false), 0);
@@ -468,7 +490,7 @@ mod tests {
         let mut q = Queue::new(QueueConfig::default());
         q.add("g", 0, 4, true, Duration::ZERO);
         q.pop_all();
-        q.failed("g", 4, Duration::from_millis(300), Rejectors::default());
+        q.failed("g", 4, Duration::from_millis(300), fit());
         assert_eq!(q.unschedulable_len(), 0);
         // Never popped early, even with nothing active.
         assert!(q.pop_all().is_empty());
@@ -485,7 +507,7 @@ mod tests {
         let mut q = Queue::new(QueueConfig::default());
         q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("p", 1, Duration::ZERO, Rejectors::default());
+        q.failed("p", 1, Duration::ZERO, fit());
         q.on_event(Duration::ZERO, |_| true);
         assert_eq!(q.pop_all(), ["p"]);
         // Off, it waits for its release (not aligned: 1 s).
@@ -495,7 +517,7 @@ mod tests {
         });
         q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("p", 1, Duration::ZERO, Rejectors::default());
+        q.failed("p", 1, Duration::ZERO, fit());
         q.on_event(Duration::ZERO, |_| true);
         assert!(q.pop_all().is_empty());
         assert_eq!(q.next_timer(Duration::ZERO), Some(S));
@@ -506,7 +528,7 @@ mod tests {
         let mut q = Queue::new(QueueConfig::default());
         q.add("p", 0, 1, false, Duration::ZERO);
         q.pop_all();
-        q.failed("p", 1, Duration::from_secs(10), Rejectors::default());
+        q.failed("p", 1, Duration::from_secs(10), fit());
         // Strictly more than 5 min after 10 s, on a 30 s tick: 330 s.
         assert_eq!(
             q.next_timer(Duration::from_secs(11)),

@@ -2,7 +2,10 @@
 //! plugins that rejected it registered, asked through their queueing
 //! hints, as kube-scheduler v1.37.2's `isPodWorthRequeuing` does.
 //!
-//! - A pod no plugin rejected (a plugin failed instead) moves on any event.
+//! - A pod no plugin rejected (a plugin failed instead) does not wait for
+//!   an event: the queue retries it after its backoff
+//!   ([`super::queue::Queue::failed`]); were it waiting, any event would
+//!   move it.
 //! - The in-tree filters' registrations of pod events
 //!   (`EventsToRegister` in `pkg/scheduler/framework/plugins`):
 //!   `NodeResourcesFit` — an assigned pod deleted (the replay makes that
@@ -170,6 +173,9 @@ fn registrations(rows: &[Row]) -> Result<Vec<Registration>> {
                 "Node" | "TargetPod" => (false, false, false),
                 other => bail!("row {i}: unknown resource {other:?}"),
             };
+            if row.actions.is_empty() {
+                bail!("row {i}: a resource and an action are required");
+            }
             let mut actions = 0;
             for action in &row.actions {
                 actions |= match action.as_str() {

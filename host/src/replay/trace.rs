@@ -471,16 +471,7 @@ fn parse_csv(file: &str, text: &str) -> Result<Vec<Job>> {
             };
             row.insert(name.to_string(), value);
         }
-        let row: Row = serde_json::from_value(Value::Object(row))
-            .map_err(|e| anyhow::anyhow!("{file}:{number}:1: {e}"))?;
-        let place = Place {
-            file,
-            line: number,
-            columns,
-            start: 1,
-            object: None,
-        };
-        jobs.push(job(&place, row)?);
+        jobs.push(job_of_cells(file, number, columns, Value::Object(row))?);
     }
     Ok(jobs)
 }

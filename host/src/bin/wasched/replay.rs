@@ -93,6 +93,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut traces = args.traces;
     let cluster = if args.cluster_from.is_some() {
         // No CLUSTER: the first path is a trace.
+        if args.cluster.as_os_str() == "default" || args.cluster.is_dir() {
+            anyhow::bail!(
+                "{}: with --cluster-from, give only traces (the cluster is the node list)",
+                args.cluster.display()
+            );
+        }
         traces.insert(0, args.cluster);
         Vec::new()
     } else if args.cluster.as_os_str() == "default" {
