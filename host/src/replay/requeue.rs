@@ -235,21 +235,31 @@ impl Requeue {
     /// table by the points each implements, as kube-scheduler's wasched
     /// plugin chooses them.
     pub fn new(plugins: &PluginSet) -> Result<Self> {
+        Self::of_components(plugins.iter().map(|plugin| {
+            let points = plugin.points().iter().map(|p| p.interface()).collect();
+            (plugin.name(), points)
+        }))
+    }
+
+    /// The registrations of components given as (name, the WIT interfaces
+    /// it exports).
+    fn of_components<'a>(
+        components: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>,
+    ) -> Result<Self> {
         let table: Table =
             serde_json::from_str(COMPONENT_EVENTS).context("kube/wasmplugin/events.json")?;
         let node_level =
             registrations(&table.node_level).context("kube/wasmplugin/events.json: nodeLevel")?;
         let gate_only =
             registrations(&table.gate_only).context("kube/wasmplugin/events.json: gateOnly")?;
-        let components = plugins
-            .iter()
-            .map(|plugin| {
-                let node_view = plugin
-                    .points()
+        let components = components
+            .into_iter()
+            .map(|(name, points)| {
+                let node_view = points
                     .iter()
-                    .any(|p| table.node_level_points.iter().any(|n| n == p.interface()));
+                    .any(|p| table.node_level_points.iter().any(|n| n == p));
                 let events = if node_view { &node_level } else { &gate_only };
-                (plugin.name().to_string(), events.clone())
+                (name.to_string(), events.clone())
             })
             .collect();
         Ok(Self { components })
@@ -287,19 +297,8 @@ mod tests {
         serde_json::from_str(COMPONENT_EVENTS).unwrap()
     }
 
-    fn requeue(components: &[(&str, bool)]) -> Requeue {
-        let table = table();
-        let node_level = registrations(&table.node_level).unwrap();
-        let gate_only = registrations(&table.gate_only).unwrap();
-        Requeue {
-            components: components
-                .iter()
-                .map(|&(name, node_view)| {
-                    let events = if node_view { &node_level } else { &gate_only };
-                    (name.to_string(), events.clone())
-                })
-                .collect(),
-        }
+    fn requeue(components: &[(&str, &str)]) -> Requeue {
+        Requeue::of_components(components.iter().map(|&(name, point)| (name, vec![point]))).unwrap()
     }
 
     fn event(resource: Resource, action: Action) -> Event {
@@ -357,7 +356,7 @@ mod tests {
 
     #[test]
     fn a_pod_moves_on_the_events_its_rejectors_registered() {
-        let requeue = requeue(&[("gpu-binpack", true), ("gang-permit", false)]);
+        let requeue = requeue(&[("gpu-binpack", "filter"), ("gang-permit", "permit")]);
         let mut fit = Rejectors::default();
         fit.add_in_tree(InTree::NodeResourcesFit);
         let moves = |rejectors: &Rejectors, event: &Event| {
