@@ -311,6 +311,37 @@ impl PodBuilder {
         self
     }
 
+    /// Requires a node whose label `key` has one of `values` (required
+    /// node affinity, operator `In`; each call adds a requirement to the
+    /// one term, so all must hold).
+    pub fn node_affinity_in(mut self, key: &str, values: &[String]) -> Self {
+        use k8s_openapi::api::core::v1::{
+            Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
+        };
+        let required = self
+            .spec()
+            .affinity
+            .get_or_insert_with(Affinity::default)
+            .node_affinity
+            .get_or_insert_with(NodeAffinity::default)
+            .required_during_scheduling_ignored_during_execution
+            .get_or_insert_with(NodeSelector::default);
+        if required.node_selector_terms.is_empty() {
+            required
+                .node_selector_terms
+                .push(NodeSelectorTerm::default());
+        }
+        required.node_selector_terms[0]
+            .match_expressions
+            .get_or_insert_with(Vec::new)
+            .push(NodeSelectorRequirement {
+                key: key.into(),
+                operator: "In".into(),
+                values: Some(values.to_vec()),
+            });
+        self
+    }
+
     /// Sets a label.
     pub fn label(mut self, key: &str, value: &str) -> Self {
         self.pod

@@ -756,6 +756,70 @@ fn replay_reads_alibabas_spot_gpu_trace_with_its_nodes_as_the_cluster() {
 }
 
 #[test]
+fn replay_reads_the_openb_trace_with_a_share_of_a_gpu_whole_or_in_thousandths() {
+    let nodes = common::testdata("replay/openb/openb_node_list_gpu_node.csv")
+        .display()
+        .to_string();
+    let pods = common::testdata("replay/openb/openb_pod_list_default.csv")
+        .display()
+        .to_string();
+    let replay = |share: &str| {
+        let (code, json, stderr) = wasched(&[
+            "replay",
+            "--cluster-from",
+            &nodes,
+            &pods,
+            "--gpu-share",
+            share,
+            "-o",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{stderr}");
+        // The task that never ran in production is named, not replayed.
+        assert!(
+            stderr.contains(
+                "openb_pod_list_default.csv:7:52: scheduled_time: empty, the task never ran"
+            ),
+            "{stderr}"
+        );
+        serde_json::from_str::<serde_json::Value>(&json).expect("one JSON object")
+    };
+    let row = |value: &serde_json::Value, name: &str| {
+        value["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["job"] == format!("openb/{name}"))
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    let whole = replay("whole");
+    let milli = replay("milli");
+    for value in [&whole, &milli] {
+        assert_eq!(value["summary"]["jobs"], 5);
+        assert_eq!(value["summary"]["succeeded"], 5);
+        // `V100M16|V100M32`: node affinity on the model label.
+        assert_eq!(row(value, "openb-pod-0001")["nodes"][0], "openb-node-0002");
+        // A GPU share shows in the allocated GPUs.
+        let busiest = value["summary"]["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["gpuShare"].as_f64().unwrap())
+            .fold(0.0, f64::max);
+        assert!(busiest > 0.5, "{}", value["summary"]["series"]);
+    }
+    // Two half-GPU tasks hold both T4s when a share is a whole GPU: the
+    // T4 task waits for them to end. In thousandths they share one.
+    assert_eq!(row(&whole, "openb-pod-0005")["start"], 110.0);
+    assert_eq!(row(&milli, "openb-pod-0005")["start"], 20.0);
+    assert_eq!(
+        row(&milli, "openb-pod-0003")["nodes"],
+        row(&milli, "openb-pod-0004")["nodes"]
+    );
+}
+
+#[test]
 fn a_bad_trace_is_one_line_naming_file_line_and_column() {
     let cluster = common::testdata("replay/cluster.yaml")
         .display()

@@ -77,6 +77,7 @@ pub fn trace(options: &TraceOptions) -> Vec<Job> {
                 (GPU_RESOURCE.to_string(), gpus.to_string()),
             ]),
             node_selector,
+            node_affinity: BTreeMap::new(),
             priority_class: Some(if high { "training-high" } else { "batch" }.into()),
             priority_class_at: format!("generated:{}", i + 1),
             topology_key: None,

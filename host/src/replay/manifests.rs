@@ -673,7 +673,7 @@ mod tests {
             "{name: c, image: i}",
             "{name: c, image: i, resources: {limits: {nvidia.com/gpu: 2}}}",
         );
-        assert_eq!(read("jobs.yaml", &limits).unwrap()[0].gpus_per_pod(), 2);
+        assert_eq!(read("jobs.yaml", &limits).unwrap()[0].gpus_per_pod(), 2.0);
         let error = |extra: &str| read("jobs.yaml", &text(extra)).unwrap_err().to_string();
         assert!(
             error("      tolerations: [{key: k, operator: Exists}]\n")

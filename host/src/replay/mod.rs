@@ -1112,8 +1112,7 @@ impl<'a> Engine<'a> {
                 None => Duration::ZERO,
             };
             let pods = u.workers.len() as f64;
-            run.gpu_seconds_lost +=
-                (total - saved).as_secs_f64() * pods * spec.gpus_per_pod() as f64;
+            run.gpu_seconds_lost += (total - saved).as_secs_f64() * pods * spec.gpus_per_pod();
             u.saved = saved;
             u.generation += 1;
         }
@@ -1331,9 +1330,7 @@ impl<'a> Engine<'a> {
     /// Records the cluster's level for the time series.
     fn measure(&mut self) {
         let snapshot = self.model.lend();
-        let gpu = snapshot
-            .resource_index(trace::GPU_RESOURCE)
-            .map_or(0, |r| snapshot.requested(r).iter().sum::<u64>());
+        let gpu = gpu_milli(snapshot, |r| snapshot.requested(r));
         let cpu = snapshot
             .resource_index("cpu")
             .map_or(0, |r| snapshot.requested(r).iter().sum::<u64>());
@@ -1361,14 +1358,23 @@ impl<'a> Engine<'a> {
     }
 }
 
-/// The cluster's GPUs and CPU (in the model's units).
+/// The cluster's GPUs (in thousandths) and CPU (in the model's units).
 fn capacity(snapshot: &Snapshot) -> (u64, u64) {
+    let cpu = snapshot
+        .resource_index("cpu")
+        .map_or(0, |r| snapshot.allocatable(r).iter().sum::<u64>());
+    (gpu_milli(snapshot, |r| snapshot.allocatable(r)), cpu)
+}
+
+/// Thousandths of a GPU over the nodes, whole GPUs and shares alike;
+/// `per_node` gives a resource's amount on each node.
+fn gpu_milli<'a>(snapshot: &Snapshot, per_node: impl Fn(usize) -> &'a [u64]) -> u64 {
     let sum = |name: &str| {
         snapshot
             .resource_index(name)
-            .map_or(0, |r| snapshot.allocatable(r).iter().sum::<u64>())
+            .map_or(0, |r| per_node(r).iter().sum::<u64>())
     };
-    (sum(trace::GPU_RESOURCE), sum("cpu"))
+    sum(trace::GPU_RESOURCE) * 1000 + sum(trace::GPU_MILLI_RESOURCE)
 }
 
 /// The queue's key of an entity, with its pending pods and whether it is
@@ -1422,8 +1428,10 @@ pub struct Inputs {
     /// Trace files.
     pub traces: Vec<std::path::PathBuf>,
     /// A public trace's node list to start from instead of `cluster`
-    /// (`node_info_df.csv` of Alibaba's spot-GPU trace, [`alibaba`]).
+    /// (one of [`alibaba`]'s).
     pub cluster_from: Option<std::path::PathBuf>,
+    /// How the rows of a public trace are mapped.
+    pub mapping: alibaba::Mapping,
     /// How the cluster's manifests are read.
     pub read: crate::ReadOptions,
 }
@@ -1438,9 +1446,14 @@ pub fn replay_files(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Summary> {
     let mut notes = Vec::new();
-    let jobs = trace::read_noting(&inputs.traces, &mut notes)?;
+    let jobs = trace::read_noting(&inputs.traces, inputs.mapping, &mut notes)?;
     let model = match &inputs.cluster_from {
-        Some(file) => model_of(public_cluster(file, &inputs.read, &mut notes)?)?,
+        Some(file) => model_of(public_cluster(
+            file,
+            inputs.mapping,
+            &inputs.read,
+            &mut notes,
+        )?)?,
         None => cluster_model(&inputs.cluster, &inputs.read)?,
     };
     let mut summary = replay(model, jobs, plugins, options, sink, progress)?;
@@ -1452,17 +1465,13 @@ pub fn replay_files(
 /// rows that cannot be mapped are skipped and said in `notes`.
 pub fn public_cluster(
     file: &std::path::Path,
+    mapping: alibaba::Mapping,
     read: &crate::ReadOptions,
     notes: &mut Vec<String>,
 ) -> Result<crate::manifest::Manifests> {
     let name = file.display().to_string();
     let text = std::fs::read_to_string(file).with_context(|| format!("{name}: cannot read"))?;
-    if !alibaba::is_spot_gpu_nodes(&text) {
-        bail!(
-            "{name}: not a node list this version reads (node_info_df.csv of Alibaba's cluster-trace-v2026-spot-gpu: node_name, gpu_model, gpu_capacity_num, cpu_num)"
-        );
-    }
-    let (yaml, skipped) = alibaba::spot_gpu_cluster(&name, &text)?;
+    let (yaml, skipped) = alibaba::cluster(&name, &text, mapping)?;
     notes.extend(skipped.note(&name));
     crate::read_manifests_text(&name, &yaml, read)
 }

@@ -72,6 +72,9 @@ pub fn pod(job: &Job, name: &str, at: Duration) -> Result<Pod> {
     for (key, value) in &job.node_selector {
         builder = builder.node_selector(key, value);
     }
+    for (key, values) in &job.node_affinity {
+        builder = builder.node_affinity_in(key, values);
+    }
     if let Some(class) = &job.priority_class {
         builder = builder.priority_class(class);
     }

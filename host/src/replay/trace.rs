@@ -21,6 +21,8 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::alibaba::Mapping;
+
 /// The format this reader reads (the optional first line of a trace).
 pub const FORMAT: &str = "wasched.io/trace/v1";
 
@@ -29,6 +31,10 @@ pub const GPU_MODEL_LABEL: &str = "nvidia.com/gpu.product";
 
 /// The extended resource `gpu` asks for.
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+/// Thousandths of a GPU, the extended resource a GPU-sharing device plugin
+/// offers (1000 per GPU) and a share of a GPU asks for (the name the openb
+/// trace's simulator gives the same quantity).
+pub const GPU_MILLI_RESOURCE: &str = "alibabacloud.com/gpu-milli";
 
 /// How a job's pods are grouped for the scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +79,9 @@ pub struct Job {
     pub requests: BTreeMap<String, String>,
     /// `spec.nodeSelector` of each pod.
     pub node_selector: BTreeMap<String, String>,
+    /// Required node affinity of each pod: a node's label KEY must have
+    /// one of the VALUES (`In`), for every key.
+    pub node_affinity: BTreeMap<String, Vec<String>>,
     /// `priorityClassName` of its pods and PodGroup.
     pub priority_class: Option<String>,
     /// Where the priority class was read: `FILE:LINE:COLUMN`.
@@ -104,12 +113,16 @@ impl Job {
         }
     }
 
-    /// GPUs each pod asks for.
-    pub fn gpus_per_pod(&self) -> u64 {
-        self.requests
-            .get(GPU_RESOURCE)
-            .and_then(|q| q.parse().ok())
-            .unwrap_or(0)
+    /// GPUs each pod asks for: whole GPUs, and thousandths on
+    /// [`GPU_MILLI_RESOURCE`].
+    pub fn gpus_per_pod(&self) -> f64 {
+        let count = |resource: &str| {
+            self.requests
+                .get(resource)
+                .and_then(|q| q.parse::<u64>().ok())
+                .unwrap_or(0) as f64
+        };
+        count(GPU_RESOURCE) + count(GPU_MILLI_RESOURCE) / 1000.0
     }
 }
 
@@ -250,36 +263,54 @@ pub(super) fn job_of_cells(
 /// submit order; a row of a public trace that cannot be mapped is an error
 /// (see [`read_noting`]).
 pub fn read(files: &[impl AsRef<Path>]) -> Result<Vec<Job>> {
-    strictly(|notes| read_noting(files, notes))
+    strictly(|notes| read_noting(files, Mapping::default(), notes))
 }
 
-/// [`read`], but the rows of a public trace ([`super::alibaba`]) that
-/// cannot be mapped are skipped, each file's skipped rows one line of
-/// `notes`.
-pub fn read_noting(files: &[impl AsRef<Path>], notes: &mut Vec<String>) -> Result<Vec<Job>> {
+/// [`read`], but the rows of a public trace ([`super::alibaba`]) are
+/// mapped as `mapping` says, and those that cannot be are skipped, each
+/// file's skipped rows one line of `notes`.
+pub fn read_noting(
+    files: &[impl AsRef<Path>],
+    mapping: Mapping,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Job>> {
     let mut jobs = Vec::new();
     for file in files {
         let file = file.as_ref();
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("{}: cannot read trace", file.display()))?;
-        jobs.extend(parse_noting(&file.display().to_string(), &text, notes)?);
+        jobs.extend(parse_noting(
+            &file.display().to_string(),
+            &text,
+            mapping,
+            notes,
+        )?);
     }
     finish(jobs)
 }
 
 /// Reads one trace's text; `name` decides the format (`.csv`: CSV, or
-/// Alibaba's spot-GPU `job_info_df.csv` by its header; `.yaml`, `.yml`:
+/// one of Alibaba's public traces by its header, [`super::alibaba`]; `.yaml`, `.yml`:
 /// `batch/v1` Jobs, see [`super::manifests`]). A row of a public trace
 /// that cannot be mapped is an error (see [`parse_noting`]).
 pub fn parse(name: &str, text: &str) -> Result<Vec<Job>> {
-    strictly(|notes| parse_noting(name, text, notes))
+    strictly(|notes| parse_noting(name, text, Mapping::default(), notes))
 }
 
-/// [`parse`], but the rows of a public trace that cannot be mapped are
-/// skipped, and said in one line of `notes`.
-pub fn parse_noting(name: &str, text: &str, notes: &mut Vec<String>) -> Result<Vec<Job>> {
-    if name.ends_with(".csv") && super::alibaba::is_spot_gpu_jobs(text) {
-        let (jobs, skipped) = super::alibaba::spot_gpu_jobs(name, text)?;
+/// [`parse`], but the rows of a public trace are mapped as `mapping` says,
+/// and those that cannot be are skipped, and said in one line of `notes`.
+pub fn parse_noting(
+    name: &str,
+    text: &str,
+    mapping: Mapping,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Job>> {
+    let public = name
+        .ends_with(".csv")
+        .then(|| super::alibaba::jobs(name, text, mapping))
+        .flatten();
+    if let Some(read) = public {
+        let (jobs, skipped) = read?;
         notes.extend(skipped.note(name));
         Ok(jobs)
     } else if name.ends_with(".csv") {
@@ -606,8 +637,18 @@ fn job(place: &Place, row: Row) -> Result<Job> {
         ));
     }
     let mut node_selector = row.node_selector.unwrap_or_default();
+    let mut node_affinity = BTreeMap::new();
     if let Some(model) = row.gpu_model {
-        node_selector.insert(GPU_MODEL_LABEL.into(), model);
+        // `A|B`: any of the models, as node affinity.
+        let models: Vec<String> = model.split('|').map(|m| m.trim().to_string()).collect();
+        if models.iter().any(String::is_empty) {
+            return Err(err("gpuModel", format!("{model:?} names an empty model")));
+        }
+        if let [one] = models.as_slice() {
+            node_selector.insert(GPU_MODEL_LABEL.into(), one.clone());
+        } else {
+            node_affinity.insert(GPU_MODEL_LABEL.to_string(), models);
+        }
     }
     let topology_key = row.topology_key.filter(|k| !k.is_empty());
     if topology_key.is_some() && grouping == Grouping::None {
@@ -641,6 +682,7 @@ fn job(place: &Place, row: Row) -> Result<Job> {
         grouping,
         requests,
         node_selector,
+        node_affinity,
         priority_class: row.priority_class,
         priority_class_at: match place.object {
             Some(_) => place.describe("priorityClass", &what),
@@ -767,7 +809,7 @@ mod tests {
         assert_eq!(json.submit, Duration::from_secs(90));
         assert_eq!(json.duration, Duration::from_secs(600));
         assert_eq!(json.grouping, Grouping::Gang(4));
-        assert_eq!(json.gpus_per_pod(), 8);
+        assert_eq!(json.gpus_per_pod(), 8.0);
         assert_eq!(json.node_selector[GPU_MODEL_LABEL], "H100");
         assert_eq!(json.backoff_limit, 6);
         assert_eq!(json.grace_period, Duration::from_secs(30));

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use wasched::replay::alibaba::{GpuShare, Mapping};
 use wasched::replay::report::{self, JobRow, Sink, Summary};
 use wasched::replay::{self, Inputs, Options, Progress, QueueConfig};
 
@@ -19,15 +20,24 @@ pub struct Args {
     /// PriorityClasses, …), as `simulate` reads; `default` for the
     /// bundled default snapshot. With `--cluster-from`, the first trace.
     cluster: PathBuf,
-    /// Trace files: JSON lines, CSV (`.csv`), or `batch/v1` Jobs and pods with their PodGroups (`.yaml`, `.yml`), in the trace format
-    /// (docs/src/guides/replay.md); or Alibaba's spot-GPU `job_info_df.csv`.
+    /// Trace files: JSON lines, CSV (`.csv`), or `batch/v1` Jobs and pods
+    /// with their PodGroups (`.yaml`, `.yml`), in the trace format
+    /// (docs/src/guides/replay.md); or a task list of Alibaba's public GPU
+    /// traces (spot-GPU `job_info_df.csv`, openb `openb_pod_list_*.csv`).
     #[arg(required_unless_present = "cluster_from")]
     traces: Vec<PathBuf>,
     /// Start from the nodes of a public trace instead of a CLUSTER:
     /// `node_info_df.csv` of Alibaba's cluster-trace-v2026-spot-gpu (with
-    /// its two PriorityClasses, `alibaba-hp` and `alibaba-spot`).
+    /// its two PriorityClasses, `alibaba-hp` and `alibaba-spot`), or
+    /// `openb_node_list_*.csv` of cluster-trace-gpu-v2023.
     #[arg(long, value_name = "FILE")]
     cluster_from: Option<PathBuf>,
+    /// How a public trace's share of a GPU is asked for: `whole` (a whole
+    /// `nvidia.com/gpu`) or `milli` (thousandths on
+    /// `alibabacloud.com/gpu-milli`, which `--cluster-from` nodes offer
+    /// 1000 of per GPU).
+    #[arg(long, value_enum, default_value_t = GpuShare::Whole)]
+    gpu_share: GpuShare,
     /// Load every `*.wasm` plugin component in this directory instead of
     /// the bundled plugins.
     #[arg(long, value_name = "DIR")]
@@ -110,6 +120,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         cluster,
         traces,
         cluster_from: args.cluster_from,
+        mapping: Mapping {
+            gpu_share: args.gpu_share,
+        },
         read: args.read.options(),
     };
     let runtime = wasched::Runtime::new()?;

@@ -1,10 +1,6 @@
-//! Alibaba's published GPU-cluster traces, read as a replay's trace and
-//! cluster: `cluster-trace-v2026-spot-gpu` (Duan et al., "GFS: A Preemptive
-//! Scheduling Framework for GPU Clusters with Predictive Spot Management",
-//! ASPLOS '26), from <https://github.com/alibaba/clusterdata>. The
-//! repository ships no copy of the data (it is published for research and
-//! study); the book's replay page says where to get it and how each column
-//! maps.
+//! Alibaba's `cluster-trace-v2026-spot-gpu` (Duan et al., "GFS: A
+//! Preemptive Scheduling Framework for GPU Clusters with Predictive Spot
+//! Management", ASPLOS '26).
 //!
 //! - `job_info_df.csv` (`job_name, organization, gpu_model, cpu_request,
 //!   gpu_request, worker_num, submit_time, duration, job_type`): one job per
@@ -21,10 +17,6 @@
 //!   cpu_num`): one Node per row (`node-N`), its GPUs and vCPUs allocatable,
 //!   110 pods, labelled with its GPU model; with the two PriorityClasses,
 //!   the starting cluster (`wasched replay --cluster-from`).
-//!
-//! A row that cannot be mapped is not replayed: it is counted, and the
-//! first few are named with their file, line, column and why
-//! ([`Skipped`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -32,7 +24,8 @@ use std::fmt::Write as _;
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use super::trace::{GPU_MODEL_LABEL, GPU_RESOURCE, Job, field_starts, job_of_cells};
+use super::super::trace::{GPU_MODEL_LABEL, GPU_RESOURCE, Job, job_of_cells};
+use super::{Record, Skipped, is_label_value, records};
 
 /// The PriorityClass of `HP` jobs.
 pub const HP_CLASS: &str = "alibaba-hp";
@@ -42,9 +35,6 @@ pub const HP_PRIORITY: i32 = 1000;
 pub const SPOT_CLASS: &str = "alibaba-spot";
 /// Its value.
 pub const SPOT_PRIORITY: i32 = 0;
-
-/// How many skipped rows are named; the rest are only counted.
-pub const NAMED: usize = 5;
 
 /// The header of `job_info_df.csv`.
 const JOB_COLUMNS: [&str; 9] = [
@@ -60,179 +50,27 @@ const JOB_COLUMNS: [&str; 9] = [
 ];
 
 /// The header of `node_info_df.csv`.
-const NODE_COLUMNS: [&str; 4] = ["node_name", "gpu_model", "gpu_capacity_num", "cpu_num"];
-
-/// Rows that could not be mapped.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Skipped {
-    /// How many.
-    pub rows: u64,
-    /// The first [`NAMED`], each `FILE:LINE:COLUMN: why`.
-    pub first: Vec<String>,
-}
-
-impl Skipped {
-    fn add(&mut self, why: String) {
-        self.rows += 1;
-        if self.first.len() < NAMED {
-            self.first.push(why);
-        }
-    }
-
-    /// One line saying what was skipped in `file`, if anything was.
-    pub fn note(&self, file: &str) -> Option<String> {
-        if self.rows == 0 {
-            return None;
-        }
-        let mut note = format!(
-            "{file}: {} row(s) not mapped, not replayed: {}",
-            self.rows,
-            self.first.join("; ")
-        );
-        if self.rows > self.first.len() as u64 {
-            let _ = write!(note, "; and {} more", self.rows - self.first.len() as u64);
-        }
-        Some(note)
-    }
-}
+pub(super) const NODE_COLUMNS: [&str; 4] =
+    ["node_name", "gpu_model", "gpu_capacity_num", "cpu_num"];
 
 /// Whether `text` (a CSV file) is a `job_info_df.csv` of the spot-GPU trace.
-pub fn is_spot_gpu_jobs(text: &str) -> bool {
-    header_is(text, &JOB_COLUMNS)
+pub fn is_jobs(text: &str) -> bool {
+    super::header_is(text, &JOB_COLUMNS)
 }
 
 /// Whether `text` (a CSV file) is a `node_info_df.csv` of the spot-GPU trace.
-pub fn is_spot_gpu_nodes(text: &str) -> bool {
-    header_is(text, &NODE_COLUMNS)
-}
-
-/// Whether the first line names exactly `columns`, in any order.
-fn header_is(text: &str, columns: &[&str]) -> bool {
-    let Some(first) = text.lines().next() else {
-        return false;
-    };
-    let mut names: Vec<&str> = first
-        .trim_start_matches('\u{feff}')
-        .split(',')
-        .map(str::trim)
-        .collect();
-    names.sort_unstable();
-    let mut wanted = columns.to_vec();
-    wanted.sort_unstable();
-    names == wanted
-}
-
-/// One data row: its line, its cells by column name, and each cell's
-/// column on the line.
-struct Record<'a> {
-    line: usize,
-    cells: BTreeMap<&'a str, String>,
-    columns: BTreeMap<&'a str, usize>,
-}
-
-impl Record<'_> {
-    fn cell(&self, name: &str) -> &str {
-        self.cells.get(name).map_or("", String::as_str)
-    }
-
-    fn at(&self, file: &str, name: &str) -> String {
-        format!(
-            "{file}:{}:{}",
-            self.line,
-            self.columns.get(name).copied().unwrap_or(1)
-        )
-    }
-
-    /// A whole number of `name`, or why not.
-    fn number(&self, file: &str, name: &str) -> Result<u64, String> {
-        let cell = self.cell(name);
-        // Published as integers; a pandas export may write `4.0`.
-        let trimmed = cell.strip_suffix(".0").unwrap_or(cell);
-        trimmed.parse().map_err(|_| {
-            format!(
-                "{}: {name}: {cell:?} is not a whole number ≥ 0",
-                self.at(file, name)
-            )
-        })
-    }
-}
-
-/// Reads the rows of a CSV file whose header names `columns`; a row of
-/// another width is skipped.
-fn records<'a>(
-    file: &str,
-    text: &'a str,
-    columns: &[&'a str],
-    skipped: &mut Skipped,
-) -> Result<Vec<Record<'a>>> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let header: Vec<&str> = lines
-        .first()
-        .map(|l| l.trim_start_matches('\u{feff}').trim_end_matches('\r'))
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .collect();
-    for name in columns {
-        if !header.contains(name) {
-            bail!(
-                "{file}:1:1: the header lacks column {name:?} (it names {})",
-                header.join(", ")
-            );
-        }
-    }
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .from_reader(text.as_bytes());
-    let mut out = Vec::new();
-    for record in reader.records() {
-        let record = match record {
-            Ok(r) => r,
-            Err(e) => {
-                let line = e.position().map_or(1, |p| p.line());
-                skipped.add(format!("{file}:{line}:1: not a CSV row: {e}"));
-                continue;
-            }
-        };
-        let line = record
-            .position()
-            .expect("read records have positions")
-            .line() as usize;
-        if record.len() != header.len() {
-            skipped.add(format!(
-                "{file}:{line}:1: {} cells, the header names {}",
-                record.len(),
-                header.len()
-            ));
-            continue;
-        }
-        let starts = field_starts(lines.get(line.saturating_sub(1)).copied().unwrap_or(""));
-        let mut cells = BTreeMap::new();
-        let mut positions = BTreeMap::new();
-        for (i, &name) in header.iter().enumerate() {
-            if let Some(&known) = columns.iter().find(|c| **c == name) {
-                cells.insert(known, record[i].trim().to_string());
-                positions.insert(known, starts.get(i).copied().unwrap_or(1));
-            }
-        }
-        out.push(Record {
-            line,
-            cells,
-            columns: positions,
-        });
-    }
-    Ok(out)
+pub fn is_nodes(text: &str) -> bool {
+    super::header_is(text, &NODE_COLUMNS)
 }
 
 /// The jobs of a `job_info_df.csv` (see the module documentation), in
 /// the file's order, and the rows skipped.
-pub fn spot_gpu_jobs(file: &str, text: &str) -> Result<(Vec<Job>, Skipped)> {
+pub fn jobs(file: &str, text: &str) -> Result<(Vec<Job>, Skipped)> {
     let mut skipped = Skipped::default();
     let mut jobs = Vec::new();
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
     for record in records(file, text, &JOB_COLUMNS, &mut skipped)? {
-        let job = match spot_gpu_job(file, &record) {
+        let job = match job(file, &record) {
             Ok(job) => job,
             Err(why) => {
                 skipped.add(why);
@@ -254,7 +92,7 @@ pub fn spot_gpu_jobs(file: &str, text: &str) -> Result<(Vec<Job>, Skipped)> {
     Ok((jobs, skipped))
 }
 
-fn spot_gpu_job(file: &str, record: &Record) -> Result<Job, String> {
+fn job(file: &str, record: &Record) -> Result<Job, String> {
     let class = match record.cell("job_type") {
         "HP" => HP_CLASS,
         "Spot" => SPOT_CLASS,
@@ -306,7 +144,7 @@ fn spot_gpu_job(file: &str, record: &Record) -> Result<Job, String> {
 
 /// The cluster of a `node_info_df.csv` as manifests (the Nodes and the two
 /// PriorityClasses, see the module documentation), and the rows skipped.
-pub fn spot_gpu_cluster(file: &str, text: &str) -> Result<(String, Skipped)> {
+pub fn cluster(file: &str, text: &str) -> Result<(String, Skipped)> {
     let mut skipped = Skipped::default();
     let mut yaml = String::new();
     for (name, value) in [(HP_CLASS, HP_PRIORITY), (SPOT_CLASS, SPOT_PRIORITY)] {
@@ -317,7 +155,7 @@ pub fn spot_gpu_cluster(file: &str, text: &str) -> Result<(String, Skipped)> {
     }
     let mut seen = BTreeSet::new();
     for record in records(file, text, &NODE_COLUMNS, &mut skipped)? {
-        match spot_gpu_node(file, &record, &mut seen) {
+        match node(file, &record, &mut seen) {
             Ok(node) => yaml.push_str(&node),
             Err(why) => skipped.add(why),
         }
@@ -328,11 +166,7 @@ pub fn spot_gpu_cluster(file: &str, text: &str) -> Result<(String, Skipped)> {
     Ok((yaml, skipped))
 }
 
-fn spot_gpu_node(
-    file: &str,
-    record: &Record,
-    seen: &mut BTreeSet<String>,
-) -> Result<String, String> {
+fn node(file: &str, record: &Record, seen: &mut BTreeSet<String>) -> Result<String, String> {
     let name = format!("node-{}", record.cell("node_name").to_ascii_lowercase());
     let at = |column: &str| record.at(file, column);
     if crate::builder::check_dns_label("node", "name", &name).is_err() {
@@ -350,19 +184,7 @@ fn spot_gpu_node(
     let gpus = record.number(file, "gpu_capacity_num")?;
     let cpus = record.number(file, "cpu_num")?;
     let model = record.cell("gpu_model");
-    let label_ok = model.len() <= 63
-        && model
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && model
-            .chars()
-            .next()
-            .is_none_or(|c| c.is_ascii_alphanumeric())
-        && model
-            .chars()
-            .last()
-            .is_none_or(|c| c.is_ascii_alphanumeric());
-    if !label_ok {
+    if !is_label_value(model) {
         return Err(format!(
             "{}: gpu_model: {model:?} is not a label value",
             at("gpu_model")
@@ -386,8 +208,8 @@ mod tests {
 
     #[test]
     fn jobs_map_per_worker_with_gangs_and_classes() {
-        assert!(is_spot_gpu_jobs(JOBS) && !is_spot_gpu_nodes(JOBS));
-        let (jobs, skipped) = spot_gpu_jobs("job_info_df.csv", JOBS).unwrap();
+        assert!(is_jobs(JOBS) && !is_nodes(JOBS));
+        let (jobs, skipped) = jobs("job_info_df.csv", JOBS).unwrap();
         assert_eq!(jobs.len(), 2);
         let lone = &jobs[0];
         assert_eq!(
@@ -395,13 +217,16 @@ mod tests {
             ("org-13", "job-239255")
         );
         assert_eq!((lone.workers, lone.needed()), (1, 1));
-        assert_eq!(lone.grouping, super::super::trace::Grouping::None);
+        assert_eq!(lone.grouping, super::super::super::trace::Grouping::None);
         assert_eq!(lone.priority_class.as_deref(), Some(HP_CLASS));
         assert_eq!(lone.duration.as_secs(), 2_764_799);
         let gang = &jobs[1];
-        assert_eq!(gang.grouping, super::super::trace::Grouping::Gang(94));
+        assert_eq!(
+            gang.grouping,
+            super::super::super::trace::Grouping::Gang(94)
+        );
         assert_eq!(gang.requests.get("cpu").map(String::as_str), Some("15"));
-        assert_eq!(gang.gpus_per_pod(), 1);
+        assert_eq!(gang.gpus_per_pod(), 1.0);
         assert_eq!(
             gang.node_selector.get(GPU_MODEL_LABEL).map(String::as_str),
             Some("A100-SXM4-80GB")
@@ -429,7 +254,7 @@ mod tests {
             "{}239255,13,A10,1,1,1,9,9,HP\n",
             JOBS.lines().take(2).collect::<Vec<_>>().join("\n") + "\n"
         );
-        let (jobs_twice, skipped_twice) = spot_gpu_jobs("j.csv", &twice).unwrap();
+        let (jobs_twice, skipped_twice) = super::jobs("j.csv", &twice).unwrap();
         assert_eq!(jobs_twice.len(), 1);
         assert_eq!(
             skipped_twice.first,
@@ -445,8 +270,8 @@ mod tests {
     #[test]
     fn nodes_become_a_cluster_with_both_priority_classes() {
         let nodes = "node_name,gpu_model,gpu_capacity_num,cpu_num\n0,GPU-series-1,4,192\n3,A100-SXM4-80GB,8,128\n3,A10,1,128\n4,A10,one,128\n";
-        assert!(is_spot_gpu_nodes(nodes));
-        let (yaml, skipped) = spot_gpu_cluster("node_info_df.csv", nodes).unwrap();
+        assert!(is_nodes(nodes));
+        let (yaml, skipped) = cluster("node_info_df.csv", nodes).unwrap();
         assert_eq!(skipped.rows, 2, "{skipped:?}");
         assert_eq!(
             skipped.first[0],
@@ -462,10 +287,9 @@ mod tests {
         assert_eq!(snapshot.allocatable(cpu), [192_000, 128_000]);
         assert!(yaml.contains(&format!("name: {HP_CLASS}}}\nvalue: {HP_PRIORITY}")));
         // Nothing readable: an error, not an empty cluster.
-        let err = spot_gpu_cluster("n.csv", "node_name,gpu_model,gpu_capacity_num,cpu_num\n")
-            .unwrap_err();
+        let err = cluster("n.csv", "node_name,gpu_model,gpu_capacity_num,cpu_num\n").unwrap_err();
         assert_eq!(err.to_string(), "n.csv: no node could be read");
-        let err = spot_gpu_cluster("n.csv", "node_name,gpu_model,cpu_num\n0,A10,1\n").unwrap_err();
+        let err = cluster("n.csv", "node_name,gpu_model,cpu_num\n0,A10,1\n").unwrap_err();
         assert!(
             err.to_string()
                 .contains("lacks column \"gpu_capacity_num\""),
