@@ -31,8 +31,9 @@ pub struct PluginChoice {
 impl PluginChoice {
     /// Reads `text`: `bundled`, `kube-scheduler`, `kube-scheduler-wasm`, a
     /// directory (its `*.wasm` components) or a file (a configuration of
-    /// the bundled plugins).
-    pub fn parse(text: &str) -> Result<Self> {
+    /// the bundled plugins). `queued`: the run has a queue (a replay), so
+    /// the configuration's backoff counts.
+    pub fn parse(text: &str, queued: bool) -> Result<Self> {
         let path = Path::new(text);
         if text == "kube-scheduler" || text == "kube-scheduler-wasm" {
             return Ok(Self {
@@ -48,7 +49,7 @@ impl PluginChoice {
         } else if path.is_dir() {
             (Some(path.to_path_buf()), PluginConfig::default())
         } else if path.is_file() {
-            (None, PluginConfig::read_noting(Some(path), false)?)
+            (None, PluginConfig::read_noting(Some(path), queued)?)
         } else {
             bail!(
                 "{text}: expected `bundled`, `kube-scheduler`, `kube-scheduler-wasm`, a plugin directory or a configuration file; no such file or directory"

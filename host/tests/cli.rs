@@ -387,6 +387,100 @@ fn compare_names_a_side_that_fails_to_load_in_one_line_and_exits_2() {
 }
 
 #[test]
+fn compare_over_a_trace_prints_the_aggregates_that_differ_with_their_ratio() {
+    let nodes = common::testdata("replay/alibaba/node_info_df.csv")
+        .display()
+        .to_string();
+    let jobs = common::testdata("replay/alibaba/job_info_df.csv")
+        .display()
+        .to_string();
+    let over = |a: &str, b: &str, format: &str| {
+        wasched(&[
+            "compare",
+            "--trace",
+            &jobs,
+            "--cluster-from",
+            &nodes,
+            "--a",
+            a,
+            "--b",
+            b,
+            "-o",
+            format,
+        ])
+    };
+    // The same set twice: nothing differs, exit 0.
+    let (code, stdout, stderr) = over("bundled", "bundled", "table");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("No aggregate differs."), "{stdout}");
+    assert!(stdout.contains("0 of 10 jobs differ"), "{stdout}");
+    // Without preemption, HP jobs wait for Spot work to end: exit 1.
+    let no_preemption = write(
+        "no-preemption.yaml",
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: WaschedWorkloadPreemption}]\n",
+    );
+    let (code, json, stderr) = over("bundled", &no_preemption, "json");
+    assert_eq!(code, 1, "{stderr}");
+    let value: serde_json::Value = serde_json::from_str(&json).expect("one JSON object");
+    let aggregate = |name: &str| {
+        value["aggregates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {json}"))
+            .clone()
+    };
+    let evicted = aggregate("pods evicted");
+    assert!(
+        evicted["a"].as_f64().unwrap() > 0.0 && evicted["b"] == 0.0,
+        "{evicted}"
+    );
+    assert_eq!(evicted["ratio"], 0.0);
+    let hp = aggregate("priority alibaba-hp: mean wait (s)");
+    let (a, b) = (hp["a"].as_f64().unwrap(), hp["b"].as_f64().unwrap());
+    assert!(b > a, "{hp}");
+    assert_eq!(
+        hp["ratio"].as_f64().unwrap(),
+        (b / a * 1000.0).round() / 1000.0
+    );
+    // The job that moved most comes first, with its shift.
+    let moved = &value["moved"][0];
+    assert_eq!(
+        moved["shift"].as_f64().unwrap(),
+        moved["b"]["start"].as_f64().unwrap() - moved["a"]["start"].as_f64().unwrap()
+    );
+    let shifts: Vec<f64> = value["moved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["shift"].as_f64().unwrap().abs())
+        .collect();
+    assert!(shifts.windows(2).all(|w| w[0] >= w[1]), "{shifts:?}");
+    assert_eq!(value["summaries"].as_array().unwrap().len(), 2);
+    // The table says the same, ratio and all.
+    let (_, table, _) = over("bundled", &no_preemption, "table");
+    assert!(
+        table.starts_with(&format!("A: bundled\nB: {no_preemption}\n")),
+        "{table}"
+    );
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("pods evicted"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.ends_with("0.000"), "{line}");
+    // kube-scheduler compares snapshots only: one line, exit 2.
+    let (code, stdout, stderr) = over("bundled", "kube-scheduler", "table");
+    assert_eq!(code, 2);
+    assert!(stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("side B (kube-scheduler): a trace is replayed by wasched's engine"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn gpu_bin_packing_is_off_by_default_and_its_args_are_checked() {
     let (_, default, _) = wasched(&["simulate"]);
     let (_, explicit_off, _) = wasched(&[

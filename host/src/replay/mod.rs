@@ -29,6 +29,7 @@ pub mod report;
 pub mod requeue;
 pub mod stats;
 pub mod trace;
+pub mod whatif;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};

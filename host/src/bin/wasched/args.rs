@@ -1,7 +1,12 @@
 //! Arguments several commands share: how manifests are read, the view
 //! of the report, worker threads.
 
+use std::path::PathBuf;
+use std::time::Duration;
+
 use anyhow::Context;
+use wasched::replay::alibaba::{GpuShare, Mapping};
+use wasched::replay::{Inputs, Options, QueueConfig};
 
 /// Output formats of the commands that print decisions (`simulate`,
 /// `replay`).
@@ -119,4 +124,91 @@ pub fn use_threads(threads: Option<u16>) -> anyhow::Result<()> {
         .num_threads(threads)
         .build_global()
         .context("cannot start the worker threads")
+}
+
+/// How a trace is replayed over time (`replay`, and `compare --trace`):
+/// the public traces' cluster and mapping, the horizon, the queue's gates.
+#[derive(clap::Args)]
+pub struct TraceArgs {
+    /// Start from the nodes of a public trace instead of manifests:
+    /// `node_info_df.csv` of Alibaba's cluster-trace-v2026-spot-gpu (with
+    /// its two PriorityClasses, `alibaba-hp` and `alibaba-spot`), or
+    /// `openb_node_list_*.csv` of cluster-trace-gpu-v2023.
+    #[arg(long, value_name = "FILE")]
+    pub cluster_from: Option<PathBuf>,
+    /// How a public trace's share of a GPU is asked for: `whole` (a whole
+    /// `nvidia.com/gpu`) or `milli` (thousandths on
+    /// `alibabacloud.com/gpu-milli`, which `--cluster-from` nodes offer
+    /// 1000 of per GPU).
+    #[arg(long, value_enum, default_value_t = GpuShare::Whole)]
+    pub gpu_share: GpuShare,
+    /// Stop at this virtual time (seconds, or a duration like 12h);
+    /// jobs not done by then are reported unfinished.
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub until: Option<Duration>,
+    /// kube-scheduler feature gates that change the queue:
+    /// `SchedulerPopFromBackoffQ=false` (on by default).
+    #[arg(long, value_name = "GATE=BOOL,...", value_delimiter = ',', value_parser = parse_gate)]
+    pub feature_gates: Vec<(String, bool)>,
+}
+
+impl TraceArgs {
+    /// What the replay reads: `cluster` manifests (none: the bundled
+    /// default) or the `--cluster-from` node list, and `traces`.
+    pub fn inputs(
+        &self,
+        cluster: Vec<PathBuf>,
+        traces: Vec<PathBuf>,
+        read: wasched::ReadOptions,
+    ) -> Inputs {
+        Inputs {
+            cluster,
+            traces,
+            cluster_from: self.cluster_from.clone(),
+            mapping: Mapping {
+                gpu_share: self.gpu_share,
+            },
+            read,
+        }
+    }
+
+    /// The replay's options under `config` (its backoff) and the gates.
+    pub fn options(&self, config: &wasched::PluginConfig) -> Options {
+        let mut queue = QueueConfig::default();
+        if let Some(backoff) = config.backoff() {
+            queue.backoff = backoff;
+        }
+        for (_, on) in &self.feature_gates {
+            queue.pop_from_backoff = *on;
+        }
+        Options {
+            until: self.until,
+            queue,
+            resolution: None,
+            check_invariants: false,
+        }
+    }
+}
+
+fn parse_time(text: &str) -> Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s >= 0.0 => Ok(Duration::from_secs_f64(s)),
+        Ok(_) => Err(format!("{text:?} is not a time ≥ 0")),
+        Err(_) => wasched::replay::trace::go_duration(text),
+    }
+}
+
+fn parse_gate(text: &str) -> Result<(String, bool), String> {
+    let (gate, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected GATE=true|false, got {text:?}"))?;
+    if gate != "SchedulerPopFromBackoffQ" {
+        return Err(format!(
+            "{gate}: the only gate the replay's queue reads is SchedulerPopFromBackoffQ"
+        ));
+    }
+    let value = value
+        .parse()
+        .map_err(|_| format!("{gate}: {value:?} is not true or false"))?;
+    Ok((gate.to_string(), value))
 }

@@ -1,5 +1,6 @@
 //! `wasched compare`: one snapshot under two plugin sets or
-//! configurations, and what differs.
+//! configurations, and what differs; with `--trace`, one cluster and
+//! trace replayed over time under each.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -7,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::ValueEnum;
 
-use crate::args::{ReadArgs, ViewArgs, use_threads};
+use crate::args::{ReadArgs, TraceArgs, ViewArgs, use_threads};
 use crate::io::{input_files, snapshot_title, write_html};
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -21,7 +22,16 @@ enum CompareFormat {
 #[derive(clap::Args)]
 pub struct Args {
     /// Manifest files (as for `simulate`); none: the bundled default.
+    /// With `--trace`, the cluster the trace is replayed over.
     files: Vec<PathBuf>,
+    /// Replay these trace files over time under each side instead of
+    /// scheduling the snapshot at one instant (formats as `replay`);
+    /// prints the aggregates that differ, each with its ratio B/A, and
+    /// the jobs whose start moved most.
+    #[arg(long, value_name = "FILE")]
+    trace: Vec<PathBuf>,
+    #[command(flatten)]
+    over_time: TraceArgs,
     /// Side A: `bundled`, a plugin directory, a configuration file for
     /// the bundled plugins, `kube-scheduler` (the real one, v1.37.2, on
     /// a real control plane), or `kube-scheduler-wasm` (that
@@ -48,6 +58,8 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Args {
         files,
+        trace,
+        over_time,
         a,
         b,
         output,
@@ -56,12 +68,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         view,
     } = args;
     use_threads(view.threads)?;
+    let queued = !trace.is_empty();
+    let sides = [
+        wasched::compare::PluginChoice::parse(&a, queued).context("--a")?,
+        wasched::compare::PluginChoice::parse(&b, queued).context("--b")?,
+    ];
+    if queued {
+        if html.is_some() {
+            anyhow::bail!("--html: compare --trace writes no report; compare a snapshot for one");
+        }
+        return over_time_compare(files, trace, &over_time, read, sides, output);
+    }
+    if over_time.cluster_from.is_some() {
+        anyhow::bail!("--cluster-from: give --trace too (a node list is replayed over)");
+    }
     let files = input_files(files);
     let read = read.options();
-    let sides = [
-        wasched::compare::PluginChoice::parse(&a).context("--a")?,
-        wasched::compare::PluginChoice::parse(&b).context("--b")?,
-    ];
     let title = snapshot_title(&files);
     let mut bar = wasched::progress::Bar::on_terminal("comparing");
     let compared = wasched::compare::run(
@@ -86,6 +108,70 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(&comparison.differences),
         );
         write_html(&path, &report)?;
+    }
+    Ok(if comparison.differs() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `compare --trace`: both sides replay the trace over the same cluster.
+fn over_time_compare(
+    files: Vec<PathBuf>,
+    traces: Vec<PathBuf>,
+    over_time: &TraceArgs,
+    read: ReadArgs,
+    sides: [wasched::compare::PluginChoice; 2],
+    output: CompareFormat,
+) -> anyhow::Result<ExitCode> {
+    use wasched::replay::whatif;
+    if over_time.cluster_from.is_some() && !files.is_empty() {
+        anyhow::bail!(
+            "{}: with --cluster-from, give no manifests (the cluster is the node list)",
+            files[0].display()
+        );
+    }
+    let inputs = over_time.inputs(files, traces, read.options());
+    let runtime = wasched::Runtime::new()?;
+    let [a, b] = sides;
+    let mut loaded = Vec::new();
+    for (name, side) in [("A", &a), ("B", &b)] {
+        if side.kube_scheduler {
+            anyhow::bail!(
+                "side {name} ({}): a trace is replayed by wasched's engine; kube-scheduler compares a snapshot",
+                side.label
+            );
+        }
+        let plugins = wasched::load_plugins(&runtime, side.plugins.as_deref(), &side.config)
+            .with_context(|| format!("side {name} ({})", side.label))?;
+        loaded.push((side, plugins));
+    }
+    let [(a, mut plugins_a), (b, mut plugins_b)] = <[_; 2]>::try_from(loaded).expect("two sides");
+    let mut bar = crate::replay::Bar::on_terminal();
+    let comparison = whatif::compare(
+        &inputs,
+        [
+            whatif::Side {
+                label: a.label.clone(),
+                plugins: &mut plugins_a,
+                options: over_time.options(&a.config),
+            },
+            whatif::Side {
+                label: b.label.clone(),
+                plugins: &mut plugins_b,
+                options: over_time.options(&b.config),
+            },
+        ],
+        &mut |_, p| bar.show(p),
+    )?;
+    bar.clear();
+    for note in &comparison.summaries[0].notes {
+        eprintln!("note: {note}");
+    }
+    match output {
+        CompareFormat::Table => print!("{}", comparison.to_table()),
+        CompareFormat::Json => println!("{}", comparison.to_json()),
     }
     Ok(if comparison.differs() {
         ExitCode::from(1)

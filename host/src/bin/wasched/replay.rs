@@ -4,14 +4,12 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
-use wasched::replay::alibaba::{GpuShare, Mapping};
 use wasched::replay::report::{self, JobRow, Sink, Summary};
-use wasched::replay::{self, Inputs, Options, Progress, QueueConfig};
+use wasched::replay::{self, Progress};
 
-use crate::args::{Format, ReadArgs, use_threads};
+use crate::args::{Format, ReadArgs, TraceArgs, use_threads};
 
 /// The arguments of `wasched replay`.
 #[derive(clap::Args)]
@@ -26,18 +24,6 @@ pub struct Args {
     /// traces (spot-GPU `job_info_df.csv`, openb `openb_pod_list_*.csv`).
     #[arg(required_unless_present = "cluster_from")]
     traces: Vec<PathBuf>,
-    /// Start from the nodes of a public trace instead of a CLUSTER:
-    /// `node_info_df.csv` of Alibaba's cluster-trace-v2026-spot-gpu (with
-    /// its two PriorityClasses, `alibaba-hp` and `alibaba-spot`), or
-    /// `openb_node_list_*.csv` of cluster-trace-gpu-v2023.
-    #[arg(long, value_name = "FILE")]
-    cluster_from: Option<PathBuf>,
-    /// How a public trace's share of a GPU is asked for: `whole` (a whole
-    /// `nvidia.com/gpu`) or `milli` (thousandths on
-    /// `alibabacloud.com/gpu-milli`, which `--cluster-from` nodes offer
-    /// 1000 of per GPU).
-    #[arg(long, value_enum, default_value_t = GpuShare::Whole)]
-    gpu_share: GpuShare,
     /// Load every `*.wasm` plugin component in this directory instead of
     /// the bundled plugins.
     #[arg(long, value_name = "DIR")]
@@ -47,14 +33,8 @@ pub struct Args {
     /// plugins, as `simulate --config`).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Stop at this virtual time (seconds, or a duration like 12h);
-    /// jobs not done by then are reported unfinished.
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
-    until: Option<Duration>,
-    /// kube-scheduler feature gates that change the queue:
-    /// `SchedulerPopFromBackoffQ=false` (on by default).
-    #[arg(long, value_name = "GATE=BOOL,...", value_delimiter = ',', value_parser = parse_gate)]
-    feature_gates: Vec<(String, bool)>,
+    #[command(flatten)]
+    over_time: TraceArgs,
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     output: Format,
@@ -66,42 +46,12 @@ pub struct Args {
     threads: Option<u16>,
 }
 
-fn parse_time(text: &str) -> Result<Duration, String> {
-    match text.parse::<f64>() {
-        Ok(s) if s.is_finite() && s >= 0.0 => Ok(Duration::from_secs_f64(s)),
-        Ok(_) => Err(format!("{text:?} is not a time ≥ 0")),
-        Err(_) => replay::trace::go_duration(text),
-    }
-}
-
-fn parse_gate(text: &str) -> Result<(String, bool), String> {
-    let (gate, value) = text
-        .split_once('=')
-        .ok_or_else(|| format!("expected GATE=true|false, got {text:?}"))?;
-    if gate != "SchedulerPopFromBackoffQ" {
-        return Err(format!(
-            "{gate}: the only gate the replay's queue reads is SchedulerPopFromBackoffQ"
-        ));
-    }
-    let value = value
-        .parse()
-        .map_err(|_| format!("{gate}: {value:?} is not true or false"))?;
-    Ok((gate.to_string(), value))
-}
-
 /// Runs `replay`.
 pub fn run(args: Args) -> Result<ExitCode> {
     use_threads(args.threads)?;
     let config = wasched::PluginConfig::read_noting(args.config.as_deref(), true)?;
-    let mut queue = QueueConfig::default();
-    if let Some(backoff) = config.backoff() {
-        queue.backoff = backoff;
-    }
-    for (_, on) in &args.feature_gates {
-        queue.pop_from_backoff = *on;
-    }
     let mut traces = args.traces;
-    let cluster = if args.cluster_from.is_some() {
+    let cluster = if args.over_time.cluster_from.is_some() {
         // No CLUSTER: the first path is a trace.
         if args.cluster.as_os_str() == "default" || args.cluster.is_dir() {
             anyhow::bail!(
@@ -116,23 +66,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         vec![args.cluster]
     };
-    let inputs = Inputs {
-        cluster,
-        traces,
-        cluster_from: args.cluster_from,
-        mapping: Mapping {
-            gpu_share: args.gpu_share,
-        },
-        read: args.read.options(),
-    };
+    let inputs = args.over_time.inputs(cluster, traces, args.read.options());
     let runtime = wasched::Runtime::new()?;
     let mut plugins = wasched::load_plugins(&runtime, args.plugins.as_deref(), &config)?;
-    let options = Options {
-        until: args.until,
-        queue,
-        resolution: None,
-        check_invariants: false,
-    };
+    let options = args.over_time.options(&config);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut sink = Rows {
@@ -243,20 +180,22 @@ impl<W: Write> Sink for Rows<'_, W> {
 }
 
 /// Where the replay is, on stderr when it is a terminal.
-struct Bar {
+pub struct Bar {
     enabled: bool,
     started: std::time::Instant,
 }
 
 impl Bar {
-    fn on_terminal() -> Self {
+    /// A bar shown only when stderr is a terminal.
+    pub fn on_terminal() -> Self {
         Self {
             enabled: std::io::stderr().is_terminal(),
             started: std::time::Instant::now(),
         }
     }
 
-    fn show(&mut self, progress: Progress) {
+    /// Shows where a replay is.
+    pub fn show(&mut self, progress: Progress) {
         if !self.enabled {
             return;
         }
@@ -270,7 +209,8 @@ impl Bar {
         );
     }
 
-    fn clear(&mut self) {
+    /// Clears the line.
+    pub fn clear(&mut self) {
         if self.enabled {
             eprint!("\r\x1b[K");
         }
