@@ -334,3 +334,149 @@ fn the_comparison_report_shows_both_maps_and_marks_the_differences() {
     }
     assert_eq!(strings(&record["differs"]), differing);
 }
+
+/// What a replay's pictures drew, written as JSON into `<pre id="harness">`
+/// once the page's script ran.
+const PICTURES_PROBE: &str = r#"<script>
+(function () {
+  var out = { runs: [] };
+  [0, 1].forEach(function (i) {
+    var timeline = document.querySelector('.timeline.run-' + i);
+    if (!timeline) return;
+    out.runs.push({
+      gpus: document.querySelectorAll('#gpus path.run-' + i).length,
+      pending: document.querySelectorAll('#pending path.run-' + i).length,
+      cdfs: Array.from(document.querySelectorAll('#waits path.cdf.run-' + i)).map(function (p) { return p.dataset.class; }),
+      jobs: Array.from(timeline.querySelectorAll('g.job')).map(function (g) {
+        return { job: g.dataset.job, preemptions: g.querySelectorAll('line.preempt').length, ran: g.querySelectorAll('rect.ran').length };
+      }),
+      ticks: Array.from(timeline.querySelectorAll('svg > text')).map(function (t) { return t.textContent; })
+    });
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'harness';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script></body>"#;
+
+/// Runs the probe on a copy of the pictures page: what it drew.
+fn probe_pictures(browser: &Path, page: &Path) -> Value {
+    let probe = page.with_extension("probe.html");
+    let text = std::fs::read_to_string(page)
+        .unwrap()
+        .replacen("</body>", PICTURES_PROBE, 1);
+    std::fs::write(&probe, text).unwrap();
+    let (dom, console) = run_chromium(browser, &probe, &["--dump-dom"]);
+    assert!(console.is_empty(), "console output: {console:#?}");
+    harness_record(&dom)
+}
+
+#[test]
+#[ignore = "needs Chromium (apt-get install chromium); make test runs it when installed"]
+fn a_replays_pictures_draw_its_series_waits_and_largest_jobs() {
+    let browser = chromium();
+    let dir = common::tempdir("browser-replay");
+    let nodes = common::testdata("replay/alibaba/node_info_df.csv");
+    let jobs = common::testdata("replay/alibaba/job_info_df.csv");
+    let report = dir.join("replay.html");
+    let json = wasched(&[
+        "replay",
+        "--cluster-from",
+        nodes.to_str().unwrap(),
+        jobs.to_str().unwrap(),
+        "-o",
+        "json",
+        "--html",
+        report.to_str().unwrap(),
+    ]);
+    let replay: Value = serde_json::from_str(&json).unwrap();
+    let record = probe_pictures(&browser, &report);
+    let runs = record["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{record}");
+    let run = &runs[0];
+    assert_eq!(
+        (run["gpus"].as_u64(), run["pending"].as_u64()),
+        (Some(1), Some(1))
+    );
+    // One distribution per class whose jobs started.
+    let classes: BTreeSet<String> = replay["summary"]["byPriority"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, t)| t["wait"]["count"].as_u64().unwrap() > 0)
+        .map(|(class, _)| class.clone())
+        .collect();
+    assert_eq!(strings(&run["cdfs"]), classes);
+    // Every job (10 < 20) on the timeline, each preemption marked.
+    let rows = replay["jobs"].as_array().unwrap();
+    let drawn = run["jobs"].as_array().unwrap();
+    assert_eq!(drawn.len(), rows.len());
+    for row in rows {
+        let bar = drawn
+            .iter()
+            .find(|b| b["job"] == row["job"])
+            .unwrap_or_else(|| panic!("{} not drawn", row["job"]));
+        assert_eq!(bar["preemptions"], row["preempted"], "{}", row["job"]);
+        assert_eq!(
+            bar["ran"].as_u64().unwrap(),
+            u64::from(!row["start"].is_null())
+        );
+    }
+    assert!(drawn.iter().any(|b| b["preemptions"].as_u64().unwrap() > 0));
+    // The 24-GPU gang is the largest job: first.
+    assert_eq!(drawn[0]["job"], "org-57/job-2001");
+}
+
+#[test]
+#[ignore = "needs Chromium (apt-get install chromium); make test runs it when installed"]
+fn a_comparison_over_time_draws_both_runs_on_shared_axes() {
+    let browser = chromium();
+    let dir = common::tempdir("browser-compare-trace");
+    let config = dir.join("no-preemption.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: WaschedWorkloadPreemption}]\n",
+    )
+    .unwrap();
+    let nodes = common::testdata("replay/alibaba/node_info_df.csv");
+    let jobs = common::testdata("replay/alibaba/job_info_df.csv");
+    let report = dir.join("compare.html");
+    wasched(&[
+        "compare",
+        "--trace",
+        jobs.to_str().unwrap(),
+        "--cluster-from",
+        nodes.to_str().unwrap(),
+        "--a",
+        "bundled",
+        "--b",
+        config.to_str().unwrap(),
+        "--html",
+        report.to_str().unwrap(),
+    ]);
+    let record = probe_pictures(&browser, &report);
+    let runs = record["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{record}");
+    for run in runs {
+        assert_eq!(
+            (run["gpus"].as_u64(), run["pending"].as_u64()),
+            (Some(1), Some(1))
+        );
+        assert_eq!(run["jobs"].as_array().unwrap().len(), 10);
+    }
+    // Shared axes: both timelines have the same ticks.
+    assert!(!runs[0]["ticks"].as_array().unwrap().is_empty());
+    assert_eq!(runs[0]["ticks"], runs[1]["ticks"]);
+    // Without preemption, nothing is preempted on B.
+    let preempted = |run: &Value| -> u64 {
+        run["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["preemptions"].as_u64().unwrap())
+            .sum()
+    };
+    assert!(preempted(&runs[0]) > 0);
+    assert_eq!(preempted(&runs[1]), 0);
+}

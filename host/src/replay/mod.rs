@@ -24,6 +24,7 @@ pub mod generate;
 mod groups;
 pub mod manifests;
 pub mod objects;
+pub mod pictures;
 pub mod queue;
 pub mod report;
 pub mod requeue;
@@ -186,6 +187,8 @@ struct JobRun {
     preempted: u32,
     /// The instant of the last preemption counted.
     preempted_at: Option<Duration>,
+    /// Each preemption's instant, seconds.
+    preemptions: Vec<f64>,
     /// Failures counted against `backoffLimit`.
     failures: u32,
     /// Failures since the last pod succeeded (the replacement delay).
@@ -229,6 +232,7 @@ impl JobRun {
             attempts: 0,
             preempted: 0,
             preempted_at: None,
+            preemptions: Vec::new(),
             failures: 0,
             failures_since_success: 0,
             gpu_seconds_lost: 0.0,
@@ -785,6 +789,8 @@ impl<'a> Engine<'a> {
             pending_flaps: run.flaps,
             waited_for: run.longest_wait(),
             nodes: std::mem::take(&mut run.nodes),
+            gpus: f64::from(spec.workers) * spec.gpus_per_pod(),
+            preemptions: std::mem::take(&mut run.preemptions),
         };
         self.recorder.ended(&row);
         self.ended += 1;
@@ -1095,6 +1101,7 @@ impl<'a> Engine<'a> {
         if run.preempted_at != Some(now) {
             run.preempted += 1;
             run.preempted_at = Some(now);
+            run.preemptions.push(round(now.as_secs_f64()));
         }
         if run.admitted {
             run.flaps += 1;

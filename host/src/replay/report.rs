@@ -43,6 +43,12 @@ pub struct JobRow {
     /// The node of each binding of its pods, in the order they were bound
     /// (a pod recreated after preemption is bound again, and listed again).
     pub nodes: Vec<String>,
+    /// GPUs its pods ask for together (for the pictures).
+    #[serde(skip)]
+    pub gpus: f64,
+    /// When its pods were preempted, seconds (for the pictures).
+    #[serde(skip)]
+    pub preemptions: Vec<f64>,
 }
 
 /// Where each row goes as it completes.

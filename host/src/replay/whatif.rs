@@ -92,6 +92,9 @@ pub struct Comparison {
     pub moved: Vec<Moved>,
     /// Each side's aggregates, A then B.
     pub summaries: [Summary; 2],
+    /// Each side's pictures, A then B (`compare --trace --html`).
+    #[serde(skip)]
+    pub pictures: Vec<super::pictures::Run>,
 }
 
 /// Rows of a side, by job.
@@ -117,15 +120,18 @@ pub fn compare(
     let mut rows: [Rows; 2] = Default::default();
     let mut summaries: Vec<Summary> = Vec::new();
     let mut labels = Vec::new();
+    let mut pictures = Vec::new();
     for (i, side) in sides.into_iter().enumerate() {
+        let mut collector = super::pictures::Collector::new(&mut rows[i]);
         let summary = super::replay_files(
             inputs,
             side.plugins,
             &side.options,
-            &mut rows[i],
+            &mut collector,
             &mut |p| progress(i, p),
         )
         .with_context(|| format!("side {} ({})", names[i], side.label))?;
+        pictures.push(collector.finish(&side.label, &summary));
         summaries.push(summary);
         labels.push(side.label);
     }
@@ -169,6 +175,7 @@ pub fn compare(
         jobs_differing,
         moved,
         summaries: [a, b],
+        pictures,
     })
 }
 

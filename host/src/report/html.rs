@@ -12,11 +12,31 @@ pub const PLACEHOLDER: &str = "__WASCHED_DATA__";
 
 /// The page for `report`.
 pub fn render(report: &Report) -> String {
-    let json = serde_json::to_string(report).expect("report serialises");
+    fill(TEMPLATE, PLACEHOLDER, report)
+}
+
+/// `template` with `value` as JSON where `placeholder` is (inside a
+/// `<script type="application/json">` element).
+pub fn fill(template: &str, placeholder: &str, value: &impl serde::Serialize) -> String {
+    let json = serde_json::to_string(value).expect("page data serialises");
     // Inside <script>, only `</` can end the element early; `<\/` is the
     // same JSON string.
     let json = json.replace("</", "<\\/");
-    TEMPLATE.replacen(PLACEHOLDER, &json, 1)
+    template.replacen(placeholder, &json, 1)
+}
+
+/// Whether `template` takes its data at exactly one `placeholder` and
+/// references nothing on the network (the page opens anywhere).
+pub fn is_self_contained(template: &str, placeholder: &str) -> Result<(), String> {
+    if template.matches(placeholder).count() != 1 {
+        return Err(format!("{placeholder} is not there exactly once"));
+    }
+    for remote in ["http://", "https://", "//cdn", "@import", "url(http"] {
+        if template.contains(remote) {
+            return Err(format!("the template references {remote}"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -25,9 +45,8 @@ mod tests {
 
     #[test]
     fn the_template_has_one_placeholder_and_no_network_references() {
-        assert_eq!(TEMPLATE.matches(PLACEHOLDER).count(), 1);
-        for remote in ["http://", "https://", "//cdn", "@import", "url(http"] {
-            assert!(!TEMPLATE.contains(remote), "template references {remote}");
-        }
+        assert_eq!(is_self_contained(TEMPLATE, PLACEHOLDER), Ok(()));
+        assert!(is_self_contained("<a href='https://x'>__P__</a>", "__P__").is_err());
+        assert!(is_self_contained("__P__ __P__", "__P__").is_err());
     }
 }

@@ -47,7 +47,8 @@ pub struct Args {
     #[command(flatten)]
     read: ReadArgs,
     /// Also write both cluster maps side by side, differences
-    /// highlighted, as a self-contained HTML file.
+    /// highlighted, as a self-contained HTML file; with `--trace`, both
+    /// replays drawn on shared axes (as `replay --html`).
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     #[command(flatten)]
@@ -74,10 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         wasched::compare::PluginChoice::parse(&b, queued).context("--b")?,
     ];
     if queued {
-        if html.is_some() {
-            anyhow::bail!("--html: compare --trace writes no report; compare a snapshot for one");
-        }
-        return over_time_compare(files, trace, &over_time, read, sides, output);
+        return over_time_compare(files, trace, &over_time, read, sides, output, html);
     }
     if over_time.cluster_from.is_some() {
         anyhow::bail!("--cluster-from: give --trace too (a node list is replayed over)");
@@ -124,8 +122,10 @@ fn over_time_compare(
     read: ReadArgs,
     sides: [wasched::compare::PluginChoice; 2],
     output: CompareFormat,
+    html: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
     use wasched::replay::whatif;
+    let title = crate::replay::title(&traces);
     if over_time.cluster_from.is_some() && !files.is_empty() {
         anyhow::bail!(
             "{}: with --cluster-from, give no manifests (the cluster is the node list)",
@@ -172,6 +172,9 @@ fn over_time_compare(
     match output {
         CompareFormat::Table => print!("{}", comparison.to_table()),
         CompareFormat::Json => println!("{}", comparison.to_json()),
+    }
+    if let Some(path) = html {
+        crate::replay::write_pictures(&path, &title, &comparison.pictures)?;
     }
     Ok(if comparison.differs() {
         ExitCode::from(1)

@@ -38,6 +38,11 @@ pub struct Args {
     /// Output format.
     #[arg(long, short, value_enum, default_value_t = Format::Table)]
     output: Format,
+    /// Also draw the replay as a self-contained HTML file: allocated GPUs
+    /// and pending jobs over time, the wait per priority class, a
+    /// timeline of the largest jobs.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
     /// Worker threads for reading manifests and node checks (default: the
@@ -66,6 +71,12 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         vec![args.cluster]
     };
+    let title = title(&traces);
+    let label = match (&args.plugins, &args.config) {
+        (Some(dir), _) => dir.display().to_string(),
+        (None, Some(config)) => config.display().to_string(),
+        (None, None) => "bundled".to_string(),
+    };
     let inputs = args.over_time.inputs(cluster, traces, args.read.options());
     let runtime = wasched::Runtime::new()?;
     let mut plugins = wasched::load_plugins(&runtime, args.plugins.as_deref(), &config)?;
@@ -79,16 +90,50 @@ pub fn run(args: Args) -> Result<ExitCode> {
         started: false,
     };
     let mut bar = Bar::on_terminal();
-    let summary = replay::replay_files(&inputs, &mut plugins, &options, &mut sink, &mut |p| {
-        bar.show(p)
-    })?;
+    let mut show = |p| bar.show(p);
+    // The pictures keep each job's wait: only when asked for.
+    let (summary, pictures) = if args.html.is_some() {
+        let mut collector = replay::pictures::Collector::new(&mut sink);
+        let summary =
+            replay::replay_files(&inputs, &mut plugins, &options, &mut collector, &mut show)?;
+        let pictures = collector.finish(&label, &summary);
+        (summary, Some(pictures))
+    } else {
+        let summary = replay::replay_files(&inputs, &mut plugins, &options, &mut sink, &mut show)?;
+        (summary, None)
+    };
     bar.clear();
     for note in &summary.notes {
         eprintln!("note: {note}");
     }
     sink.finish(&summary)?;
     out.flush().context("cannot write the output")?;
+    if let (Some(path), Some(pictures)) = (args.html, pictures) {
+        write_pictures(&path, &title, &[pictures])?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The title of a replay's pictures: its traces' file names.
+pub fn title(traces: &[PathBuf]) -> String {
+    traces
+        .iter()
+        .map(|t| {
+            t.file_name()
+                .map_or_else(|| t.display().to_string(), |n| n.to_string_lossy().into())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Writes the pictures of `runs` to `path`.
+pub fn write_pictures(
+    path: &std::path::Path,
+    title: &str,
+    runs: &[replay::pictures::Run],
+) -> Result<()> {
+    std::fs::write(path, replay::pictures::render(title, runs))
+        .with_context(|| format!("{}: cannot write the report", path.display()))
 }
 
 /// Rows written as jobs end (nothing before the first, so that an input
