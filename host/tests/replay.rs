@@ -61,6 +61,35 @@ fn span(rows: &[JobRow], name: &str) -> (Option<f64>, f64) {
 }
 
 #[test]
+fn with_the_workload_api_off_a_partial_gang_holds_its_nodes() {
+    let trace = r#"
+{"name":"first","submit":0,"duration":100,"workers":2,"minCount":2,"gpu":8}
+{"name":"second","submit":10,"duration":50,"workers":2,"minCount":2,"gpu":8}
+{"name":"lone","submit":20,"duration":5,"gpu":8}
+"#;
+    // The gate on: the second gang waits whole, the lone job takes the
+    // free node at once.
+    let (rows, _) = run(3, trace);
+    assert_eq!(span(&rows, "lone"), (Some(20.0), 25.0));
+    // The gate off: no PodGroup; the second job's first pod takes the free
+    // node at 10 and holds it while its second waits, so the lone job
+    // waits for the first job to end; the second job runs once both of
+    // its pods do.
+    let off = Options {
+        generic_workload_off: true,
+        ..checked()
+    };
+    let (rows, summary) = run_with(3, trace, &off);
+    let lone = row(&rows, "lone");
+    assert!(lone.start.unwrap() >= 100.0, "{lone:?}");
+    let second = row(&rows, "second");
+    assert!(second.start.unwrap() >= 100.0, "{second:?}");
+    assert_eq!(second.end - second.start.unwrap(), 50.0);
+    assert_eq!(second.nodes.len(), 2);
+    assert_eq!(summary.succeeded, 3);
+}
+
+#[test]
 fn a_gang_waits_for_a_finishing_job() {
     let trace = r#"
 {"name":"first","submit":0,"duration":100,"workers":2,"minCount":2,"gpu":8}

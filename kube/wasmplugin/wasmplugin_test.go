@@ -236,32 +236,11 @@ func TestComponentsPreemptInsideKubeScheduler(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	urgent := podGroup(t, "urgent", 2, "")
-	urgent.Object["spec"].(map[string]any)["priorityClassName"] = "high"
-	setup := []*unstructured.Unstructured{priorityClass(t, "high", 1000), node(t, "n1", "r1", 0), node(t, "n2", "r2", 0), urgent}
-	for i, host := range []string{"n1", "n1", "n2", "n2"} {
-		low := pod(t, fmt.Sprintf("low-%d", i), "", "3", 0)
-		low.Object["spec"].(map[string]any)["nodeName"] = host
-		setup = append(setup, low)
-	}
-	pending := []*unstructured.Unstructured{pod(t, "urgent-0", "urgent", "5", 0), pod(t, "urgent-1", "urgent", "5", 0)}
-	for _, p := range pending { // a group's pods have its priority
-		p.Object["spec"].(map[string]any)["priorityClassName"] = "high"
-	}
+	victimsBefore := histogramSum(t, "scheduler_workload_preemption_victims")
+	setup, pending := urgentGang(t)
 	config, _ := sample(t)
 	cp, sched, _ := startScheduler(ctx, t, setup, pending, config, registry())
-	result := runUntilQuiet(ctx, t, cp, sched)
-	deleted := map[string]int{}
-	nodes := map[string]string{}
-	for _, p := range result.Pods {
-		nodes[p.Name] = p.Node
-		if strings.HasPrefix(p.Name, "low-") && p.Deleted {
-			deleted[p.Node]++
-			if p.PreemptedBy != "PodGroup default/urgent" {
-				t.Errorf("%s preempted by %q", p.Name, p.PreemptedBy)
-			}
-		}
-	}
+	deleted, nodes := preempted(t, runUntilQuiet(ctx, t, cp, sched))
 	if deleted["n1"] != 1 || deleted["n2"] != 1 {
 		t.Errorf("victims per node %v, want one on each (%v)", deleted, nodes)
 	}
@@ -273,10 +252,57 @@ func TestComponentsPreemptInsideKubeScheduler(t *testing.T) {
 	if n, err := testutil.GetCounterMetricValue(schedmetrics.WorkloadPreemptionAttempts.WithLabelValues("Success")); err != nil || n < 1 {
 		t.Errorf("scheduler_workload_preemption_attempts_total{result=Success} = %v (%v), want at least 1", n, err)
 	}
-	victims, err := testutil.GetHistogramVecFromGatherer(legacyregistry.DefaultGatherer, "scheduler_workload_preemption_victims", nil)
-	if err != nil || victims.GetAggregatedSampleSum() != 2 {
-		t.Errorf("scheduler_workload_preemption_victims: sum %v (%v), want 2", victims.GetAggregatedSampleSum(), err)
+	if sum := histogramSum(t, "scheduler_workload_preemption_victims") - victimsBefore; sum != 2 {
+		t.Errorf("scheduler_workload_preemption_victims: sum grew by %v, want 2", sum)
 	}
+}
+
+// histogramSum is the sum of a histogram of this process's registry (0
+// before anything was observed).
+func histogramSum(t *testing.T, name string) float64 {
+	t.Helper()
+	h, err := testutil.GetHistogramVecFromGatherer(legacyregistry.DefaultGatherer, name, nil)
+	if err != nil {
+		return 0
+	}
+	return h.GetAggregatedSampleSum()
+}
+
+// urgentGang is a cluster of two nodes, each full with two low-priority
+// pods of 3 CPUs, and a high-priority gang of two 5-CPU pods that fits
+// only if one low pod per node goes.
+func urgentGang(t *testing.T) (setup, pending []*unstructured.Unstructured) {
+	urgent := podGroup(t, "urgent", 2, "")
+	urgent.Object["spec"].(map[string]any)["priorityClassName"] = "high"
+	setup = []*unstructured.Unstructured{priorityClass(t, "high", 1000), node(t, "n1", "r1", 0), node(t, "n2", "r2", 0), urgent}
+	for i, host := range []string{"n1", "n1", "n2", "n2"} {
+		low := pod(t, fmt.Sprintf("low-%d", i), "", "3", 0)
+		low.Object["spec"].(map[string]any)["nodeName"] = host
+		setup = append(setup, low)
+	}
+	pending = []*unstructured.Unstructured{pod(t, "urgent-0", "urgent", "5", 0), pod(t, "urgent-1", "urgent", "5", 0)}
+	for _, p := range pending { // a group's pods have its priority
+		p.Object["spec"].(map[string]any)["priorityClassName"] = "high"
+	}
+	return setup, pending
+}
+
+// preempted reads urgentGang's outcome: low pods deleted per node (each
+// checked to be the gang's victim) and each pod's node.
+func preempted(t *testing.T, result *engine.Result) (map[string]int, map[string]string) {
+	t.Helper()
+	deleted := map[string]int{}
+	nodes := map[string]string{}
+	for _, p := range result.Pods {
+		nodes[p.Name] = p.Node
+		if strings.HasPrefix(p.Name, "low-") && p.Deleted {
+			deleted[p.Node]++
+			if p.PreemptedBy != "PodGroup default/urgent" {
+				t.Errorf("%s preempted by %q", p.Name, p.PreemptedBy)
+			}
+		}
+	}
+	return deleted, nodes
 }
 
 // runUntilQuiet starts scheduling, waits until kube-scheduler is quiet and

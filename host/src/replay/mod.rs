@@ -65,6 +65,13 @@ pub struct Options {
     /// has, a job that runs has the pods it needs running, and every job
     /// that arrived is waiting, running or ended.
     pub check_invariants: bool,
+    /// kube-scheduler's `GenericWorkload` feature gate off (v1.37's
+    /// default; the replay otherwise takes it as on): no PodGroup is
+    /// created, pods carry no scheduling group and are scheduled one by
+    /// one, with pod-level preemption. A gang job still makes progress
+    /// only while `minCount` of its pods run, so a partial gang holds
+    /// its nodes.
+    pub generic_workload_off: bool,
 }
 
 /// Where a replay is, for a progress line.
@@ -213,14 +220,17 @@ const MAX_POPS_PER_INSTANT: usize = 100_000;
 const REASONS: usize = 8;
 
 impl JobRun {
-    fn new(spec: Arc<Job>) -> Self {
+    /// A job arriving; `units` is the grouping its work needs (a gang's
+    /// `minCount` running), which its pods' own may lack (the
+    /// `GenericWorkload` gate off).
+    fn new(spec: Arc<Job>, units: trace::Grouping) -> Self {
         let workers = (0..spec.workers)
             .map(|_| Worker {
                 incarnation: 0,
                 phase: Phase::Pending,
             })
             .collect();
-        let units = match spec.grouping {
+        let units = match units {
             trace::Grouping::Gang(min) => vec![Unit::new(0..spec.workers, min)],
             _ => (0..spec.workers).map(|w| Unit::new(w..w + 1, 1)).collect(),
         };
@@ -554,6 +564,13 @@ impl<'a> Engine<'a> {
     fn arrive(&mut self, index: u32, job: Job, sink: &mut dyn Sink) -> Result<()> {
         let now = self.now;
         self.recorder.arrived(now);
+        // What the job needs running to progress, whatever the API says.
+        let units = job.grouping;
+        let job = if self.options.generic_workload_off {
+            without_workload_api(job)
+        } else {
+            job
+        };
         let spec = Arc::new(job);
         if let Some(group) = objects::pod_group(&spec, now)? {
             self.upsert(group)?;
@@ -565,7 +582,7 @@ impl<'a> Engine<'a> {
                 Some(key),
             ));
         }
-        let mut run = JobRun::new(spec.clone());
+        let mut run = JobRun::new(spec.clone(), units);
         run.waiting = Some(("arrived".into(), now));
         self.running.insert(index, run);
         for worker in 0..spec.workers {
@@ -680,7 +697,8 @@ impl<'a> Engine<'a> {
             }
             fit += on_node;
         }
-        if fit >= u64::from(spec.needed()) {
+        let needed = self.running[&job].units.first().map_or(1, |u| u.need);
+        if fit >= u64::from(needed) {
             return None;
         }
         Some(format!(
@@ -1364,6 +1382,15 @@ impl<'a> Engine<'a> {
             self.last_level = level;
         }
     }
+}
+
+/// `job` as the API server keeps it with the `GenericWorkload` gate off:
+/// no PodGroup, so no grouping, topology constraint or group disruption.
+fn without_workload_api(mut job: Job) -> Job {
+    job.grouping = trace::Grouping::None;
+    job.topology_key = None;
+    job.disruption = trace::Disruption::Pod;
+    job
 }
 
 /// The cluster's GPUs (in thousandths) and CPU (in the model's units).

@@ -93,6 +93,7 @@
 //! | `candidatePolicy` | string | `FewestVictims` | `FewestVictims`, `FewestEvictedGpus` or `LowestPrioritySum` (see above; exact spelling) |
 //! | `gpuResource` | string | `nvidia.com/gpu` | the resource `FewestEvictedGpus` counts; must not be empty |
 //! | `budgetViolationsFirst` | bool | `true` | reprieve PDB-violating units first. `false` ignores `violates_budget` in the reprieve order, which departs from kube-scheduler (budgets then only count when choosing a candidate) |
+//! | `groupPreemption` | bool | `true` | `false`: a PodGroup or CompositePodGroup never preempts (declined `Unschedulable`, [`GROUP_PREEMPTION_OFF`]); lone pods still do. kube-scheduler v1.37 preempts for a group only at `PodGroupPostFilter`, so this is its behaviour with `DefaultPreemption` disabled there |
 //!
 //! ```yaml
 //! - name: WorkloadPreemption
@@ -410,6 +411,9 @@ pub struct Args {
     /// `budgetViolationsFirst`: reprieve PDB-violating units first; default
     /// `true` (kube-scheduler's behaviour).
     pub budget_violations_first: Option<bool>,
+    /// `groupPreemption`: whether a PodGroup or CompositePodGroup may
+    /// preempt; default `true`. `false` declines a unit preemptor.
+    pub group_preemption: Option<bool>,
 }
 
 /// The plugin: its validated configuration, no other state.
@@ -418,6 +422,7 @@ pub struct WorkloadPreemption {
     policy: CandidatePolicy,
     gpu_resource: String,
     budget_violations_first: bool,
+    group_preemption: bool,
 }
 
 impl Default for WorkloadPreemption {
@@ -427,6 +432,7 @@ impl Default for WorkloadPreemption {
             policy: CandidatePolicy::default(),
             gpu_resource: DEFAULT_GPU_RESOURCE.to_string(),
             budget_violations_first: true,
+            group_preemption: true,
         }
     }
 }
@@ -446,7 +452,26 @@ impl WorkloadPreemption {
     pub fn budget_violations_first(&self) -> bool {
         self.budget_violations_first
     }
+
+    /// Whether a unit (PodGroup, CompositePodGroup) may preempt.
+    pub fn group_preemption(&self) -> bool {
+        self.group_preemption
+    }
+
+    /// Declines a unit preemptor when `groupPreemption` is off.
+    fn admits(&self, preemptor: &Preemptor) -> Result<(), Status> {
+        match preemptor {
+            Preemptor::Unit(_) if !self.group_preemption => Err(Status {
+                code: Code::Unschedulable,
+                reason: GROUP_PREEMPTION_OFF.into(),
+            }),
+            _ => Ok(()),
+        }
+    }
 }
+
+/// Why a unit preemptor is declined with `groupPreemption: false`.
+pub const GROUP_PREEMPTION_OFF: &str = "group preemption is off (groupPreemption: false)";
 
 /// The column of resource `name` in the snapshot, if it has one.
 fn resource_column(cluster: &impl Cluster, name: &str) -> Option<usize> {
@@ -471,15 +496,19 @@ impl Plugin for WorkloadPreemption {
         if let Some(first) = args.budget_violations_first {
             plugin.budget_violations_first = first;
         }
+        if let Some(on) = args.group_preemption {
+            plugin.group_preemption = on;
+        }
         Ok(plugin)
     }
 
     fn order_victims(
         &mut self,
         cluster: &impl Cluster,
-        _preemptor: Preemptor,
+        preemptor: Preemptor,
         units: &[VictimUnit],
     ) -> Result<Vec<u32>, Status> {
+        self.admits(&preemptor)?;
         let ranked: Vec<Ranked> = units
             .iter()
             .map(|unit| {
@@ -503,9 +532,10 @@ impl Plugin for WorkloadPreemption {
     fn select_candidate(
         &mut self,
         cluster: &impl Cluster,
-        _preemptor: Preemptor,
+        preemptor: Preemptor,
         candidates: &[PreemptionCandidate],
     ) -> Result<u32, Status> {
+        self.admits(&preemptor)?;
         let chosen = if self.policy == CandidatePolicy::FewestEvictedGpus {
             let column = resource_column(cluster, &self.gpu_resource);
             if column.is_none() {

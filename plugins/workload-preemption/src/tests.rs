@@ -621,6 +621,33 @@ fn fewest_evicted_gpus_with_a_configured_resource() {
 // ---------------------------------------------------------------------------
 
 #[test]
+fn group_preemption_off_declines_units_and_keeps_lone_pods() {
+    let cluster = FakeCluster::new();
+    let units = [prio(pod(0), 9), prio(pod(1), 1)];
+    let off = plugin(r#"{"groupPreemption": false}"#);
+    assert!(!off.group_preemption() && plugin("{}").group_preemption());
+    for answer in [
+        off.clone().order_victims(&cluster, GANG, &units).err(),
+        off.clone()
+            .select_candidate(&cluster, GANG, &[candidate(0, vec![])])
+            .err(),
+    ] {
+        let status = answer.expect("a unit is declined");
+        assert_eq!(status.code, Code::Unschedulable);
+        assert_eq!(status.reason, GROUP_PREEMPTION_OFF);
+    }
+    assert_eq!(
+        off.clone().order_victims(&cluster, LONE, &units),
+        plugin("{}").order_victims(&cluster, LONE, &units)
+    );
+    assert_eq!(
+        off.clone()
+            .select_candidate(&cluster, LONE, &[candidate(0, vec![])]),
+        Ok(0)
+    );
+}
+
+#[test]
 fn args_defaults_and_values() {
     for empty in ["", "{}", "null", r#"{"candidatePolicy": null}"#] {
         assert_eq!(plugin(empty), WorkloadPreemption::default(), "{empty:?}");

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use wasched::replay::alibaba::{GpuShare, Mapping};
-use wasched::replay::{Inputs, Options, QueueConfig};
+use wasched::replay::{Inputs, Options};
 
 /// Output formats of the commands that print decisions (`simulate`,
 /// `replay`).
@@ -146,8 +146,9 @@ pub struct TraceArgs {
     /// jobs not done by then are reported unfinished.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub until: Option<Duration>,
-    /// kube-scheduler feature gates that change the queue:
-    /// `SchedulerPopFromBackoffQ=false` (on by default).
+    /// kube-scheduler feature gates the replay reads:
+    /// `SchedulerPopFromBackoffQ` (on by default) and `GenericWorkload`
+    /// (taken as on; `false`: no PodGroups, pods scheduled one by one).
     #[arg(long, value_name = "GATE=BOOL,...", value_delimiter = ',', value_parser = parse_gate)]
     pub feature_gates: Vec<(String, bool)>,
 }
@@ -172,21 +173,27 @@ impl TraceArgs {
         }
     }
 
-    /// The replay's options under `config` (its backoff) and the gates.
-    pub fn options(&self, config: &wasched::PluginConfig) -> Options {
-        let mut queue = QueueConfig::default();
-        if let Some(backoff) = config.backoff() {
-            queue.backoff = backoff;
-        }
-        for (_, on) in &self.feature_gates {
-            queue.pop_from_backoff = *on;
-        }
-        Options {
+    /// The replay's options under `config` (its backoff), the gates, then
+    /// `more_gates` (a side's own).
+    pub fn options(
+        &self,
+        config: &wasched::PluginConfig,
+        more_gates: &[(String, bool)],
+    ) -> Options {
+        let mut options = Options {
             until: self.until,
-            queue,
-            resolution: None,
-            check_invariants: false,
+            ..Options::default()
+        };
+        if let Some(backoff) = config.backoff() {
+            options.queue.backoff = backoff;
         }
+        for (gate, on) in self.feature_gates.iter().chain(more_gates) {
+            match gate.as_str() {
+                GENERIC_WORKLOAD => options.generic_workload_off = !on,
+                _ => options.queue.pop_from_backoff = *on,
+            }
+        }
+        options
     }
 }
 
@@ -198,13 +205,17 @@ fn parse_time(text: &str) -> Result<Duration, String> {
     }
 }
 
-fn parse_gate(text: &str) -> Result<(String, bool), String> {
+/// The gate of the workload API.
+const GENERIC_WORKLOAD: &str = "GenericWorkload";
+
+/// `GATE=BOOL` of a gate the replay reads.
+pub fn parse_gate(text: &str) -> Result<(String, bool), String> {
     let (gate, value) = text
         .split_once('=')
         .ok_or_else(|| format!("expected GATE=true|false, got {text:?}"))?;
-    if gate != "SchedulerPopFromBackoffQ" {
+    if gate != "SchedulerPopFromBackoffQ" && gate != GENERIC_WORKLOAD {
         return Err(format!(
-            "{gate}: the only gate the replay's queue reads is SchedulerPopFromBackoffQ"
+            "{gate}: the gates the replay reads are SchedulerPopFromBackoffQ and {GENERIC_WORKLOAD}"
         ));
     }
     let value = value

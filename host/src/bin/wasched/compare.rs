@@ -32,6 +32,13 @@ pub struct Args {
     trace: Vec<PathBuf>,
     #[command(flatten)]
     over_time: TraceArgs,
+    /// Side A's own feature gates with `--trace`, after `--feature-gates`
+    /// (e.g. `GenericWorkload=false` for kube-scheduler v1.37's default).
+    #[arg(long, value_name = "GATE=BOOL,...", value_delimiter = ',', value_parser = crate::args::parse_gate)]
+    a_feature_gates: Vec<(String, bool)>,
+    /// Side B's own feature gates with `--trace`, as `--a-feature-gates`.
+    #[arg(long, value_name = "GATE=BOOL,...", value_delimiter = ',', value_parser = crate::args::parse_gate)]
+    b_feature_gates: Vec<(String, bool)>,
     /// Side A: `bundled`, a plugin directory, a configuration file for
     /// the bundled plugins, `kube-scheduler` (the real one, v1.37.2, on
     /// a real control plane), or `kube-scheduler-wasm` (that
@@ -57,10 +64,16 @@ pub struct Args {
 
 /// Runs `wasched compare`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    use_threads(args.view.threads)?;
+    if !args.trace.is_empty() {
+        return over_time_compare(args);
+    }
     let Args {
         files,
-        trace,
+        trace: _,
         over_time,
+        a_feature_gates,
+        b_feature_gates,
         a,
         b,
         output,
@@ -68,14 +81,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         html,
         view,
     } = args;
-    use_threads(view.threads)?;
-    let queued = !trace.is_empty();
     let sides = [
-        wasched::compare::PluginChoice::parse(&a, queued).context("--a")?,
-        wasched::compare::PluginChoice::parse(&b, queued).context("--b")?,
+        wasched::compare::PluginChoice::parse(&a, false).context("--a")?,
+        wasched::compare::PluginChoice::parse(&b, false).context("--b")?,
     ];
-    if queued {
-        return over_time_compare(files, trace, &over_time, read, sides, output, html);
+    if !a_feature_gates.is_empty() || !b_feature_gates.is_empty() {
+        anyhow::bail!(
+            "--a-feature-gates, --b-feature-gates: give --trace too (they change a replay)"
+        );
     }
     if over_time.cluster_from.is_some() {
         anyhow::bail!("--cluster-from: give --trace too (a node list is replayed over)");
@@ -115,16 +128,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// `compare --trace`: both sides replay the trace over the same cluster.
-fn over_time_compare(
-    files: Vec<PathBuf>,
-    traces: Vec<PathBuf>,
-    over_time: &TraceArgs,
-    read: ReadArgs,
-    sides: [wasched::compare::PluginChoice; 2],
-    output: CompareFormat,
-    html: Option<PathBuf>,
-) -> anyhow::Result<ExitCode> {
+fn over_time_compare(args: Args) -> anyhow::Result<ExitCode> {
     use wasched::replay::whatif;
+    let Args {
+        files,
+        trace: traces,
+        over_time,
+        a_feature_gates,
+        b_feature_gates,
+        a,
+        b,
+        output,
+        read,
+        html,
+        view: _,
+    } = args;
+    let sides = [
+        wasched::compare::PluginChoice::parse(&a, true).context("--a")?,
+        wasched::compare::PluginChoice::parse(&b, true).context("--b")?,
+    ];
+    let gates = [a_feature_gates, b_feature_gates];
     let title = crate::replay::title(&traces);
     if over_time.cluster_from.is_some() && !files.is_empty() {
         anyhow::bail!(
@@ -153,14 +176,14 @@ fn over_time_compare(
         &inputs,
         [
             whatif::Side {
-                label: a.label.clone(),
+                label: labelled(&a.label, &gates[0]),
                 plugins: &mut plugins_a,
-                options: over_time.options(&a.config),
+                options: over_time.options(&a.config, &gates[0]),
             },
             whatif::Side {
-                label: b.label.clone(),
+                label: labelled(&b.label, &gates[1]),
                 plugins: &mut plugins_b,
-                options: over_time.options(&b.config),
+                options: over_time.options(&b.config, &gates[1]),
             },
         ],
         &mut |_, p| bar.show(p),
@@ -181,4 +204,13 @@ fn over_time_compare(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A side's label with its own feature gates, if any.
+fn labelled(label: &str, gates: &[(String, bool)]) -> String {
+    if gates.is_empty() {
+        return label.to_string();
+    }
+    let gates: Vec<String> = gates.iter().map(|(g, on)| format!("{g}={on}")).collect();
+    format!("{label} ({})", gates.join(","))
 }

@@ -80,7 +80,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let inputs = args.over_time.inputs(cluster, traces, args.read.options());
     let runtime = wasched::Runtime::new()?;
     let mut plugins = wasched::load_plugins(&runtime, args.plugins.as_deref(), &config)?;
-    let options = args.over_time.options(&config);
+    let options = args.over_time.options(&config, &[]);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut sink = Rows {
