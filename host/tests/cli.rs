@@ -481,6 +481,58 @@ fn compare_over_a_trace_prints_the_aggregates_that_differ_with_their_ratio() {
 }
 
 #[test]
+fn the_what_if_configurations_replay_as_they_say() {
+    let nodes = common::testdata("replay/alibaba/node_info_df.csv")
+        .display()
+        .to_string();
+    let jobs = common::testdata("replay/alibaba/job_info_df.csv")
+        .display()
+        .to_string();
+    let config = |name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../deploy/what-if")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let summary = |file: &str, gates: &str| {
+        let mut args = vec!["replay", "--cluster-from", &nodes, &jobs, "-o", "json"];
+        let file = config(file);
+        args.extend(["--config", &file]);
+        if !gates.is_empty() {
+            args.extend(["--feature-gates", gates]);
+        }
+        let (code, json, stderr) = wasched(&args);
+        assert_eq!(code, 0, "{stderr}");
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        value["summary"].clone()
+    };
+    let evictions = |s: &serde_json::Value| s["evictions"].as_u64().unwrap();
+    // (c) the HP gang preempts Spot pods; (b) no gang preempts, and this
+    // trace's lone HP jobs find room, so nothing is evicted.
+    let workload = summary("gang-workload-preemption.yaml", "");
+    let pod_level = summary("gang-pod-preemption.yaml", "");
+    assert!(evictions(&workload) > 0, "{workload}");
+    assert_eq!(evictions(&pod_level), 0, "{pod_level}");
+    let hp_wait = |s: &serde_json::Value| {
+        s["byPriority"]["alibaba-hp"]["wait"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(hp_wait(&pod_level) > hp_wait(&workload));
+    // (a) without the workload API the gang's pods preempt one by one:
+    // some are evicted, and the result is neither (b)'s nor (c)'s.
+    let pod_by_pod = summary("pod-by-pod.yaml", "GenericWorkload=false");
+    assert!(evictions(&pod_by_pod) > 0, "{pod_by_pod}");
+    assert_ne!(pod_by_pod["attempts"], workload["attempts"]);
+    // The same file with the gate on is (c)'s defaults: the bundled set.
+    assert_eq!(
+        summary("pod-by-pod.yaml", "")["attempts"],
+        workload["attempts"]
+    );
+}
+
+#[test]
 fn gpu_bin_packing_is_off_by_default_and_its_args_are_checked() {
     let (_, default, _) = wasched(&["simulate"]);
     let (_, explicit_off, _) = wasched(&[

@@ -386,6 +386,43 @@ fn gpu_jobs_tolerate_the_gpu_taint_and_nothing_else() {
     assert!(cpu.waited_for.contains("untolerated taint"), "{cpu:?}");
 }
 
+/// `testdata/replay/spot-gpu/` is the generated spot-GPU-schema cluster
+/// and trace the what-if figures are measured on, as
+/// `replay::generate::spot_gpu` writes them (`WASCHED_BLESS=1` writes them
+/// anew), and every row of it maps.
+#[test]
+fn the_generated_spot_gpu_trace_is_the_generators_and_maps_whole() {
+    let options = replay::generate::TraceOptions {
+        jobs: 300,
+        mean_gap: Duration::from_secs(450),
+        max_workers: 8,
+        seed: 38,
+    };
+    let (nodes, jobs) = replay::generate::spot_gpu(&options, 32);
+    for (name, text) in [("node_info_df.csv", &nodes), ("job_info_df.csv", &jobs)] {
+        let path = common::testdata(&format!("replay/spot-gpu/{name}"));
+        if std::env::var_os("WASCHED_BLESS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+        }
+        assert_eq!(
+            &std::fs::read_to_string(&path).unwrap(),
+            text,
+            "{} is not what the generator writes",
+            path.display()
+        );
+    }
+    // Strict reading: a row that did not map would be an error.
+    let read = replay::trace::parse("job_info_df.csv", &jobs).expect("every row maps");
+    assert_eq!(read.len(), 300);
+    assert!(read.iter().any(|j| j.workers == 8) && read.iter().any(|j| j.workers == 1));
+    let classes: std::collections::BTreeSet<_> = read
+        .iter()
+        .map(|j| j.priority_class.clone().unwrap())
+        .collect();
+    assert_eq!(classes.len(), 2, "{classes:?}");
+}
+
 /// `testdata/replay/jobs.yaml` is the bundled trace written as Jobs
 /// (`replay::manifests::list`), and reads back as that trace
 /// (`WASCHED_BLESS=1` writes it anew).

@@ -91,6 +91,55 @@ pub fn trace(options: &TraceOptions) -> Vec<Job> {
     jobs
 }
 
+/// A cluster and trace written in the schema of Alibaba's
+/// `cluster-trace-v2026-spot-gpu` (see [`super::alibaba::spot_gpu`]):
+/// `nodes` nodes of 8 `A100-SXM4-80GB` GPUs and 128 vCPUs; `jobs` jobs
+/// arriving with exponential gaps of mean `mean_gap`, 70 % `Spot` and 30 %
+/// `HP`, each of 1, 2, 4 or 8 workers (halving in frequency as they
+/// double) of 8 GPUs and 16 vCPUs, or a single worker of 1–4 GPUs; running
+/// 10 min to 8 h (log-uniform). Returns `node_info_df.csv` and
+/// `job_info_df.csv`.
+pub fn spot_gpu(options: &TraceOptions, nodes: usize) -> (String, String) {
+    use std::fmt::Write as _;
+    let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+    let mut node_csv = String::from("node_name,gpu_model,gpu_capacity_num,cpu_num\n");
+    for i in 0..nodes {
+        let _ = writeln!(node_csv, "{i},A100-SXM4-80GB,8,128");
+    }
+    let mut job_csv = String::from(
+        "job_name,organization,gpu_model,cpu_request,gpu_request,worker_num,submit_time,duration,job_type\n",
+    );
+    let mut submit = 0f64;
+    for i in 0..options.jobs {
+        let u: f64 = rng.random_range(1e-9..1.0);
+        submit += -u.ln() * options.mean_gap.as_secs_f64();
+        let (workers, gpus, cpus) = if rng.random_range(0..4) == 0 {
+            (1, [1, 2, 4][rng.random_range(0..3)], 8)
+        } else {
+            let mut workers = 1;
+            while workers < options.max_workers && rng.random_range(0..2) == 0 {
+                workers *= 2;
+            }
+            (workers, 8, 16)
+        };
+        let duration = 600.0 * (48f64).powf(rng.random_range(0.0..1.0));
+        let kind = if rng.random_range(0..10) < 3 {
+            "HP"
+        } else {
+            "Spot"
+        };
+        let organization = rng.random_range(1..=12);
+        let _ = writeln!(
+            job_csv,
+            "{},{organization},A100-SXM4-80GB,{cpus},{gpus},{workers},{},{},{kind}",
+            100_000 + i,
+            submit as u64,
+            duration as u64
+        );
+    }
+    (node_csv, job_csv)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
