@@ -388,12 +388,7 @@ fn compare_names_a_side_that_fails_to_load_in_one_line_and_exits_2() {
 
 #[test]
 fn compare_over_a_trace_prints_the_aggregates_that_differ_with_their_ratio() {
-    let nodes = common::testdata("replay/alibaba/node_info_df.csv")
-        .display()
-        .to_string();
-    let jobs = common::testdata("replay/alibaba/job_info_df.csv")
-        .display()
-        .to_string();
+    let (nodes, jobs) = spot_gpu_sample();
     let over = |a: &str, b: &str, format: &str| {
         wasched(&[
             "compare",
@@ -482,12 +477,7 @@ fn compare_over_a_trace_prints_the_aggregates_that_differ_with_their_ratio() {
 
 #[test]
 fn the_what_if_configurations_replay_as_they_say() {
-    let nodes = common::testdata("replay/alibaba/node_info_df.csv")
-        .display()
-        .to_string();
-    let jobs = common::testdata("replay/alibaba/job_info_df.csv")
-        .display()
-        .to_string();
+    let (nodes, jobs) = spot_gpu_sample();
     let config = |name: &str| {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../deploy/what-if")
@@ -530,6 +520,75 @@ fn the_what_if_configurations_replay_as_they_say() {
         summary("pod-by-pod.yaml", "")["attempts"],
         workload["attempts"]
     );
+}
+
+/// The figures the book's what-if page quotes, (b) against (c) on the
+/// generated spot-GPU trace: the replay is deterministic, so they are
+/// these on any machine.
+#[test]
+fn the_books_what_if_figures_are_what_compare_prints() {
+    let path = |p: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(p)
+            .display()
+            .to_string()
+    };
+    let (code, json, stderr) = wasched(&[
+        "compare",
+        "--trace",
+        &path("testdata/replay/spot-gpu/job_info_df.csv"),
+        "--cluster-from",
+        &path("testdata/replay/spot-gpu/node_info_df.csv"),
+        "--a",
+        &path("deploy/what-if/gang-pod-preemption.yaml"),
+        "--b",
+        &path("deploy/what-if/gang-workload-preemption.yaml"),
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let figures: Vec<(String, f64, f64)> = value["aggregates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap().to_string(),
+                a["a"].as_f64().unwrap(),
+                a["b"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let page = std::fs::read_to_string(path("docs/src/guides/what-if.md")).unwrap();
+    let book = page
+        .split_once("## Should we turn on workload-aware scheduling?")
+        .expect("the section")
+        .1;
+    for (name, a, b) in [
+        ("pods evicted", 7.0, 141.0),
+        ("pending flaps", 7.0, 76.0),
+        ("all jobs: mean wait (s)", 1267.847, 2342.073),
+        ("priority alibaba-hp: mean wait (s)", 1768.879, 15.232),
+        ("priority alibaba-spot: mean wait (s)", 1021.07, 3488.129),
+    ] {
+        assert!(
+            figures.contains(&(name.to_string(), a, b)),
+            "{name}: {figures:?}"
+        );
+        let line = book
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("the book quotes no {name}"));
+        let quoted: Vec<f64> = line[name.len()..]
+            .split_whitespace()
+            .take(2)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(quoted, [a, b], "{line}");
+    }
+    assert_eq!(value["jobsDiffering"], 161);
 }
 
 #[test]
@@ -849,14 +908,19 @@ fn replay_streams_job_rows_then_the_summary_in_every_format() {
     assert!(early["summary"]["unfinished"].as_u64().unwrap() > 0);
 }
 
+/// The few spot-GPU rows of `testdata/replay/alibaba/`: node list, jobs.
+fn spot_gpu_sample() -> (String, String) {
+    let path = |name: &str| {
+        common::testdata(&format!("replay/alibaba/{name}"))
+            .display()
+            .to_string()
+    };
+    (path("node_info_df.csv"), path("job_info_df.csv"))
+}
+
 #[test]
 fn replay_reads_alibabas_spot_gpu_trace_with_its_nodes_as_the_cluster() {
-    let nodes = common::testdata("replay/alibaba/node_info_df.csv")
-        .display()
-        .to_string();
-    let jobs = common::testdata("replay/alibaba/job_info_df.csv")
-        .display()
-        .to_string();
+    let (nodes, jobs) = spot_gpu_sample();
     let (code, json, stderr) = wasched(&["replay", "--cluster-from", &nodes, &jobs, "-o", "json"]);
     assert_eq!(code, 0, "{stderr}");
     // The row it cannot map is named, on stderr and in the summary.

@@ -354,11 +354,20 @@ fn replay_with(
 ) -> Result<Summary> {
     engine.check_classes(&jobs)?;
     engine.total_jobs = jobs.len() as u64;
-    engine.run(jobs, sink, progress)?;
+    let stalled = engine.run(jobs, sink, progress)?;
     let end = engine.now;
     let mut recorder = engine.recorder;
     recorder.series.set(end, engine.last_level);
-    Ok(recorder.finish(end))
+    let mut summary = recorder.finish(end);
+    summary.notes.extend(stalled);
+    Ok(summary)
+}
+
+/// How long nothing may change, with nothing left to arrive or complete,
+/// before the replay is taken as stalled: two of the queue's longest
+/// holds, so every pending entity was retried since the last change.
+fn stall_limit(queue: &QueueConfig) -> Duration {
+    (queue.max_in_unschedulable + queue.backoff.max) * 2
 }
 
 /// The replay's state.
@@ -471,18 +480,37 @@ impl<'a> Engine<'a> {
         }));
     }
 
+    /// Runs the replay to its end; says why if it stopped because nothing
+    /// could change any more (pods holding nodes for gangs that can never
+    /// all run: the `GenericWorkload` gate off).
     fn run(
         &mut self,
         jobs: Vec<Job>,
         sink: &mut dyn Sink,
         progress: &mut dyn FnMut(Progress),
-    ) -> Result<()> {
+    ) -> Result<Option<String>> {
         let mut arrivals = jobs.into_iter().enumerate().peekable();
         let mut last_report = std::time::Instant::now();
+        let mut changed_at = self.now;
+        let mut changes = self.recorder.changes();
+        let mut stalled = None;
         loop {
             let next_event = self.events.peek().map(|Reverse(t)| t.at);
             let next_arrival = arrivals.peek().map(|(_, j)| j.submit);
             let next_timer = self.queue.next_timer(self.now);
+            if next_event.is_none()
+                && next_arrival.is_none()
+                && !self.running.is_empty()
+                && self.now.saturating_sub(changed_at) > stall_limit(&self.options.queue)
+            {
+                stalled = Some(format!(
+                    "the replay stalled at {:.0} s: nothing arrived, completed, was bound or evicted since {:.0} s; the {} job(s) left hold pods that cannot all run (a gang's pods without the workload API) and are reported unfinished",
+                    self.now.as_secs_f64(),
+                    changed_at.as_secs_f64(),
+                    self.running.len()
+                ));
+                break;
+            }
             let Some(next) = [next_event, next_arrival, next_timer]
                 .into_iter()
                 .flatten()
@@ -510,6 +538,13 @@ impl<'a> Engine<'a> {
             }
             self.queue.tick(next);
             self.schedule_queued(sink)?;
+            if next_event == Some(next)
+                || next_arrival == Some(next)
+                || self.recorder.changes() != changes
+            {
+                changed_at = next;
+                changes = self.recorder.changes();
+            }
             self.measure();
             if self.options.check_invariants {
                 self.check_invariants()
@@ -527,7 +562,7 @@ impl<'a> Engine<'a> {
             self.end_job(job, "Unfinished", sink)?;
         }
         progress(self.progress());
-        Ok(())
+        Ok(stalled)
     }
 
     fn progress(&self) -> Progress {
@@ -1492,6 +1527,7 @@ pub fn replay_files(
         None => cluster_model(&inputs.cluster, &inputs.read)?,
     };
     let mut summary = replay(model, jobs, plugins, options, sink, progress)?;
+    notes.append(&mut summary.notes);
     summary.notes = notes;
     Ok(summary)
 }

@@ -113,7 +113,8 @@ pub struct Summary {
     pub resolution: f64,
     /// Allocated GPU and CPU share and pending jobs over time.
     pub series: Vec<Point>,
-    /// How the inputs were read: rows of a public trace not mapped.
+    /// How the inputs were read (rows of a public trace not mapped), and
+    /// a replay that stalled.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -216,6 +217,11 @@ impl Recorder {
         self.summary.evictions += evictions;
         self.summary.pod_starts += pod_starts;
         self.summary.attempts += attempts;
+    }
+
+    /// Pods started and evicted so far (a change of the cluster).
+    pub fn changes(&self) -> u64 {
+        self.summary.pod_starts + self.summary.evictions
     }
 
     /// The aggregates, at the replay's end `end`.

@@ -139,6 +139,18 @@ pub fn compare(
     let [rows_a, rows_b] = rows;
     let mut moved = Vec::new();
     let mut jobs_differing = 0;
+    // A job on one side only (inputs that changed between the reads)
+    // differs.
+    jobs_differing += rows_a
+        .0
+        .keys()
+        .filter(|j| !rows_b.0.contains_key(*j))
+        .count() as u64;
+    jobs_differing += rows_b
+        .0
+        .keys()
+        .filter(|j| !rows_a.0.contains_key(*j))
+        .count() as u64;
     for (job, side_a) in &rows_a.0 {
         let Some(side_b) = rows_b.0.get(job) else {
             continue;

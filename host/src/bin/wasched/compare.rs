@@ -81,17 +81,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         html,
         view,
     } = args;
-    let sides = [
-        wasched::compare::PluginChoice::parse(&a, false).context("--a")?,
-        wasched::compare::PluginChoice::parse(&b, false).context("--b")?,
-    ];
+    let sides = sides(&a, &b, false)?;
     if !a_feature_gates.is_empty() || !b_feature_gates.is_empty() {
         anyhow::bail!(
             "--a-feature-gates, --b-feature-gates: give --trace too (they change a replay)"
         );
     }
-    if over_time.cluster_from.is_some() {
-        anyhow::bail!("--cluster-from: give --trace too (a node list is replayed over)");
+    if over_time.cluster_from.is_some()
+        || over_time.until.is_some()
+        || !over_time.feature_gates.is_empty()
+        || over_time.gpu_share != wasched::replay::alibaba::GpuShare::Whole
+    {
+        anyhow::bail!(
+            "--cluster-from, --until, --feature-gates, --gpu-share: give --trace too (they change a replay)"
+        );
     }
     let files = input_files(files);
     let read = read.options();
@@ -127,6 +130,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Sides A and B as `--a` and `--b` name them; `queued`: for a replay.
+fn sides(a: &str, b: &str, queued: bool) -> anyhow::Result<[wasched::compare::PluginChoice; 2]> {
+    Ok([
+        wasched::compare::PluginChoice::parse(a, queued).context("--a")?,
+        wasched::compare::PluginChoice::parse(b, queued).context("--b")?,
+    ])
+}
+
 /// `compare --trace`: both sides replay the trace over the same cluster.
 fn over_time_compare(args: Args) -> anyhow::Result<ExitCode> {
     use wasched::replay::whatif;
@@ -143,10 +154,7 @@ fn over_time_compare(args: Args) -> anyhow::Result<ExitCode> {
         html,
         view: _,
     } = args;
-    let sides = [
-        wasched::compare::PluginChoice::parse(&a, true).context("--a")?,
-        wasched::compare::PluginChoice::parse(&b, true).context("--b")?,
-    ];
+    let sides = sides(&a, &b, true)?;
     let gates = [a_feature_gates, b_feature_gates];
     let title = crate::replay::title(&traces);
     if over_time.cluster_from.is_some() && !files.is_empty() {

@@ -162,6 +162,22 @@ impl Record<'_> {
         )
     }
 
+    /// The job of trace `row` (the trace format's JSON keys), checked as a
+    /// row of the trace format is; `sources` names the column each field
+    /// was read from, so that a message points at it.
+    pub(super) fn job(
+        &self,
+        file: &str,
+        sources: &[(&'static str, &str)],
+        row: serde_json::Value,
+    ) -> Result<Job, String> {
+        let columns = sources
+            .iter()
+            .map(|&(field, column)| (field, self.columns.get(column).copied().unwrap_or(1)))
+            .collect();
+        super::trace::job_of_cells(file, self.line, columns, row).map_err(|e| format!("{e:#}"))
+    }
+
     /// A whole number of `name`, or why not.
     pub(super) fn number(&self, file: &str, name: &str) -> Result<u64, String> {
         let cell = self.cell(name);

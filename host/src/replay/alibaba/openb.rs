@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use super::super::trace::{GPU_MILLI_RESOURCE, GPU_MODEL_LABEL, GPU_RESOURCE, Job, job_of_cells};
+use super::super::trace::{GPU_MILLI_RESOURCE, GPU_MODEL_LABEL, GPU_RESOURCE, Job};
 use super::{GpuShare, Mapping, Record, Skipped, is_label_value, records};
 
 /// The namespace of the trace's pods.
@@ -135,7 +135,13 @@ fn job(file: &str, record: &Record, mapping: Mapping) -> Result<Job, String> {
         match mapping.gpu_share {
             GpuShare::Whole => row["gpu"] = Value::from(gpus),
             GpuShare::Milli => {
-                row["requests"] = json!({ GPU_MILLI_RESOURCE: gpus * milli });
+                let share = gpus.checked_mul(milli).ok_or_else(|| {
+                    format!(
+                        "{}: num_gpu: {gpus} GPUs is more than a pod asks for",
+                        record.at(file, "num_gpu")
+                    )
+                })?;
+                row["requests"] = json!({ GPU_MILLI_RESOURCE: share });
             }
         }
         let spec = record.cell("gpu_spec");
@@ -144,7 +150,7 @@ fn job(file: &str, record: &Record, mapping: Mapping) -> Result<Job, String> {
         }
     }
     // Each field of the trace row is where its source column is.
-    let columns = [
+    let sources = [
         ("name", "name"),
         ("submit", "creation_time"),
         ("duration", "deletion_time"),
@@ -153,11 +159,8 @@ fn job(file: &str, record: &Record, mapping: Mapping) -> Result<Job, String> {
         ("gpu", "num_gpu"),
         ("requests", "gpu_milli"),
         ("gpuModel", "gpu_spec"),
-    ]
-    .into_iter()
-    .map(|(field, column)| (field, record.columns.get(column).copied().unwrap_or(1)))
-    .collect();
-    job_of_cells(file, record.line, columns, row).map_err(|e| format!("{e:#}"))
+    ];
+    record.job(file, &sources, row)
 }
 
 /// The cluster of an `openb_node_list_*.csv` as manifests (see the module
@@ -189,12 +192,15 @@ fn node(
     if crate::builder::check_dns_subdomain("node", "name", &name).is_err() {
         return Err(format!("{}: sn: {name:?} is not a node name", at("sn")));
     }
-    if !seen.insert(name.clone()) {
+    if seen.contains(&name) {
         return Err(format!("{}: sn: {name:?} listed twice", at("sn")));
     }
     let cpu = record.number(file, "cpu_milli")?;
     let memory = record.number(file, "memory_mib")?;
     let gpus = record.number(file, "gpu")?;
+    let milli = gpus
+        .checked_mul(1000)
+        .ok_or_else(|| format!("{}: gpu: {gpus} GPUs is more than a node holds", at("gpu")))?;
     let model = record.cell("model");
     let mut text = format!("apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n");
     if !absent(model) {
@@ -208,8 +214,9 @@ fn node(
     }
     let gpu = match mapping.gpu_share {
         GpuShare::Whole => format!("{GPU_RESOURCE}: \"{gpus}\""),
-        GpuShare::Milli => format!("{GPU_MILLI_RESOURCE}: \"{}\"", gpus * 1000),
+        GpuShare::Milli => format!("{GPU_MILLI_RESOURCE}: \"{milli}\""),
     };
+    seen.insert(name.clone());
     let _ = write!(
         text,
         "status:\n  allocatable: {{cpu: \"{cpu}m\", memory: \"{memory}Mi\", {gpu}, pods: \"110\"}}\n---\n"
@@ -306,5 +313,22 @@ mod tests {
             let memory = snapshot.resource_index("memory").unwrap();
             assert!(snapshot.allocatable(memory).contains(&(262_144 << 20)));
         }
+        // A row refused for a bad cell does not take its name from a good
+        // one; nothing readable is an error, not an empty cluster.
+        let header = "sn,cpu_milli,memory_mib,gpu,model\n";
+        let (yaml, skipped) = cluster(
+            "n.csv",
+            &format!("{header}n1,1000,1024,one,T4\nn1,1000,1024,1,T4\n"),
+            Mapping::default(),
+        )
+        .unwrap();
+        assert_eq!((skipped.rows, yaml.matches("kind: Node").count()), (1, 1));
+        let err = cluster(
+            "n.csv",
+            &format!("{header}n1,1000,1024,one,T4\n"),
+            Mapping::default(),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "n.csv: no node could be read");
     }
 }

@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use super::super::trace::{GPU_MODEL_LABEL, GPU_RESOURCE, Job, job_of_cells};
+use super::super::trace::{GPU_MODEL_LABEL, GPU_RESOURCE, Job};
 use super::{Record, Skipped, is_label_value, records};
 
 /// The PriorityClass of `HP` jobs.
@@ -124,7 +124,7 @@ fn job(file: &str, record: &Record) -> Result<Job, String> {
         row["gpuModel"] = Value::String(model.to_string());
     }
     // Each field of the trace row is where its source column is.
-    let columns = [
+    let sources = [
         ("name", "job_name"),
         ("namespace", "organization"),
         ("submit", "submit_time"),
@@ -135,11 +135,8 @@ fn job(file: &str, record: &Record) -> Result<Job, String> {
         ("gpu", "gpu_request"),
         ("gpuModel", "gpu_model"),
         ("priorityClass", "job_type"),
-    ]
-    .into_iter()
-    .map(|(field, column)| (field, record.columns.get(column).copied().unwrap_or(1)))
-    .collect();
-    job_of_cells(file, record.line, columns, row).map_err(|e| format!("{e:#}"))
+    ];
+    record.job(file, &sources, row)
 }
 
 /// The cluster of a `node_info_df.csv` as manifests (the Nodes and the two
@@ -175,7 +172,7 @@ fn node(file: &str, record: &Record, seen: &mut BTreeSet<String>) -> Result<Stri
             at("node_name")
         ));
     }
-    if !seen.insert(name.clone()) {
+    if seen.contains(&name) {
         return Err(format!(
             "{}: node_name: {name:?} listed twice",
             at("node_name")
@@ -190,6 +187,7 @@ fn node(file: &str, record: &Record, seen: &mut BTreeSet<String>) -> Result<Stri
             at("gpu_model")
         ));
     }
+    seen.insert(name.clone());
     Ok(format!(
         "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels: {{{GPU_MODEL_LABEL}: \"{model}\"}}\nstatus:\n  allocatable: {{cpu: \"{cpus}\", {GPU_RESOURCE}: \"{gpus}\", pods: \"110\"}}\n---\n"
     ))
