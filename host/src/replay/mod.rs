@@ -20,6 +20,7 @@
 //! (arrivals: the trace's order). Scheduling takes no virtual time.
 
 pub mod alibaba;
+pub mod estimate;
 pub mod generate;
 mod groups;
 pub mod manifests;
@@ -72,6 +73,12 @@ pub struct Options {
     /// only while `minCount` of its pods run, so a partial gang holds
     /// its nodes.
     pub generic_workload_off: bool,
+    /// The Unix second virtual time 0 stands for, in the objects'
+    /// timestamps; `None`: [`objects::EPOCH`].
+    pub epoch: Option<i64>,
+    /// Stop once every job has started (no stall is noted: what never
+    /// starts is reported unfinished).
+    pub stop_once_started: bool,
 }
 
 /// Where a replay is, for a progress line.
@@ -210,7 +217,16 @@ struct JobRun {
     waited: BTreeMap<String, Duration>,
     /// The node of each binding of its pods, in order.
     nodes: Vec<String>,
+    /// Every unit has started once: every pod it needs ran.
+    all_started: bool,
+    /// Its pods' names when they are not the trace's (`NAME-0` …): a
+    /// snapshot's pending pods, taken on as they are.
+    names: Option<Vec<String>>,
 }
+
+/// The duration of a job that runs until deleted (a snapshot's pod that
+/// gives no runtime, [`estimate`]).
+pub const FOREVER: Duration = Duration::MAX;
 
 /// Most pops of the queue at one instant before the replay gives up (a
 /// queue that never settles would be a bug, never a long wait).
@@ -251,7 +267,23 @@ impl JobRun {
             waiting: None,
             waited: BTreeMap::new(),
             nodes: Vec::new(),
+            all_started: false,
+            names: None,
         }
+    }
+
+    /// The name of worker `worker`'s current pod.
+    fn pod_name(&self, worker: u32) -> String {
+        let incarnation = self.workers[worker as usize].incarnation;
+        match &self.names {
+            Some(names) if incarnation == 0 => names[worker as usize].clone(),
+            _ => objects::pod_name(&self.spec, worker, incarnation),
+        }
+    }
+
+    /// `namespace/name` of worker `worker`'s current pod.
+    fn pod_key(&self, worker: u32) -> String {
+        format!("{}/{}", self.spec.namespace, self.pod_name(worker))
     }
 
     fn unit_of(&self, worker: u32) -> usize {
@@ -409,6 +441,8 @@ struct Engine<'a> {
     failing: Vec<u32>,
     /// Workers whose pods the Job controller replaces once terminating.
     to_replace: Vec<(u32, u32)>,
+    /// What a start-time estimate watches ([`estimate`]).
+    watch: Option<estimate::Watch>,
 }
 
 impl<'a> Engine<'a> {
@@ -449,7 +483,13 @@ impl<'a> Engine<'a> {
             total_jobs: 0,
             failing: Vec::new(),
             to_replace: Vec::new(),
+            watch: None,
         })
+    }
+
+    /// The Unix second of now, for the objects' timestamps.
+    fn clock(&self) -> i64 {
+        self.options.epoch.unwrap_or(objects::EPOCH) + self.now.as_secs() as i64
     }
 
     /// Every priority class a job names exists in the cluster.
@@ -497,12 +537,20 @@ impl<'a> Engine<'a> {
         loop {
             let next_event = self.events.peek().map(|Reverse(t)| t.at);
             let next_arrival = arrivals.peek().map(|(_, j)| j.submit);
-            let next_timer = self.queue.next_timer(self.now);
+            // The snapshot's own pending entities are active from the start.
+            let next_timer = if self.queue.has_active() {
+                Some(self.now)
+            } else {
+                self.queue.next_timer(self.now)
+            };
             if next_event.is_none()
                 && next_arrival.is_none()
                 && !self.running.is_empty()
                 && self.now.saturating_sub(changed_at) > stall_limit(&self.options.queue)
             {
+                if self.options.stop_once_started {
+                    break;
+                }
                 stalled = Some(format!(
                     "the replay stalled at {:.0} s: nothing arrived, completed, was bound or evicted since {:.0} s; the {} job(s) left hold pods that cannot all run (a gang's pods without the workload API) and are reported unfinished",
                     self.now.as_secs_f64(),
@@ -554,6 +602,15 @@ impl<'a> Engine<'a> {
                 last_report = std::time::Instant::now();
                 progress(self.progress());
             }
+            if self.options.stop_once_started
+                && arrivals.peek().is_none()
+                && self.running.values().all(|r| r.all_started)
+            {
+                break;
+            }
+        }
+        if self.watch.is_some() {
+            self.explain_unstarted();
         }
         // What is left is unfinished.
         let mut left: Vec<u32> = self.running.keys().copied().collect();
@@ -621,7 +678,7 @@ impl<'a> Engine<'a> {
         run.waiting = Some(("arrived".into(), now));
         self.running.insert(index, run);
         for worker in 0..spec.workers {
-            let name = objects::pod_name(&spec, worker, 0);
+            let name = self.running[&index].pod_name(worker);
             self.create_pod(index, worker, &name)?;
         }
         if let Some(reason) = self.never_fits(index) {
@@ -671,12 +728,7 @@ impl<'a> Engine<'a> {
         match spec.grouping {
             trace::Grouping::None => {
                 for w in pending {
-                    let name = objects::pod_name(
-                        &spec,
-                        w,
-                        self.running[&job].workers[w as usize].incarnation,
-                    );
-                    let key = format!("{}/{name}", spec.namespace);
+                    let key = self.running[&job].pod_key(w);
                     let priority = snapshot
                         .pod_named(&key)
                         .map_or(0, |p| snapshot.pods[p as usize].priority);
@@ -708,7 +760,7 @@ impl<'a> Engine<'a> {
     /// kube-scheduler's wording); `None` if the nodes could, emptied.
     fn never_fits(&mut self, job: u32) -> Option<String> {
         let spec = self.job_spec(job);
-        let key = format!("{}/{}", spec.namespace, objects::pod_name(&spec, 0, 0));
+        let key = self.running[&job].pod_key(0);
         let snapshot = self.model.lend();
         let pod = snapshot.pod_named(&key)?;
         let requests = &snapshot.pods[pod as usize].requests;
@@ -764,14 +816,11 @@ impl<'a> Engine<'a> {
         let spec = run.spec.clone();
         let mut ending = Vec::new();
         for w in workers {
-            let worker = &mut run.workers[w as usize];
-            if matches!(
-                worker.phase,
-                Phase::Pending | Phase::Nominated | Phase::Running
-            ) {
-                let name = objects::pod_name(&spec, w, worker.incarnation);
-                ending.push((format!("{}/{name}", spec.namespace), worker.phase));
+            let phase = run.workers[w as usize].phase;
+            if matches!(phase, Phase::Pending | Phase::Nominated | Phase::Running) {
+                ending.push((run.pod_key(w), phase));
             }
+            let worker = &mut run.workers[w as usize];
             if worker.phase != Phase::Terminating {
                 worker.phase = Phase::Done;
             }
@@ -793,15 +842,11 @@ impl<'a> Engine<'a> {
         };
         let now = self.now;
         let spec = run.spec.clone();
-        for (w, worker) in run.workers.iter_mut().enumerate() {
-            let key = format!(
-                "{}/{}",
-                spec.namespace,
-                objects::pod_name(&spec, w as u32, worker.incarnation)
-            );
-            match worker.phase {
-                Phase::Pending | Phase::Nominated | Phase::Running => {
-                    self.delete_pod(&key, worker.phase, spec.grouping);
+        for w in 0..spec.workers {
+            let key = run.pod_key(w);
+            match run.workers[w as usize].phase {
+                phase @ (Phase::Pending | Phase::Nominated | Phase::Running) => {
+                    self.delete_pod(&key, phase, spec.grouping);
                 }
                 Phase::Terminating => {
                     // Its deletion is under way; it is no longer the job's.
@@ -854,6 +899,10 @@ impl<'a> Engine<'a> {
     fn gone(&mut self, key: &str) {
         if self.model.lend().pod_named(key).is_some() {
             self.pod_event(key, Resource::AssignedPod, Action::Delete);
+            if let Some(watch) = &mut self.watch {
+                let preempted = self.preempted.contains(key);
+                watch.left_node(key, &mut self.model, self.now, preempted);
+            }
         }
         self.model.delete("Pod", key);
         self.preempted.remove(key);
@@ -876,22 +925,19 @@ impl<'a> Engine<'a> {
         let Some(run) = self.running.get_mut(&job) else {
             return Ok(());
         };
-        let w = &mut run.workers[worker as usize];
-        if !matches!(w.phase, Phase::Terminating | Phase::Gone) {
+        let phase = run.workers[worker as usize].phase;
+        if !matches!(phase, Phase::Terminating | Phase::Gone) {
             return Ok(());
         }
-        if w.phase == Phase::Terminating {
+        if phase == Phase::Terminating {
             // The old pod is no longer counted as the job's.
-            let old = format!(
-                "{}/{}",
-                run.spec.namespace,
-                objects::pod_name(&run.spec, worker, w.incarnation)
-            );
+            let old = run.pod_key(worker);
             self.pods.remove(&old);
         }
+        let w = &mut run.workers[worker as usize];
         w.incarnation += 1;
         w.phase = Phase::Pending;
-        let name = objects::pod_name(&run.spec, worker, w.incarnation);
+        let name = run.pod_name(worker);
         self.create_pod(job, worker, &name)?;
         self.enqueue(job);
         Ok(())
@@ -987,6 +1033,18 @@ impl<'a> Engine<'a> {
                 if run.workers[worker as usize].phase != Phase::Nominated {
                     run.wait_for(&unschedulable.reason, now);
                 }
+            }
+        }
+        // A group's own reason, for a job that has no other (a snapshot's
+        // group whose pods name no reason).
+        for decision in outcome.pod_groups.iter().filter(|d| !d.scheduled) {
+            if let Some(&job) = self.groups.get(&decision.pod_group)
+                && let Some(run) = self.running.get_mut(&job)
+                && run.started.is_none()
+                && run.waiting.is_none()
+                && !decision.reason.is_empty()
+            {
+                run.wait_for(&decision.reason, now);
             }
         }
         // Bindings.
@@ -1107,7 +1165,7 @@ impl<'a> Engine<'a> {
         let Some(pod) = self.pod_object(key) else {
             return Ok(());
         };
-        let mut bound = objects::bound(&pod, node, self.now);
+        let mut bound = objects::bound(&pod, node, self.clock());
         if let Some(status) = bound.status.as_mut() {
             status.nominated_node_name = None;
         }
@@ -1135,7 +1193,7 @@ impl<'a> Engine<'a> {
             .and_then(|s| s.termination_grace_period_seconds)
             .unwrap_or(30)
             .max(0) as u64;
-        self.upsert_pod_like(key, objects::preempted(&pod, now))?;
+        self.upsert_pod_like(key, objects::preempted(&pod, self.clock()))?;
         self.pod_event(key, Resource::AssignedPod, Action::Update);
         self.preempted.insert(key.to_string());
         self.schedule(
@@ -1217,18 +1275,9 @@ impl<'a> Engine<'a> {
         };
         run.waiting = Some(("failed: backoffLimit exceeded".into(), self.now));
         let spec = run.spec.clone();
-        let running: Vec<String> = run
-            .workers
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| w.phase == Phase::Running)
-            .map(|(i, w)| {
-                format!(
-                    "{}/{}",
-                    spec.namespace,
-                    objects::pod_name(&spec, i as u32, w.incarnation)
-                )
-            })
+        let running: Vec<String> = (0..spec.workers)
+            .filter(|&w| run.workers[w as usize].phase == Phase::Running)
+            .map(|w| run.pod_key(w))
             .collect();
         for w in &mut run.workers {
             if w.phase == Phase::Running {
@@ -1238,7 +1287,7 @@ impl<'a> Engine<'a> {
         let now = self.now;
         for key in running {
             if let Some(pod) = self.pod_object(&key) {
-                self.upsert_pod_like(&key, objects::deleting(&pod, now))?;
+                self.upsert_pod_like(&key, objects::deleting(&pod, self.clock()))?;
                 self.pod_event(&key, Resource::AssignedPod, Action::Update);
                 self.pods.remove(&key);
                 self.schedule(now + spec.grace_period, Event::Gone { pod: key });
@@ -1266,14 +1315,30 @@ impl<'a> Engine<'a> {
             run.started = Some(now);
         }
         run.stop_waiting(now);
-        self.schedule(
-            now + remaining,
-            Event::Complete {
-                job,
-                unit: unit as u32,
-                generation,
-            },
-        );
+        if !run.all_started
+            && run
+                .units
+                .iter()
+                .all(|u| u.done || u.running_since.is_some())
+        {
+            run.all_started = true;
+            if let Some(watch) = &mut self.watch {
+                watch.started(job, run, &mut self.model, now);
+            }
+        }
+        // A job that runs for ever never completes.
+        if run.spec.duration != FOREVER
+            && let Some(at) = now.checked_add(remaining)
+        {
+            self.schedule(
+                at,
+                Event::Complete {
+                    job,
+                    unit: unit as u32,
+                    generation,
+                },
+            );
+        }
     }
 
     /// Deletes pod `key` of a job (pending, nominated or running): the
@@ -1281,7 +1346,12 @@ impl<'a> Engine<'a> {
     /// lone pod.
     fn delete_pod(&mut self, key: &str, phase: Phase, grouping: trace::Grouping) {
         match phase {
-            Phase::Running => self.pod_event(key, Resource::AssignedPod, Action::Delete),
+            Phase::Running => {
+                self.pod_event(key, Resource::AssignedPod, Action::Delete);
+                if let Some(watch) = &mut self.watch {
+                    watch.left_node(key, &mut self.model, self.now, false);
+                }
+            }
             // A pending pod's deletion moves none.
             Phase::Nominated => self.nomination_released(key),
             _ => {}

@@ -110,19 +110,17 @@ pub(super) fn is_extended(resource: &str) -> bool {
         && !resource.contains(".kubernetes.io/")
 }
 
-/// `pod` bound to `node` at `at`, and started: its kubelet sets
-/// `status.startTime` (whole seconds, as the API server keeps it), which
-/// preemption reads to tell which of two victims of one priority is more
-/// important (the earlier started).
-pub fn bound(pod: &Pod, node: &str, at: Duration) -> Pod {
+/// `pod` bound to `node` at `at` (Unix seconds), and started: its kubelet
+/// sets `status.startTime` (whole seconds, as the API server keeps it),
+/// which preemption reads to tell which of two victims of one priority is
+/// more important (the earlier started).
+pub fn bound(pod: &Pod, node: &str, at: i64) -> Pod {
     let mut pod = pod.clone();
     let spec = pod.spec.as_mut().expect("built pods have a spec");
     spec.node_name = Some(node.to_string());
     let status = pod.status.get_or_insert_with(Default::default);
     status.phase = Some("Running".into());
-    status.start_time = k8s_openapi::jiff::Timestamp::from_second(timestamp(at))
-        .ok()
-        .map(Time);
+    status.start_time = time(at);
     pod
 }
 
@@ -135,18 +133,22 @@ pub fn nominated(pod: &Pod, node: &str) -> Pod {
     pod
 }
 
-/// `pod` being deleted at `at`: its `deletionTimestamp` set.
-pub fn deleting(pod: &Pod, at: Duration) -> Pod {
+/// `pod` being deleted at `at` (Unix seconds): its `deletionTimestamp`
+/// set.
+pub fn deleting(pod: &Pod, at: i64) -> Pod {
     let mut pod = pod.clone();
-    pod.metadata.deletion_timestamp = k8s_openapi::jiff::Timestamp::from_second(timestamp(at))
-        .ok()
-        .map(Time);
+    pod.metadata.deletion_timestamp = time(at);
     pod
 }
 
-/// `pod` being deleted at `at` as a victim of preemption: its
-/// `DisruptionTarget` condition and `deletionTimestamp` set.
-pub fn preempted(pod: &Pod, at: Duration) -> Pod {
+/// A Unix second as an object's time.
+fn time(at: i64) -> Option<Time> {
+    k8s_openapi::jiff::Timestamp::from_second(at).ok().map(Time)
+}
+
+/// `pod` being deleted at `at` (Unix seconds) as a victim of preemption:
+/// its `DisruptionTarget` condition and `deletionTimestamp` set.
+pub fn preempted(pod: &Pod, at: i64) -> Pod {
     let mut pod = deleting(pod, at);
     let status = pod.status.get_or_insert_with(Default::default);
     status

@@ -128,6 +128,11 @@ impl Queue {
         self.entries.is_empty()
     }
 
+    /// Whether the active queue holds anything to pop now.
+    pub fn has_active(&self) -> bool {
+        !self.active.is_empty()
+    }
+
     /// Entities in the unschedulable place.
     pub fn unschedulable_len(&self) -> usize {
         self.unschedulable.len()

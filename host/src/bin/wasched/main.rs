@@ -4,6 +4,7 @@ mod args;
 mod cluster;
 mod compare;
 mod config;
+mod estimate;
 mod generate;
 mod io;
 mod replay;

@@ -78,6 +78,8 @@ pub struct Args {
     schedulers: SchedulerArgs,
     #[command(flatten)]
     view: ViewArgs,
+    #[command(flatten)]
+    estimate: crate::estimate::EstimateArgs,
 }
 
 /// Runs `wasched simulate`.
@@ -97,6 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         kubeconfig,
         schedulers,
         view,
+        estimate,
     } = args;
     use_threads(view.threads)?;
     let files = if kubeconfig.is_some() {
@@ -108,6 +111,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(path) => format!("the cluster of {}", path.display()),
         None => snapshot_title(&files),
     };
+    if estimate.until_start {
+        if engine != EngineArg::Wasched {
+            anyhow::bail!(
+                "--until-start replays the snapshot with wasched's engine; it takes no --engine"
+            );
+        }
+        if metrics.is_some() || stats || verbose {
+            anyhow::bail!(
+                "--until-start prints estimates only; it takes no --metrics, --stats or --verbose"
+            );
+        }
+        let inputs = crate::estimate::Inputs {
+            files,
+            kubeconfig,
+            read: read.options(),
+            plugins,
+            config,
+            output,
+            html,
+            title,
+        };
+        return crate::estimate::run(estimate, inputs);
+    }
     let label = match (&plugins, &config) {
         _ if engine == EngineArg::KubeScheduler => match &config {
             Some(config) => format!("kube-scheduler, {}", config.display()),
