@@ -1,7 +1,7 @@
 //! Start-time estimates (`wasched simulate --until-start`): hand-computed
 //! scenarios of `testdata/estimate/`, the estimate against the start a
 //! replay of the same cluster gives, what the flags change, and bad input.
-//! The estimate against the real kube-scheduler is in `estimate_live.rs`.
+//! The estimate against the real kube-scheduler is in `cluster.rs`.
 
 mod common;
 

@@ -42,7 +42,7 @@ use serde::Serialize;
 
 use super::manifests::RUN_FOR;
 use super::trace::{self, Disruption, Grouping, Job};
-use super::{Engine, Event, JobRun, Phase, QueueConfig, Unit, entity_key, model_of, objects};
+use super::{Engine, Event, JobRun, Phase, QueueConfig, Unit, entity_key, objects};
 use crate::framework::PluginSet;
 use crate::manifest::{Manifests, Object};
 use crate::model::{Model, PodId, Snapshot};
@@ -63,6 +63,9 @@ pub struct Options {
     pub class_runtimes: BTreeMap<String, Duration>,
     /// The queue's configuration.
     pub queue: QueueConfig,
+    /// Estimate only the pending pods of these schedulers
+    /// ([`crate::model::BuildOptions::schedulers`]; empty: every one).
+    pub schedulers: Vec<String>,
 }
 
 /// Where a pod's runtime was taken from.
@@ -120,8 +123,15 @@ impl Options {
             let runtime = trace::go_duration(text).map_err(|e| {
                 anyhow::anyhow!("{origin}: Pod {name}: field metadata.annotations[{RUN_FOR}]: {e}")
             })?;
+            // The deadline ends it earlier, if it is shorter.
+            let deadline = spec
+                .and_then(|s| s.active_deadline_seconds)
+                .map(|s| Duration::from_secs(s.max(0) as u64));
             if !restarts {
-                return Ok(Some((runtime, Source::Annotation)));
+                return Ok(Some(match deadline {
+                    Some(deadline) if deadline < runtime => (deadline, Source::ActiveDeadline),
+                    _ => (runtime, Source::Annotation),
+                }));
             }
         }
         if let Some(seconds) = spec.and_then(|s| s.active_deadline_seconds) {
@@ -256,7 +266,11 @@ pub fn estimate(
     plugins: &mut PluginSet,
     options: &Options,
 ) -> Result<Estimates> {
-    let mut model = model_of(manifests)?;
+    let build = crate::model::BuildOptions {
+        schedulers: options.schedulers.clone(),
+        live: true,
+    };
+    let mut model = Model::build(manifests, &build)?;
     let (now, now_from) = match options.now {
         Some(now) => (now, options.now_from.clone()),
         None => match latest_timestamp(model.lend()) {
@@ -481,6 +495,19 @@ impl Engine<'_> {
             };
             if let Some(deleted) = object.metadata.deletion_timestamp.as_ref() {
                 let left = (deleted.0.as_second() - now).max(0) as u64;
+                // A victim of a preemption still terminating: its preemptor
+                // may not preempt again meanwhile.
+                let disrupted = object
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.conditions.as_ref())
+                    .is_some_and(|c| {
+                        c.iter()
+                            .any(|c| c.type_ == "DisruptionTarget" && c.status == "True")
+                    });
+                if disrupted {
+                    self.preempted.insert(key.clone());
+                }
                 watch.sources.insert(key.clone(), Source::Deletion);
                 ends.push((Duration::from_secs(left), key));
                 continue;

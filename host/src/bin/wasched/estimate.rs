@@ -21,7 +21,8 @@ pub struct EstimateArgs {
     /// With `--until-start`: how long a pod runs that gives no runtime
     /// (annotation `wasched.io/run-for`, `activeDeadlineSeconds`) and
     /// whose priority class has none (a duration: 90s, 2h30m); without
-    /// it, such a pod runs for ever.
+    /// it, such a pod runs for ever. A pod whose restartPolicy is Always
+    /// ends only at its activeDeadlineSeconds.
     #[arg(long, value_name = "DURATION", requires = "until_start",
           value_parser = wasched::replay::trace::go_duration)]
     pub default_runtime: Option<Duration>,
@@ -64,6 +65,7 @@ pub struct Inputs {
     pub output: Format,
     pub html: Option<PathBuf>,
     pub title: String,
+    pub schedulers: Vec<String>,
 }
 
 /// Runs `wasched simulate --until-start`.
@@ -74,6 +76,7 @@ pub fn run(args: EstimateArgs, inputs: Inputs) -> Result<ExitCode> {
         now_from: "--now".into(),
         default_runtime: args.default_runtime,
         class_runtimes: args.runtimes.into_iter().collect(),
+        schedulers: inputs.schedulers,
         ..Options::default()
     };
     if let Some(backoff) = config.backoff() {

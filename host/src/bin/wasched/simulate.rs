@@ -131,6 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             output,
             html,
             title,
+            schedulers: schedulers.names(),
         };
         return crate::estimate::run(estimate, inputs);
     }
