@@ -251,11 +251,21 @@ pub fn quantile(samples: &mut [std::time::Duration], q: f64) -> std::time::Durat
 
 /// The process's peak resident memory so far (`VmHWM`), in MiB.
 pub fn peak_rss_mib() -> f64 {
+    status_mib("VmHWM:")
+}
+
+/// The process's resident memory now (`VmRSS`), in MiB.
+pub fn rss_mib() -> f64 {
+    status_mib("VmRSS:")
+}
+
+/// A memory field of `/proc/self/status` in MiB (0 where there is none).
+fn status_mib(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .find_map(|l| l.strip_prefix(field))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         })
         .map_or(0.0, |kb| kb / 1024.0)

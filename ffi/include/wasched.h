@@ -64,7 +64,8 @@ struct WaschedPlugin *wasched_plugin_load(const struct WaschedRuntime *runtime,
                                           struct WaschedBuffer *error);
 
 // What a plugin is, as JSON: `{"name", "source", "contract", "points":
-// ["pre-enqueue", ...], "failurePolicy"}`. Free the buffer.
+// ["pre-enqueue", ...], "failurePolicy", "instances": {"alive",
+// "idle"}}`. Free the buffer.
 //
 // # Safety
 // `plugin` must be live.
@@ -156,6 +157,22 @@ int32_t wasched_call(const struct WaschedPlugin *plugin,
                      size_t request_len,
                      struct WaschedBuffer *response,
                      struct WaschedBuffer *error);
+
+// What `view` holds, as JSON: `{"nodes", "pods", "placed",
+// "assumedByScheduler"}` (`placed`: pods on a node in the view's snapshot
+// between calls — bound, or assumed by kube-scheduler). For tests and
+// diagnostics: a call leaves these as it found them. Free the buffer.
+//
+// # Safety
+// `view` must be live.
+struct WaschedBuffer wasched_view_counts(const struct WaschedView *view);
+
+// Test hook: the next host call any plugin makes panics inside this
+// library, once, as a latent bug would. Tests use it to prove that a panic
+// in the middle of a call is contained and leaves nothing behind (the
+// instance slot, the view's rollback, the lent snapshot). Never call it in
+// production.
+void wasched_test_inject_panic(void);
 
 // Frees a buffer this library handed out; an empty buffer is a no-op.
 //

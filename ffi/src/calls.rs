@@ -20,6 +20,9 @@ use wasched::framework::{
 };
 use wasched::model::{NodeId, PodId};
 
+use std::time::Instant;
+
+use crate::breaker::Transition;
 use crate::pool::Plugin;
 use crate::protocol::{
     self, PreemptorRef, ProgressBounds, Rejection, Request, Response, UnitRef, Victim,
@@ -59,8 +62,12 @@ pub fn call(
     if !plugin.implements(point) {
         bail!("plugin {} does not implement {point}", plugin.name());
     }
+    let attempt = match plugin.breaker().attempt(Instant::now()) {
+        Ok(attempt) => attempt,
+        Err(refusal) => return Ok(refused(plugin, point, refusal)),
+    };
     let in_cycle = point != ExtensionPoint::PreEnqueue;
-    view.with_snapshot(in_cycle, |snapshot| {
+    let answered = view.with_snapshot(in_cycle, |snapshot| {
         let resolved = Resolved::new(snapshot, request)?;
         plugin.with_instance(runtime, |set| {
             set.start_run();
@@ -83,8 +90,35 @@ pub fn call(
             }
             Ok(response)
         })?
-    })
+    });
+    let verdict = answered.as_ref().ok().map(|r| r.failure.is_some());
+    let transition = attempt.finish(verdict, Instant::now());
+    let mut response = answered?;
+    response.breaker = transition.map(|t| {
+        match t {
+            Transition::Opened => "opened",
+            Transition::Closed => "closed",
+        }
+        .to_string()
+    });
+    Ok(response)
 }
+
+/// The answer of a plugin whose circuit breaker is open: its failure
+/// policy's, without calling it.
+fn refused(plugin: &Plugin, point: ExtensionPoint, refusal: String) -> Response {
+    let reason = format!("plugin {}: {refusal} in {point}", plugin.name());
+    contained(
+        plugin.name(),
+        CIRCUIT_OPEN,
+        refusal,
+        reason,
+        plugin.policy(),
+    )
+}
+
+/// The `failure.cause` of a call refused by an open circuit breaker.
+pub const CIRCUIT_OPEN: &str = "circuit-open";
 
 /// A request with its names resolved to the view's ids.
 enum Resolved {
@@ -260,17 +294,31 @@ impl Resolved {
 
 /// A contained plugin failure, under its failure policy.
 fn failure(error: &PluginError, policy: FailurePolicy) -> Response {
+    let reason = error.to_string();
+    let cause = error.cause.label();
+    contained(&error.plugin, cause, error.message.clone(), reason, policy)
+}
+
+/// What a contained failure answers: `Error` under `failurePolicy: Fail`,
+/// `Skip` under `Ignore`, with the failure named.
+fn contained(
+    plugin: &str,
+    cause: &str,
+    message: String,
+    reason: String,
+    policy: FailurePolicy,
+) -> Response {
     let code = match policy {
         FailurePolicy::Fail => Code::Error,
         FailurePolicy::Ignore => Code::Skip,
     };
     Response {
         failure: Some(protocol::Failure {
-            plugin: error.plugin.clone(),
-            cause: error.cause.label().to_string(),
-            message: error.message.clone(),
+            plugin: plugin.to_string(),
+            cause: cause.to_string(),
+            message,
         }),
-        ..Response::of(status(&Status::new(code, error.to_string())))
+        ..Response::of(status(&Status::new(code, reason)))
     }
 }
 

@@ -45,6 +45,7 @@
 //! assert_eq!(wasched_live_objects(), 0);
 //! ```
 
+pub mod breaker;
 pub mod buffer;
 pub mod calls;
 pub mod objects;
@@ -177,7 +178,8 @@ pub unsafe extern "C" fn wasched_plugin_load(
 }
 
 /// What a plugin is, as JSON: `{"name", "source", "contract", "points":
-/// ["pre-enqueue", ...], "failurePolicy"}`. Free the buffer.
+/// ["pre-enqueue", ...], "failurePolicy", "instances": {"alive",
+/// "idle"}}`. Free the buffer.
 ///
 /// # Safety
 /// `plugin` must be live.
@@ -374,4 +376,30 @@ pub unsafe extern "C" fn wasched_call(
         }
         Ok(0)
     })
+}
+
+/// What `view` holds, as JSON: `{"nodes", "pods", "placed",
+/// "assumedByScheduler"}` (`placed`: pods on a node in the view's snapshot
+/// between calls — bound, or assumed by kube-scheduler). For tests and
+/// diagnostics: a call leaves these as it found them. Free the buffer.
+///
+/// # Safety
+/// `view` must be live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wasched_view_counts(view: *const WaschedView) -> WaschedBuffer {
+    guarded(std::ptr::null_mut(), WaschedBuffer::EMPTY, || {
+        // SAFETY: by the caller's promise.
+        let counts = unsafe { locked(view) }?.counts();
+        Ok(WaschedBuffer::new(counts.to_string().into_bytes()))
+    })
+}
+
+/// Test hook: the next host call any plugin makes panics inside this
+/// library, once, as a latent bug would. Tests use it to prove that a panic
+/// in the middle of a call is contained and leaves nothing behind (the
+/// instance slot, the view's rollback, the lent snapshot). Never call it in
+/// production.
+#[unsafe(no_mangle)]
+pub extern "C" fn wasched_test_inject_panic() {
+    wasched::runtime::inject_panic();
 }

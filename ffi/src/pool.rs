@@ -15,6 +15,8 @@ use serde::Deserialize;
 use wasched::framework::{ExtensionPoint, FailurePolicy};
 use wasched::{PluginConfig, PluginSet, Runtime};
 
+use crate::breaker::Breaker;
+
 /// The most instances of one plugin alive at once; a call beyond waits.
 pub const MAX_INSTANCES: usize = 16;
 
@@ -48,6 +50,7 @@ pub struct Plugin {
     config: PluginConfig,
     idle: Mutex<Pool>,
     freed: Condvar,
+    breaker: Breaker,
 }
 
 struct Pool {
@@ -92,6 +95,7 @@ impl Plugin {
         let version = first.version().to_string();
         let points = first.points().to_vec();
         let policy = first.failure_policy();
+        let breaker = Breaker::new(first.settings().breaker);
         let mut set = PluginSet::new();
         set.add(Box::new(first))?;
         Ok(Plugin {
@@ -107,13 +111,20 @@ impl Plugin {
                 alive: 1,
             }),
             freed: Condvar::new(),
+            breaker,
         })
     }
 
     /// What the caller needs to know to wire it: name, source, contract
-    /// version, extension points, failure policy.
+    /// version, extension points, failure policy; and its pool: instances
+    /// alive and idle (equal when no call is in flight).
     pub fn info(&self) -> serde_json::Value {
+        let (alive, idle) = {
+            let pool = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            (pool.alive, pool.idle.len())
+        };
         serde_json::json!({
+            "instances": {"alive": alive, "idle": idle},
             "name": self.name,
             "source": self.source,
             "contract": self.version,
@@ -140,18 +151,26 @@ impl Plugin {
         self.policy
     }
 
-    /// Runs `call` with an instance of its own.
+    /// Its circuit breaker.
+    pub fn breaker(&self) -> &Breaker {
+        &self.breaker
+    }
+
+    /// Runs `call` with an instance of its own. The instance goes back to
+    /// the pool on every exit; one whose call unwound (a panic) is
+    /// discarded instead, as its store may be half-way through a call, and
+    /// its slot freed.
     pub fn with_instance<T>(
         &self,
         runtime: &Runtime,
         call: impl FnOnce(&mut PluginSet) -> T,
     ) -> Result<T> {
-        let mut set = self.take(runtime)?;
-        let answer = call(&mut set);
-        let mut pool = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        pool.idle.push(set);
-        self.freed.notify_one();
-        Ok(answer)
+        let mut lease = Lease {
+            plugin: self,
+            set: Some(self.take(runtime)?),
+        };
+        let set = lease.set.as_mut().expect("a lease holds its instance");
+        Ok(call(set))
     }
 
     fn take(&self, runtime: &Runtime) -> Result<PluginSet> {
@@ -178,6 +197,23 @@ impl Plugin {
             }
             pool = self.freed.wait(pool).unwrap_or_else(|e| e.into_inner());
         }
+    }
+}
+
+/// An instance taken from a plugin's pool; dropping it returns it.
+struct Lease<'p> {
+    plugin: &'p Plugin,
+    set: Option<PluginSet>,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let mut pool = self.plugin.idle.lock().unwrap_or_else(|e| e.into_inner());
+        match self.set.take() {
+            Some(set) if !std::thread::panicking() => pool.idle.push(set),
+            _ => pool.alive -= 1,
+        }
+        self.plugin.freed.notify_one();
     }
 }
 

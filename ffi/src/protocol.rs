@@ -198,6 +198,10 @@ pub struct Response {
     /// What the plugin logged during the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logs: Option<Vec<LogLine>>,
+    /// The plugin's circuit breaker changed with this call: `opened` (the
+    /// caller reports it once, as an Event and a metric) or `closed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breaker: Option<String>,
 }
 
 impl Response {
@@ -215,6 +219,7 @@ impl Response {
             order: None,
             candidate: None,
             logs: None,
+            breaker: None,
         }
     }
 }

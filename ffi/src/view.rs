@@ -35,6 +35,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use wasched::Snapshot;
 use wasched::manifest::Object;
+use wasched::model::Checkpoint;
 use wasched::model::{BuildOptions, Model, SharedObject};
 
 use crate::objects;
@@ -254,11 +255,12 @@ impl View {
     /// Runs `call` on the view as a snapshot; with `assumed`, the pods
     /// kube-scheduler assumed on nodes are assumed there (a point inside a
     /// scheduling cycle; pre-enqueue, asked at queue time, sees none, as in
-    /// wasched's own cycle). The snapshot is rolled back after, so the view
-    /// is as before (no copy).
+    /// wasched's own cycle). The snapshot is rolled back after, on every
+    /// exit (a panic's unwinding included), so the view is as before (no
+    /// copy).
     pub fn with_snapshot<T>(&mut self, assumed: bool, call: impl FnOnce(&mut Snapshot) -> T) -> T {
-        let snapshot = self.model.lend();
-        let checkpoint = snapshot.checkpoint();
+        let rollback = Rollback::new(self.model.lend());
+        let snapshot = &mut *rollback.snapshot;
         let mut assumed: Vec<(&String, &String)> = match assumed {
             true => self.assumed.iter().collect(),
             false => Vec::new(),
@@ -271,8 +273,43 @@ impl View {
                 snapshot.assume(pod, node);
             }
         }
-        let answer = call(snapshot);
-        snapshot.rollback(checkpoint);
-        answer
+        call(snapshot)
+    }
+
+    /// What the view holds, for tests and diagnostics: nodes, pods, and the
+    /// pods placed on a node in its snapshot (bound, or assumed by
+    /// kube-scheduler and not rolled back).
+    pub fn counts(&mut self) -> serde_json::Value {
+        let snapshot = self.model.lend();
+        let placed = snapshot.pods.iter().filter(|p| p.node.is_some()).count();
+        serde_json::json!({
+            "nodes": snapshot.nodes.len(),
+            "pods": snapshot.pods.len(),
+            "placed": placed,
+            "assumedByScheduler": self.assumed.len(),
+        })
+    }
+}
+
+/// The view's snapshot during one call: whatever the call assumed is rolled
+/// back when this is dropped.
+struct Rollback<'a> {
+    snapshot: &'a mut Snapshot,
+    checkpoint: Checkpoint,
+}
+
+impl<'a> Rollback<'a> {
+    fn new(snapshot: &'a mut Snapshot) -> Self {
+        let checkpoint = snapshot.checkpoint();
+        Rollback {
+            snapshot,
+            checkpoint,
+        }
+    }
+}
+
+impl Drop for Rollback<'_> {
+    fn drop(&mut self) {
+        self.snapshot.rollback(self.checkpoint);
     }
 }

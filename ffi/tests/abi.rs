@@ -195,6 +195,18 @@ fn leak_checked(test: impl FnOnce(&mut Handles)) {
     assert_eq!((wasched_live_objects(), wasched_live_bytes()), before);
 }
 
+/// Nodes n1 and n2 (8 CPUs each), and gang team/ring of two 1-CPU pods.
+fn two_nodes_and_a_ring(h: &Handles) {
+    for n in ["n1", "n2"] {
+        h.upsert("Node", node(n, "8", 0)).unwrap();
+    }
+    h.upsert("PodGroup", gang("ring", 2, None)).unwrap();
+    for i in 0..2 {
+        h.upsert("Pod", pod(&format!("ring-{i}"), Some("ring"), "1", 0))
+            .unwrap();
+    }
+}
+
 fn code(response: &Value) -> &str {
     response["status"]["code"].as_str().unwrap()
 }
@@ -435,14 +447,7 @@ fn a_hostile_component_is_contained_and_named_and_the_next_call_works() {
 fn a_placement_is_scored_with_its_assignments_assumed_and_preemption_asks_by_name() {
     leak_checked(|h| {
         let hostile = hostile_component();
-        for n in ["n1", "n2"] {
-            h.upsert("Node", node(n, "8", 0)).unwrap();
-        }
-        h.upsert("PodGroup", gang("ring", 2, None)).unwrap();
-        for i in 0..2 {
-            h.upsert("Pod", pod(&format!("ring-{i}"), Some("ring"), "1", 0))
-                .unwrap();
-        }
+        two_nodes_and_a_ring(h);
         let mut running = pod("old", None, "1", 0);
         running["spec"]["nodeName"] = json!("n2");
         running["status"]["phase"] = json!("Running");
@@ -672,4 +677,164 @@ fn nominated_and_assumed_members_of_a_gang_count_as_pending_at_pre_enqueue() {
         )
         .unwrap();
     assert_eq!(code(&r), "Success", "{r}");
+}
+
+/// The view's counts (`wasched_view_counts`).
+fn counts(h: &Handles) -> Value {
+    // SAFETY: a live view.
+    let counts = take(unsafe { wasched_view_counts(h.view) });
+    serde_json::from_str(&counts).unwrap()
+}
+
+/// A plugin's pool: instances alive and idle.
+fn instances(plugin: *mut WaschedPlugin) -> Value {
+    // SAFETY: a live plugin.
+    let info: Value = serde_json::from_str(&take(unsafe { wasched_plugin_info(plugin) })).unwrap();
+    info["instances"].clone()
+}
+
+/// Handles shared by the threads of one test (the library makes every
+/// function safe to call from any thread).
+struct Shared<'a>(&'a Handles, *mut WaschedPlugin);
+// SAFETY: the library's handles may be used from any thread.
+unsafe impl Sync for Shared<'_> {}
+
+#[test]
+fn a_panic_inside_a_call_leaves_nothing_behind_and_a_thousand_calls_after_it_answer() {
+    leak_checked(|h| {
+        let hostile = hostile_component();
+        two_nodes_and_a_ring(h);
+        // The breaker stays closed, so that every call runs the component.
+        let counter = h
+            .load(json!({"name": "Hostile", "component": hostile,
+                         "config": {"circuitBreaker": {"failures": 0},
+                                    "args": {"point": "placement-score", "misbehave": "count"}}}))
+            .unwrap();
+        let request = json!({"point": "placement-score", "unit": {"podGroup": "team/ring"},
+                             "placement": {"name": "all"},
+                             "assignments": [["team/ring-0", "n1"], ["team/ring-1", "n2"]]});
+        let before = counts(h);
+        assert_eq!(before["placed"], 0, "{before}");
+
+        // The panic strikes in the middle of the call: the pool's instance
+        // taken, the assignments assumed, the snapshot lent to the store.
+        // More panics than the pool has instances: a slot that leaked with
+        // each would leave the pool empty for ever.
+        for _ in 0..=wasched_ffi::pool::MAX_INSTANCES {
+            wasched_test_inject_panic();
+            let error = h.call(counter, request.clone()).unwrap_err();
+            assert!(
+                error.contains("internal error in wasched") && error.contains("injected fault"),
+                "{error}"
+            );
+            assert_eq!(counts(h), before, "the call's assumptions were rolled back");
+            let info = instances(counter);
+            assert_eq!(info["alive"], info["idle"], "no slot leaked: {info}");
+        }
+
+        // Many more calls from many threads than the pool has instances,
+        // each seeing the two assigned pods and nothing else assumed.
+        let shared = Shared(h, counter);
+        let answered = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| {
+                    let Shared(h, counter) = &shared;
+                    for _ in 0..125 {
+                        let r = h.call(*counter, request.clone()).unwrap();
+                        assert_eq!(code(&r), "Success", "{r}");
+                        assert_eq!(r["score"], 2, "{r}");
+                        answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        assert_eq!(answered.into_inner(), 1000);
+        assert_eq!(counts(h), before);
+        let info = instances(counter);
+        assert_eq!(info["alive"], info["idle"], "{info}");
+    });
+}
+
+#[test]
+fn a_component_asking_about_16m_duplicate_node_ids_is_refused_as_unknown() {
+    leak_checked(|h| {
+        let hostile = hostile_component();
+        for n in ["n1", "n2"] {
+            h.upsert("Node", node(n, "8", 0)).unwrap();
+        }
+        h.upsert("PodGroup", gang("bad", 1, None)).unwrap();
+        h.upsert("Pod", pod("bad-0", Some("bad"), "1", 0)).unwrap();
+        // The fixture needs 64 MiB of its own for the ids.
+        let plugin = h
+            .load(json!({"name": "Hostile", "component": hostile,
+                         "config": {"memoryLimit": "160Mi", "fuel": 1_000_000_000u64,
+                                    "args": {"point": "filter", "misbehave": "duplicate-ids"}}}))
+            .unwrap();
+        let r = h
+            .call(plugin, json!({"point": "filter", "pod": "team/bad-0"}))
+            .unwrap();
+        // Neutral: the host refused each of the three lists.
+        assert_eq!(code(&r), "Success", "{r}");
+        assert!(r.get("failure").is_none(), "{r}");
+    });
+}
+
+#[test]
+fn a_component_that_keeps_failing_is_not_called_until_its_breaker_cools_down() {
+    leak_checked(|h| {
+        let hostile = hostile_component();
+        for n in ["n1", "n2"] {
+            h.upsert("Node", node(n, "8", 0)).unwrap();
+        }
+        for g in ["bad", "good"] {
+            h.upsert("PodGroup", gang(g, 1, None)).unwrap();
+            h.upsert("Pod", pod(&format!("{g}-0"), Some(g), "1", 0))
+                .unwrap();
+        }
+        let plugin = h
+            .load(json!({"name": "Hostile", "component": hostile,
+                         "config": {"failurePolicy": "Ignore",
+                                    "circuitBreaker": {"failures": 3, "window": "1m", "coolDown": "300ms"},
+                                    "args": {"point": "filter", "misbehave": "panic"}}}))
+            .unwrap();
+        let filter = |pod: &str| {
+            h.call(plugin, json!({"point": "filter", "pod": pod}))
+                .unwrap()
+        };
+        for i in 1..=3 {
+            let r = filter("team/bad-0");
+            assert_eq!(code(&r), "Skip", "{r}");
+            assert_eq!(r["failure"]["cause"], "trap", "{r}");
+            let opened = if i == 3 { json!("opened") } else { Value::Null };
+            assert_eq!(r["breaker"], opened, "call {i}: {r}");
+        }
+        // Open: answered per the failure policy without calling it, even
+        // for the pod it would have answered.
+        for pod in ["team/bad-0", "team/good-0"] {
+            let r = filter(pod);
+            assert_eq!(code(&r), "Skip", "{r}");
+            assert_eq!(r["failure"]["cause"], "circuit-open", "{r}");
+            let reason = r["status"]["reason"].as_str().unwrap();
+            assert!(
+                reason.starts_with("plugin Hostile: circuit breaker open after 3 failures within 60s; not called for another "),
+                "{reason}"
+            );
+        }
+        // After the cool-down one trial: it fails, and the breaker opens
+        // again; the next trial succeeds and closes it.
+        std::thread::sleep(std::time::Duration::from_millis(350));
+        let r = filter("team/bad-0");
+        assert_eq!(
+            (r["failure"]["cause"].clone(), r["breaker"].clone()),
+            (json!("trap"), json!("opened")),
+            "{r}"
+        );
+        assert_eq!(filter("team/good-0")["failure"]["cause"], "circuit-open");
+        std::thread::sleep(std::time::Duration::from_millis(350));
+        let r = filter("team/good-0");
+        assert_eq!(code(&r), "Success", "{r}");
+        assert_eq!(r["breaker"], "closed", "{r}");
+        assert_eq!(code(&filter("team/good-0")), "Success");
+    });
 }

@@ -9,9 +9,9 @@ mod common;
 
 use std::time::Duration;
 
+use wasched::Outcome;
 use wasched::config::{FailurePolicy, PluginSettings};
 use wasched::framework::{LogLine, OutputLimits};
-use wasched::{Outcome, PluginConfig, PluginSet};
 
 const POINTS: [&str; 6] = [
     "pre-enqueue",
@@ -41,15 +41,7 @@ fn run_with_logs(settings: PluginSettings) -> (Outcome, Vec<(String, LogLine)>) 
 
 /// Runs `snapshot` (under testdata/) with `Hostile` under `settings`.
 fn run_snapshot(snapshot: &str, settings: PluginSettings) -> (Outcome, Vec<(String, LogLine)>) {
-    let mut plugins = PluginSet::new();
-    let plugin = common::runtime()
-        .load(
-            "hostile.wasm",
-            &common::hostile(),
-            &PluginConfig::uniform(settings),
-        )
-        .unwrap();
-    plugins.add(Box::new(plugin)).unwrap();
+    let mut plugins = common::hostile_plugins(settings);
     let mut snapshot = wasched::read_snapshot(&[common::testdata(snapshot)]).unwrap();
     let outcome = wasched::scheduler::run(
         &mut snapshot,

@@ -230,6 +230,25 @@ func (r *Runtime) Load(spec PluginSpec) (*Plugin, error) {
 	return plugin, nil
 }
 
+// Instances is the plugin's pool now: instances alive, and idle among
+// them (equal when no call is in flight).
+func (p *Plugin) Instances() (alive, idle int, err error) {
+	if err := p.enter(); err != nil {
+		return 0, 0, err
+	}
+	defer p.leave()
+	var info struct {
+		Instances struct {
+			Alive int `json:"alive"`
+			Idle  int `json:"idle"`
+		} `json:"instances"`
+	}
+	if err := json.Unmarshal(take(C.wasched_plugin_info(p.ptr)), &info); err != nil {
+		return 0, 0, fmt.Errorf("wasm: plugin info: %w", err)
+	}
+	return info.Instances.Alive, info.Instances.Idle, nil
+}
+
 // Close frees the plugin and its instances once the calls in flight end.
 func (p *Plugin) Close() {
 	if p.close() {
@@ -356,6 +375,31 @@ func (v *View) change(what string, op func(errBuf *C.WaschedBuffer) C.int32_t) e
 	}
 	return nil
 }
+
+// ViewCounts is what a view holds: nodes, pods, and the pods placed on a
+// node in its snapshot between calls (bound, or assumed by the scheduler).
+type ViewCounts struct {
+	Nodes              int `json:"nodes"`
+	Pods               int `json:"pods"`
+	Placed             int `json:"placed"`
+	AssumedByScheduler int `json:"assumedByScheduler"`
+}
+
+// Counts is what the view holds now; a call leaves it as it found it.
+func (v *View) Counts() (ViewCounts, error) {
+	var counts ViewCounts
+	if err := v.enter(); err != nil {
+		return counts, err
+	}
+	defer v.leave()
+	err := json.Unmarshal(take(C.wasched_view_counts(v.ptr)), &counts)
+	return counts, err
+}
+
+// InjectPanicForTest makes the next host call of any plugin panic inside
+// the library, once (a test hook: the panic must be contained and leave
+// nothing behind). Never call it in production.
+func InjectPanicForTest() { C.wasched_test_inject_panic() }
 
 // NodeState is what a node holds as the scheduler's NodeInfo says: the
 // Node object (nil when only its pods changed) and every pod it lists,

@@ -306,7 +306,8 @@ func TestTrapsUnderLoadCoexistWithGoSignals(t *testing.T) {
 	plugins := map[string]*Plugin{}
 	for _, misbehave := range []string{"panic", "recurse"} {
 		plugins[misbehave] = mustLoad(t, r, PluginSpec{Name: "Hostile", Component: hostile,
-			Config: []byte(fmt.Sprintf(`{"args": {"point": "filter", "misbehave": %q}}`, misbehave))})
+			// The breaker stays closed, so that every call traps.
+			Config: []byte(fmt.Sprintf(`{"circuitBreaker": {"failures": 0}, "args": {"point": "filter", "misbehave": %q}}`, misbehave))})
 		defer plugins[misbehave].Close()
 	}
 	const workers, rounds = 8, 25
@@ -391,5 +392,88 @@ func TestTheBundledListComesFromTheLibrary(t *testing.T) {
 	}
 	if got, want := strings.Join(off, ","), "WaschedGpuBinPacking,WaschedTaintToleration"; got != want {
 		t.Errorf("off by default: %s, want %s", got, want)
+	}
+}
+
+// TestAPanicInsideACallLeavesNothingBehind injects a panic inside the
+// library in the middle of a call (the pool's instance taken, the call's
+// assignments assumed in the view, the snapshot lent to the component),
+// more times than the pool has instances, then makes 1,000 calls from 50
+// goroutines: every call answers and sees only its own assignments, no
+// pod stays assumed, no pool slot leaks, and the live-object counters
+// return to where they were once everything is closed.
+func TestAPanicInsideACallLeavesNothingBehind(t *testing.T) {
+	before := LiveObjects()
+	r, v := setup(t, 2)
+	if err := v.Upsert("PodGroup", gang("ring", 2)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := v.Upsert("Pod", pod(fmt.Sprintf("ring-%d", i), "ring", 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := mustLoad(t, r, PluginSpec{Name: "Hostile", Component: hostilePath(t),
+		Config: []byte(`{"circuitBreaker": {"failures": 0}, "args": {"point": "placement-score", "misbehave": "count"}}`)})
+	req := Request{Point: "placement-score", Unit: &Unit{PodGroup: "team/ring"},
+		Placement: &Placement{Name: "all"}, Assignments: [][2]string{{"team/ring-0", "n1"}, {"team/ring-1", "n2"}}}
+	counts, err := v.Counts()
+	if err != nil || counts.Placed != 0 || counts.Pods != 2 {
+		t.Fatalf("view before: %+v, %v", counts, err)
+	}
+	for i := 0; i <= 16; i++ {
+		InjectPanicForTest()
+		var resp Response
+		err := p.Call(v, req, &resp)
+		if err == nil || !strings.Contains(err.Error(), "injected fault") {
+			t.Fatalf("panic %d: want an error naming the injected fault, got %v (%+v)", i, err, resp)
+		}
+		if after, err := v.Counts(); err != nil || after != counts {
+			t.Fatalf("panic %d: view after: %+v (before %+v), %v", i, after, counts, err)
+		}
+		if alive, idle, err := p.Instances(); err != nil || alive != idle {
+			t.Fatalf("panic %d: instances alive %d, idle %d: %v", i, alive, idle, err)
+		}
+	}
+	var wg sync.WaitGroup
+	var answered atomic.Int64
+	errs := make(chan error, 50)
+	for w := 0; w < 50; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				var resp Response
+				if err := p.Call(v, req, &resp); err != nil {
+					errs <- err
+					return
+				}
+				if resp.Status.Code != Success || resp.Score == nil || *resp.Score != 2 {
+					errs <- fmt.Errorf("want score 2 (the two assigned pods), got %+v", resp)
+					return
+				}
+				answered.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if answered.Load() != 1000 {
+		t.Fatalf("answered %d calls", answered.Load())
+	}
+	if after, err := v.Counts(); err != nil || after != counts {
+		t.Fatalf("view after the calls: %+v (before %+v), %v", after, counts, err)
+	}
+	if alive, idle, err := p.Instances(); err != nil || alive != idle {
+		t.Fatalf("instances alive %d, idle %d: %v", alive, idle, err)
+	}
+	p.Close()
+	v.Close()
+	r.Close()
+	if LiveObjects() != before || LiveBytes() != 0 {
+		t.Fatalf("live objects %d (before %d), bytes %d", LiveObjects(), before, LiveBytes())
 	}
 }

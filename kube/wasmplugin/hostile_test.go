@@ -60,7 +60,9 @@ var hostileModes = []string{"panic", "loop", "flood-logs", "huge-reason"}
 // decided as its misbehaviour makes it — the flood of logs is capped and
 // the component's neutral answer after it honoured (its pod bound, except
 // at PodGroupPostFilter, where the group fits nowhere), the 4 MiB reason
-// is capped on the pod's condition, and a panic or a loop leaves the group
+// is capped on the pod's condition, a request about 16 M duplicate node
+// ids is refused by the host and the neutral answer after it honoured (its
+// pod bound), and a panic or a loop leaves the group
 // pending with a reason naming the plugin (PreEnqueue holds the pod
 // without a condition). The test asserts what
 // happens, never how fast: the context's deadline only bounds a hang.
@@ -93,33 +95,47 @@ profiles:
 	var pending []*unstructured.Unstructured
 	type bad struct{ point, mode, pod string }
 	var bads []bad
+	type misbehaviour struct{ point, mode string }
+	var cases []misbehaviour
 	for _, point := range points {
 		for _, mode := range hostileModes {
-			profile := fmt.Sprintf("%s-%s", point, mode)
-			fmt.Fprintf(&config, `- schedulerName: %s
+			cases = append(cases, misbehaviour{point, mode})
+		}
+	}
+	// 16 M duplicate node ids in one host call, refused before the host
+	// allocates for them; the fixture needs 64 MiB of its own for them.
+	cases = append(cases, misbehaviour{"filter", "duplicate-ids"})
+	bounds := map[string]string{"duplicate-ids": "fuel: 1000000000, memoryLimit: 160Mi"}
+	for _, c := range cases {
+		point, mode := c.point, c.mode
+		bound, ok := bounds[mode]
+		if !ok {
+			bound = "fuel: 20000000"
+		}
+		profile := fmt.Sprintf("%s-%s", point, mode)
+		fmt.Fprintf(&config, `- schedulerName: %s
   plugins:
     %s
   pluginConfig:
   - name: Hostile
-    args: {component: %s, fuel: 20000000, timeout: 1s, args: {point: %s, misbehave: %s}}
-`, profile, strings.ReplaceAll(hostilePoints[point], "\n      ", "\n    "), component, point, mode)
-			group := podGroup(t, "bad-"+profile, 1, "")
-			cpu := "1"
-			if point == "pod-group-post-filter" {
-				cpu = "100"
-			}
-			member := pod(t, "bad-"+profile, "bad-"+profile, cpu, 0)
-			if point == "pod-group-post-filter" {
-				// It outranks the running pod and fits nowhere, so that
-				// kube-scheduler asks its PodGroupPostFilter plugins.
-				group.Object["spec"].(map[string]any)["priorityClassName"] = "high"
-				member.Object["spec"].(map[string]any)["priorityClassName"] = "high"
-			}
-			member.Object["spec"].(map[string]any)["schedulerName"] = profile
-			setup = append(setup, group)
-			pending = append(pending, member)
-			bads = append(bads, bad{point, mode, member.GetName()})
+    args: {component: %s, %s, timeout: 1s, args: {point: %s, misbehave: %s}}
+`, profile, strings.ReplaceAll(hostilePoints[point], "\n      ", "\n    "), component, bound, point, mode)
+		group := podGroup(t, "bad-"+profile, 1, "")
+		cpu := "1"
+		if point == "pod-group-post-filter" {
+			cpu = "100"
 		}
+		member := pod(t, "bad-"+profile, "bad-"+profile, cpu, 0)
+		if point == "pod-group-post-filter" {
+			// It outranks the running pod and fits nowhere, so that
+			// kube-scheduler asks its PodGroupPostFilter plugins.
+			group.Object["spec"].(map[string]any)["priorityClassName"] = "high"
+			member.Object["spec"].(map[string]any)["priorityClassName"] = "high"
+		}
+		member.Object["spec"].(map[string]any)["schedulerName"] = profile
+		setup = append(setup, group)
+		pending = append(pending, member)
+		bads = append(bads, bad{point, mode, member.GetName()})
 	}
 	// The good pods come after the bad ones, so that their binding shows
 	// kube-scheduler has taken the bad ones in.
@@ -142,7 +158,7 @@ profiles:
 	decided := func(b bad, p *v1.Pod) (bool, string) {
 		reason := scheduledReason(p)
 		switch {
-		case b.mode == "flood-logs" && b.point != "pod-group-post-filter":
+		case (b.mode == "flood-logs" || b.mode == "duplicate-ids") && b.point != "pod-group-post-filter":
 			return p.Spec.NodeName != "", "bound"
 		case p.Spec.NodeName != "":
 			return false, "bound, though its component misbehaved"

@@ -116,8 +116,14 @@ func (p *Plugin) ask(req wasm.Request) (wasm.Response, *fwk.Status) {
 		klog.V(logVerbosity(line.Level)).InfoS(line.Message, "plugin", p.name, "level", line.Level)
 	}
 	if resp.Failure != nil {
+		p.failed(req, resp.Failure)
+	}
+	if resp.Failure != nil && resp.Failure.Cause != wasm.CircuitOpen {
 		klog.ErrorS(nil, "wasched component failed", "plugin", p.name, "cause", resp.Failure.Cause,
 			"message", resp.Failure.Message, "policy", p.comp.Info.FailurePolicy)
+	}
+	if resp.Breaker != "" {
+		p.breakerChanged(req, resp)
 	}
 	return resp, nil
 }
@@ -227,10 +233,37 @@ func (p *Plugin) PreEnqueue(_ context.Context, pod *v1.Pod) *fwk.Status {
 }
 
 // filterState is one pod's filter verdicts, asked once for every node at
-// PreFilter and read per node at Filter.
+// PreFilter and read per node at Filter; a node that changed since is asked
+// again at Filter and its new verdict kept the same way, so that a
+// preemption's dry run (which filters the assigned nodes again at each
+// reprieve step) asks only about nodes that changed since it last asked.
+// Filter runs on parallel workers: mu guards the maps.
 type filterState struct {
+	mu       sync.Mutex
 	rejected map[string]*fwk.Status
 	prints   map[string]uint64
+}
+
+// verdict is the node's kept verdict if its fingerprint is still fp.
+func (s *filterState) verdict(node string, fp uint64) (*fwk.Status, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if kept, ok := s.prints[node]; ok && kept == fp {
+		return s.rejected[node], true
+	}
+	return nil, false
+}
+
+// keep records the node's verdict at fingerprint fp.
+func (s *filterState) keep(node string, fp uint64, verdict *fwk.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prints[node] = fp
+	if verdict == nil {
+		delete(s.rejected, node)
+	} else {
+		s.rejected[node] = verdict
+	}
 }
 
 func (s *filterState) Clone() fwk.StateData { return s }
@@ -297,8 +330,9 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, in
 		return fwk.AsStatus(fmt.Errorf("%s: PreFilter did not run: %w", p.name, err)).WithPlugin(p.name)
 	}
 	fs := data.(*filterState)
-	if fp, ok := fs.prints[node.Name]; ok && fp == fingerprint(info) {
-		return fs.rejected[node.Name]
+	fp := fingerprint(info)
+	if verdict, ok := fs.verdict(node.Name, fp); ok {
+		return verdict
 	}
 	if err := p.feed.syncNodes([]fwk.NodeInfo{info}, false); err != nil {
 		return fwk.AsStatus(err).WithPlugin(p.name)
@@ -307,13 +341,16 @@ func (p *Plugin) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, in
 	if st != nil {
 		return st
 	}
+	var verdict *fwk.Status
 	for _, r := range resp.Rejections {
-		return fwk.NewStatus(fwk.Unschedulable, r.Reason).WithPlugin(p.name)
+		verdict = fwk.NewStatus(fwk.Unschedulable, r.Reason).WithPlugin(p.name)
+		break
 	}
-	if st := p.status(resp.Status); st != nil && st.Code() != fwk.Skip && st.Code() != fwk.Unschedulable {
+	if st := p.status(resp.Status); verdict == nil && st != nil && st.Code() != fwk.Skip && st.Code() != fwk.Unschedulable {
 		return st
 	}
-	return nil
+	fs.keep(node.Name, fp, verdict)
+	return verdict
 }
 
 // PreScore asks score about the feasible nodes at once; Score reads it.

@@ -17,6 +17,10 @@
 //!         reasonBytes: 1Ki      # longer reasons are cut
 //!         nameBytes: 253        # longer placement names are invalid answers
 //!         listLength: 100000    # longer lists in answers are invalid answers
+//!       circuitBreaker:         # where the component runs live (kube-scheduler)
+//!         failures: 5           # this many failed calls within `window` open it (0: never)
+//!         window: 1m
+//!         coolDown: 30s         # open this long, then one trial call
 //!       args: {}                # handed to the plugin's `configure`, as JSON
 //! ```
 
@@ -45,7 +49,32 @@ pub(super) struct Args {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<Limits>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub circuit_breaker: Option<Breaker>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<serde_json::Value>,
+}
+
+/// `circuitBreaker:`; durations in the file's notation (`30s`).
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct Breaker {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cool_down: Option<String>,
+}
+
+impl Breaker {
+    /// `self`, with each field it does not set taken from `under`.
+    fn or(self, under: &Breaker) -> Breaker {
+        Breaker {
+            failures: self.failures.or(under.failures),
+            window: self.window.or_else(|| under.window.clone()),
+            cool_down: self.cool_down.or_else(|| under.cool_down.clone()),
+        }
+    }
 }
 
 /// `limits:`; byte counts are numbers or quantities (`16Ki`).
@@ -110,12 +139,17 @@ impl Args {
             (Some(mine), Some(theirs)) => Some(mine.or(theirs)),
             (mine, theirs) => mine.or_else(|| theirs.clone()),
         };
+        let circuit_breaker = match (self.circuit_breaker, &under.circuit_breaker) {
+            (Some(mine), Some(theirs)) => Some(mine.or(theirs)),
+            (mine, theirs) => mine.or_else(|| theirs.clone()),
+        };
         Args {
             failure_policy: self.failure_policy.or(under.failure_policy),
             fuel: self.fuel.or(under.fuel),
             timeout: self.timeout.or_else(|| under.timeout.clone()),
             memory_limit: self.memory_limit.or_else(|| under.memory_limit.clone()),
             limits,
+            circuit_breaker,
             args: self.args.or_else(|| under.args.clone()),
         }
     }
@@ -127,6 +161,7 @@ impl Args {
             && self.timeout.is_none()
             && self.memory_limit.is_none()
             && self.limits.is_none()
+            && self.circuit_breaker.is_none()
             && self.args.is_none()
     }
 
@@ -158,6 +193,20 @@ impl Args {
         }
         if let Some(limits) = &self.limits {
             apply_limits(&mut settings.limits, limits, at)?;
+        }
+        if let Some(breaker) = &self.circuit_breaker {
+            let at = format!("{at}.circuitBreaker");
+            if let Some(failures) = breaker.failures {
+                settings.breaker.failures = failures;
+            }
+            if let Some(window) = &breaker.window {
+                settings.breaker.window =
+                    parse_duration(window).map_err(|e| anyhow!("field {at}.window: {e}"))?;
+            }
+            if let Some(cool_down) = &breaker.cool_down {
+                settings.breaker.cool_down =
+                    parse_duration(cool_down).map_err(|e| anyhow!("field {at}.coolDown: {e}"))?;
+            }
         }
         if let Some(args) = &self.args {
             settings.args = args.to_string();

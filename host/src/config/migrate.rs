@@ -56,6 +56,7 @@ impl FormerEntry {
             timeout: self.timeout.clone(),
             memory_limit: self.memory_limit.clone(),
             limits: self.limits.clone(),
+            circuit_breaker: None,
             args: self.args.clone(),
         }
     }

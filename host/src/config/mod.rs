@@ -41,6 +41,35 @@ pub struct PluginSettings {
     pub args: String,
     /// Caps on what the plugin hands the host.
     pub limits: OutputLimits,
+    /// When a component running live stops being called for a while.
+    pub breaker: BreakerSettings,
+}
+
+/// A component's circuit breaker, where it runs live (kube-scheduler):
+/// `failures` failed calls (traps, exhausted bounds, invalid answers)
+/// within `window` open it; while open, its extension points answer per
+/// its failure policy without calling it; after `cool_down` one trial call
+/// closes it again if it succeeds, or reopens it. `wasched simulate` and
+/// `replay` call every time, so that their runs stay deterministic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BreakerSettings {
+    /// Failures within `window` that open the breaker; 0: never opens.
+    pub failures: u32,
+    /// How far back failures count.
+    pub window: Duration,
+    /// How long it stays open before a trial call.
+    pub cool_down: Duration,
+}
+
+impl Default for BreakerSettings {
+    /// 5 failures within a minute open it for 30 s.
+    fn default() -> Self {
+        Self {
+            failures: 5,
+            window: Duration::from_secs(60),
+            cool_down: Duration::from_secs(30),
+        }
+    }
 }
 
 impl Default for PluginSettings {
@@ -52,6 +81,7 @@ impl Default for PluginSettings {
             memory_limit: 64 << 20,
             args: "{}".into(),
             limits: OutputLimits::default(),
+            breaker: BreakerSettings::default(),
         }
     }
 }

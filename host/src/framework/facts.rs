@@ -98,6 +98,10 @@ pub fn nodes_facts(
     snapshot: &Snapshot,
     nodes: &[NodeId],
 ) -> Result<Vec<sdk::NodeFacts>, sdk::LookupError> {
+    // A longer list cannot name distinct nodes: refused before any work.
+    if nodes.len() > snapshot.nodes.len() {
+        return Err(sdk::LookupError::Unknown);
+    }
     let identity = snapshot.identity();
     nodes
         .iter()
@@ -156,6 +160,9 @@ pub fn group_nodes_by_label(
     key: u32,
     nodes: &[NodeId],
 ) -> Result<Vec<sdk::LabelDomain>, sdk::LookupError> {
+    if nodes.len() > snapshot.nodes.len() {
+        return Err(sdk::LookupError::Unknown);
+    }
     let column = snapshot.label_column(key);
     let mut domains: rustc_hash::FxHashMap<u32, Vec<NodeId>> = Default::default();
     for &node in nodes {
@@ -298,7 +305,7 @@ spec:
         crate::manifest::load_str(&mut manifests, "racks.yaml", &text).unwrap();
         let snapshot = Snapshot::build(&manifests).unwrap();
         let rack = snapshot.symbols.lookup("rack").unwrap();
-        let domains = group_nodes_by_label(&snapshot, rack, &[4, 3, 2, 1, 0, 3]).unwrap();
+        let domains = group_nodes_by_label(&snapshot, rack, &[4, 2, 1, 0, 0]).unwrap();
         let seen: Vec<(&str, &[NodeId])> = domains
             .iter()
             .map(|d| (d.value_text.as_str(), d.nodes.as_slice()))
@@ -306,7 +313,7 @@ spec:
         // By text (byte order), the unlabelled node left out, repeats once.
         assert_eq!(
             seen,
-            [("r1", &[4][..]), ("r10", &[1][..]), ("r2", &[0, 3][..])]
+            [("r1", &[4][..]), ("r10", &[1][..]), ("r2", &[0][..])]
         );
         for d in &domains {
             assert_eq!(snapshot.symbols.text(d.value), Some(d.value_text.as_str()));
@@ -315,5 +322,15 @@ spec:
             group_nodes_by_label(&snapshot, rack, &[0, 5]),
             Err(sdk::LookupError::Unknown)
         );
+        // Longer than the snapshot's nodes: refused, repeats or not.
+        assert_eq!(
+            group_nodes_by_label(&snapshot, rack, &[0; 6]),
+            Err(sdk::LookupError::Unknown)
+        );
+        assert_eq!(
+            nodes_facts(&snapshot, &[0; 6]).map(|f| f.len()),
+            Err(sdk::LookupError::Unknown)
+        );
+        assert_eq!(nodes_facts(&snapshot, &[0; 5]).map(|f| f.len()), Ok(5));
     }
 }

@@ -3,9 +3,10 @@
 //! between host types and the WIT records (0.2.0 shares them: its `types`
 //! interface is 0.3.0's without the additions).
 
-use wasmtime::component::Resource;
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource, WasmList};
 
-use super::bindings::{cluster, log, types};
+use super::bindings::{PACKAGE, PACKAGE_VERSION, cluster, log, types};
 use super::state::{HostState, SnapshotHandle};
 use wasched_sdk::Cluster;
 use wasched_sdk::types as sdk;
@@ -31,15 +32,18 @@ macro_rules! common_snapshot_methods {
         }
 
         fn resource_names(&mut self, _: Resource<SnapshotHandle>) -> Vec<String> {
-            SnapshotView(self.snap()).resource_names()
+            let list = SnapshotView(self.snap()).resource_names();
+            self.charged(list)
         }
 
         fn allocatable(&mut self, _: Resource<SnapshotHandle>, resource: u32) -> Vec<u64> {
-            SnapshotView(self.snap()).allocatable(resource)
+            let list = SnapshotView(self.snap()).allocatable(resource);
+            self.charged(list)
         }
 
         fn requested(&mut self, _: Resource<SnapshotHandle>, resource: u32) -> Vec<u64> {
-            SnapshotView(self.snap()).requested(resource)
+            let list = SnapshotView(self.snap()).requested(resource);
+            self.charged(list)
         }
 
         fn lookup(&mut self, _: Resource<SnapshotHandle>, text: String) -> Option<u32> {
@@ -55,15 +59,18 @@ macro_rules! common_snapshot_methods {
         }
 
         fn node_label_column(&mut self, _: Resource<SnapshotHandle>, key: u32) -> Vec<Option<u32>> {
-            SnapshotView(self.snap()).node_label_column(key)
+            let list = SnapshotView(self.snap()).node_label_column(key);
+            self.charged(list)
         }
 
         fn pod_requests(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> Vec<u64> {
-            SnapshotView(self.snap()).pod_requests(pod)
+            let list = SnapshotView(self.snap()).pod_requests(pod);
+            self.charged(list)
         }
 
         fn pods_on_node(&mut self, _: Resource<SnapshotHandle>, node: u32) -> Vec<u32> {
-            SnapshotView(self.snap()).pods_on_node(node)
+            let list = SnapshotView(self.snap()).pods_on_node(node);
+            self.charged(list)
         }
 
         fn drop(&mut self, handle: Resource<SnapshotHandle>) -> wasmtime::Result<()> {
@@ -248,7 +255,8 @@ macro_rules! snapshot_methods_since_v0_2 {
         }
 
         fn pod_labels(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> Vec<(u32, u32)> {
-            SnapshotView(self.snap()).pod_labels(pod)
+            let list = SnapshotView(self.snap()).pod_labels(pod);
+            self.charged(list)
         }
 
         fn pod_group(
@@ -256,9 +264,9 @@ macro_rules! snapshot_methods_since_v0_2 {
             _: Resource<SnapshotHandle>,
             group: u32,
         ) -> Option<types::PodGroup> {
-            SnapshotView(self.snap())
-                .pod_group(group)
-                .map(super::contract_v0_3::wit_group)
+            let group = SnapshotView(self.snap()).pod_group(group)?;
+            self.charge(1 + group.pending.len() + group.bound.len());
+            Some(super::contract_v0_3::wit_group(group))
         }
 
         fn pod_group_spec(
@@ -273,6 +281,7 @@ macro_rules! snapshot_methods_since_v0_2 {
 
         fn composite(&mut self, _: Resource<SnapshotHandle>, id: u32) -> Option<types::Composite> {
             let c = SnapshotView(self.snap()).composite(id)?;
+            self.charge(1 + c.child_groups.len() + c.child_composites.len());
             Some(types::Composite {
                 id: c.id,
                 name: c.name,
@@ -300,6 +309,7 @@ macro_rules! snapshot_methods_since_v0_2 {
             id: u32,
         ) -> Option<$cluster::DisruptionBudget> {
             let b = SnapshotView(self.snap()).disruption_budget(id)?;
+            self.charge(1 + b.pods.len());
             Some($cluster::DisruptionBudget {
                 name: b.name,
                 pods: b.pods,
@@ -308,7 +318,8 @@ macro_rules! snapshot_methods_since_v0_2 {
         }
 
         fn pod_disruption_budgets(&mut self, _: Resource<SnapshotHandle>, pod: u32) -> Vec<u32> {
-            SnapshotView(self.snap()).pod_disruption_budgets(pod)
+            let list = SnapshotView(self.snap()).pod_disruption_budgets(pod);
+            self.charged(list)
         }
     };
 }
@@ -383,15 +394,18 @@ impl cluster::HostSnapshot for HostState {
     }
 
     fn node_changes(&mut self, _: Resource<SnapshotHandle>) -> Vec<u64> {
-        SnapshotView(self.snap()).node_changes()
+        let list = SnapshotView(self.snap()).node_changes();
+        self.charged(list)
     }
 
     fn changed_nodes(&mut self, _: Resource<SnapshotHandle>, since: u64) -> Vec<u32> {
-        SnapshotView(self.snap()).changed_nodes(since)
+        let list = SnapshotView(self.snap()).changed_nodes(since);
+        self.charged(list)
     }
 
     fn node_handles(&mut self, _: Resource<SnapshotHandle>) -> Vec<types::Handle> {
         let handles = SnapshotView(self.snap()).node_handles();
+        let handles = self.charged(handles);
         handles.into_iter().map(wit_handle).collect()
     }
 
@@ -424,25 +438,7 @@ impl cluster::HostSnapshot for HostState {
         _: Resource<SnapshotHandle>,
         nodes: Vec<u32>,
     ) -> Result<Vec<types::NodeFacts>, types::LookupError> {
-        let facts = SnapshotView(self.snap()).nodes_facts(&nodes);
-        let facts = facts.map_err(lookup_error)?;
-        Ok(facts
-            .into_iter()
-            .map(|f| types::NodeFacts {
-                handle: wit_handle(f.handle),
-                taints: f
-                    .taints
-                    .into_iter()
-                    .map(|t| types::Taint {
-                        key: t.key,
-                        value: t.value,
-                        effect: wit_effect(t.effect),
-                    })
-                    .collect(),
-                unschedulable: f.unschedulable,
-                labels: f.labels,
-            })
-            .collect())
+        nodes_facts(self, &nodes)
     }
 
     fn pod_facts(
@@ -482,16 +478,7 @@ impl cluster::HostSnapshot for HostState {
         key: u32,
         nodes: Vec<u32>,
     ) -> Result<Vec<types::LabelDomain>, types::LookupError> {
-        let domains = SnapshotView(self.snap()).group_nodes_by_label(key, &nodes);
-        Ok(domains
-            .map_err(lookup_error)?
-            .into_iter()
-            .map(|d| types::LabelDomain {
-                value: d.value,
-                value_text: d.value_text,
-                nodes: d.nodes,
-            })
-            .collect())
+        group_nodes_by_label(self, key, &nodes)
     }
 
     fn node_resources(
@@ -500,9 +487,132 @@ impl cluster::HostSnapshot for HostState {
         resources: Vec<u32>,
         nodes: Vec<u32>,
     ) -> Result<Vec<u64>, types::LookupError> {
-        crate::framework::facts::node_resources(self.snap(), &resources, &nodes)
-            .map_err(lookup_error)
+        node_resources(self, &resources, &nodes)
     }
+}
+
+// The calls that take lists of ids. The linker defines them twice: through
+// the bindings above, and again over the guest's memory
+// ([`add_bounded_list_calls`]), which is what components get. A list is
+// read from the guest only once its length is known to be within the
+// snapshot; a longer one cannot name distinct objects and is refused as
+// `unknown` before the host allocates anything for it.
+
+fn nodes_facts(
+    state: &mut HostState,
+    nodes: &[u32],
+) -> Result<Vec<types::NodeFacts>, types::LookupError> {
+    let facts = SnapshotView(state.snap()).nodes_facts(nodes);
+    let facts = facts.map_err(lookup_error)?;
+    let elements: usize = facts
+        .iter()
+        .map(|f| 1 + f.labels.len() + f.taints.len())
+        .sum();
+    state.charge(elements);
+    Ok(facts
+        .into_iter()
+        .map(|f| types::NodeFacts {
+            handle: wit_handle(f.handle),
+            taints: f
+                .taints
+                .into_iter()
+                .map(|t| types::Taint {
+                    key: t.key,
+                    value: t.value,
+                    effect: wit_effect(t.effect),
+                })
+                .collect(),
+            unschedulable: f.unschedulable,
+            labels: f.labels,
+        })
+        .collect())
+}
+
+fn group_nodes_by_label(
+    state: &mut HostState,
+    key: u32,
+    nodes: &[u32],
+) -> Result<Vec<types::LabelDomain>, types::LookupError> {
+    state.charge(nodes.len());
+    let domains = SnapshotView(state.snap()).group_nodes_by_label(key, nodes);
+    Ok(domains
+        .map_err(lookup_error)?
+        .into_iter()
+        .map(|d| types::LabelDomain {
+            value: d.value,
+            value_text: d.value_text,
+            nodes: d.nodes,
+        })
+        .collect())
+}
+
+fn node_resources(
+    state: &mut HostState,
+    resources: &[u32],
+    nodes: &[u32],
+) -> Result<Vec<u64>, types::LookupError> {
+    let amounts = crate::framework::facts::node_resources(state.snap(), resources, nodes)
+        .map_err(lookup_error)?;
+    Ok(state.charged(amounts))
+}
+
+/// A list of ids from the guest's memory, if it is no longer than `limit`
+/// (else `unknown`, with nothing read or allocated).
+fn ids_within(
+    store: &StoreContextMut<'_, HostState>,
+    list: &WasmList<u32>,
+    limit: usize,
+) -> Result<Vec<u32>, types::LookupError> {
+    if list.len() > limit {
+        return Err(types::LookupError::Unknown);
+    }
+    Ok(list
+        .as_le_slice(store)
+        .iter()
+        .map(|&id| u32::from_le(id))
+        .collect())
+}
+
+/// Defines the calls of `cluster` that take id lists over the guest's memory
+/// (see above), in place of the bindings' definitions.
+pub(super) fn add_bounded_list_calls(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    type Snap = Resource<SnapshotHandle>;
+    linker.allow_shadowing(true);
+    let mut cluster = linker.instance(&format!("{PACKAGE}/cluster@{PACKAGE_VERSION}"))?;
+    cluster.func_wrap(
+        "[method]snapshot.nodes-facts",
+        |mut store: StoreContextMut<'_, HostState>, (_, nodes): (Snap, WasmList<u32>)| {
+            let limit = store.data().snap().nodes.len();
+            let answer = ids_within(&store, &nodes, limit)
+                .and_then(|nodes| nodes_facts(store.data_mut(), &nodes));
+            Ok((answer,))
+        },
+    )?;
+    cluster.func_wrap(
+        "[method]snapshot.group-nodes-by-label",
+        |mut store: StoreContextMut<'_, HostState>, (_, key, nodes): (Snap, u32, WasmList<u32>)| {
+            let limit = store.data().snap().nodes.len();
+            let answer = ids_within(&store, &nodes, limit)
+                .and_then(|nodes| group_nodes_by_label(store.data_mut(), key, &nodes));
+            Ok((answer,))
+        },
+    )?;
+    cluster.func_wrap(
+        "[method]snapshot.node-resources",
+        |mut store: StoreContextMut<'_, HostState>,
+         (_, resources, nodes): (Snap, WasmList<u32>, WasmList<u32>)| {
+            let snapshot = store.data().snap();
+            let (resource_limit, node_limit) =
+                (snapshot.resource_names.len(), snapshot.nodes.len());
+            let answer = ids_within(&store, &resources, resource_limit).and_then(|resources| {
+                let nodes = ids_within(&store, &nodes, node_limit)?;
+                node_resources(store.data_mut(), &resources, &nodes)
+            });
+            Ok((answer,))
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 /// The `log` import of a contract version: its `level` enum has the same

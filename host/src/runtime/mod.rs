@@ -34,7 +34,9 @@ use wasmtime::{Config, Engine};
 pub use bindings::{PACKAGE, PACKAGE_VERSION};
 pub use cache::{ComponentCache, Origin};
 pub use plugin::{SUPPORTED_VERSIONS, WasmPlugin};
-pub use state::HostState;
+#[doc(hidden)]
+pub use state::inject_panic;
+pub use state::{HOST_FUEL_PER_ELEMENT, HostState};
 
 use crate::config::PluginConfig;
 use crate::framework::PluginSet;
@@ -104,6 +106,7 @@ impl Runtime {
             &mut linker,
             |state| state,
         )?;
+        contract_v0_3::add_bounded_list_calls(&mut linker)?;
         contract_v0_2::add_to_linker(&mut linker)?;
         contract_v0_1::add_to_linker(&mut linker)?;
         Ok(Self {

@@ -249,6 +249,7 @@ impl WasmPlugin {
         };
         state.dropped = LogDrops::default();
         state.panic = None;
+        state.host_work = 0;
         Ok(())
     }
 
@@ -259,6 +260,10 @@ impl WasmPlugin {
         };
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| state);
+        store.call_hook(|store, hook| match hook {
+            wasmtime::CallHook::ReturningFromHost => charge_host_work(store),
+            _ => Ok(()),
+        });
         self.arm(&mut store)?;
         let instance: Instance = self
             .pre
@@ -334,22 +339,22 @@ impl WasmPlugin {
             })?,
         };
         let armed = self.arm(&mut live.store);
-        let data = live.store.data_mut();
+        let Live { store, exports } = &mut live;
         // The caller's place holds an empty snapshot kept for the purpose
-        // while the real one is lent: nothing is built per call.
+        // while the real one is lent: nothing is built per call. The lent
+        // snapshot goes back on every exit, a panic's unwinding included.
         let placeholder = self.spare.take().unwrap_or_default();
-        data.snapshot = Some(std::mem::replace(snapshot, placeholder));
-        let handle = data.table.push(SnapshotHandle);
+        let lent = Lent::new(snapshot, store, placeholder);
         let result = armed.map_err(wasmtime::Error::from_anyhow).and_then(|()| {
-            let handle = handle?;
+            let store = &mut *lent.store;
+            let handle = store.data_mut().table.push(SnapshotHandle)?;
             let borrow = Resource::new_borrow(handle.rep());
-            let result = call(&live.exports, &mut live.store, borrow);
-            live.store.data_mut().table.delete(handle)?;
+            let result = call(exports, store, borrow);
+            store.data_mut().table.delete(handle)?;
             result
         });
+        self.spare = Some(lent.give_back());
         let data = live.store.data_mut();
-        let lent = data.snapshot.take().expect("snapshot lent for the call");
-        self.spare = Some(std::mem::replace(snapshot, lent));
         let used: u64 = data.logs.iter().map(|l| l.message.len() as u64).sum();
         self.run_log_bytes = self.run_log_bytes.saturating_sub(used);
         self.logs.append(&mut data.logs);
@@ -382,6 +387,57 @@ impl WasmPlugin {
             policy: self.settings.failure_policy,
         }
     }
+}
+
+/// The caller's snapshot, lent to a store for one call: [`Lent::give_back`]
+/// returns it (and hands back the placeholder that stood in its place); if
+/// the call unwinds instead, dropping the guard puts it back all the same.
+struct Lent<'a> {
+    caller: &'a mut Snapshot,
+    store: &'a mut Store<HostState>,
+}
+
+impl<'a> Lent<'a> {
+    fn new(
+        caller: &'a mut Snapshot,
+        store: &'a mut Store<HostState>,
+        placeholder: Snapshot,
+    ) -> Self {
+        store.data_mut().snapshot = Some(std::mem::replace(caller, placeholder));
+        Lent { caller, store }
+    }
+
+    /// Puts the snapshot back in the caller's place; the placeholder.
+    fn give_back(mut self) -> Snapshot {
+        self.restore().unwrap_or_default()
+    }
+
+    fn restore(&mut self) -> Option<Snapshot> {
+        let lent = self.store.data_mut().snapshot.take()?;
+        Some(std::mem::replace(self.caller, lent))
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        self.restore();
+    }
+}
+
+/// Takes the host work a host call did for the guest from the guest's fuel
+/// (see [`HostState::charge`]); a guest without the fuel for it traps with
+/// `OutOfFuel`, as if it had done the work itself.
+fn charge_host_work(mut store: wasmtime::StoreContextMut<'_, HostState>) -> wasmtime::Result<()> {
+    let work = std::mem::take(&mut store.data_mut().host_work);
+    if work == 0 {
+        return Ok(());
+    }
+    let fuel = store.get_fuel()?;
+    if fuel < work {
+        store.set_fuel(0)?;
+        return Err(wasmtime::Trap::OutOfFuel.into());
+    }
+    store.set_fuel(fuel - work)
 }
 
 /// Classifies a failed call: which bound it hit, or what trap it raised (a

@@ -1,5 +1,6 @@
 //! What a plugin's store holds: the snapshot lent for one call, the log
-//! lines of the call (within the plugin's caps), and the memory limiter.
+//! lines of the call (within the plugin's caps), the host work the call has
+//! caused (charged to its fuel), and the memory limiter.
 //!
 //! The snapshot is moved into the store for the duration of one call
 //! ([`HostState::snapshot`]) and moved back afterwards, so host functions read
@@ -7,6 +8,8 @@
 //! `borrow<snapshot>` handle that is removed from the table after the call.
 //! The host side of the imports is in `contract_v0_3` (and `contract_v0_1` for
 //! old components).
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use wasmtime::component::ResourceTable;
 
@@ -44,9 +47,15 @@ pub struct HostState {
     /// The last panic message the SDK logged (kept even when the log is
     /// over its caps, cut to a reason's length), to explain a trap.
     pub panic: Option<String>,
-    /// Cap on the instance's linear memory, in bytes (0: no instance may
-    /// have memory).
+    /// Cap on the instance's linear memories together, in bytes (0: no
+    /// instance may have memory).
     pub memory_limit: u64,
+    /// Bytes of linear memory the instance holds, all its memories together.
+    pub memory_used: u64,
+    /// Host work done for the guest since it last ran, in fuel units
+    /// ([`HostState::charge`]); taken from its fuel when the host call
+    /// returns.
+    pub host_work: u64,
     /// Set when the guest tried to grow its memory past `memory_limit`; the
     /// growth then traps, and this tells the host why.
     pub memory_exceeded: bool,
@@ -59,17 +68,22 @@ const MAX_TABLE_ELEMENTS: usize = 100_000;
 impl wasmtime::ResourceLimiter for HostState {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired as u64 > self.memory_limit {
+        // One limit for all memories together: a component may have
+        // several, and each alone within the limit is not enough.
+        let growth = (desired as u64).saturating_sub(current as u64);
+        let used = self.memory_used.saturating_add(growth);
+        if used > self.memory_limit {
             self.memory_exceeded = true;
             return Err(wasmtime::format_err!(
                 "memory limit of {} bytes exceeded",
                 self.memory_limit
             ));
         }
+        self.memory_used = used;
         Ok(true)
     }
 
@@ -97,12 +111,48 @@ impl wasmtime::ResourceLimiter for HostState {
     }
 }
 
+/// Fuel charged per element a host call reads or returns for the guest (an
+/// id, an amount, a label, a taint, a node's facts): what the host does per
+/// element (copying, allocating, converting) is worth a few dozen wasm
+/// instructions, so that a component cannot make the host work for free.
+pub const HOST_FUEL_PER_ELEMENT: u64 = 16;
+
+/// A one-shot fault for tests of the callers' containment: see
+/// [`inject_panic`].
+static PANIC_ARMED: AtomicBool = AtomicBool::new(false);
+
+/// Test hook: the next host call any plugin makes panics inside the host
+/// (as a latent bug in the host would), once. Tests of the C ABI use it to
+/// prove that a panic in the middle of a call leaves no state behind.
+#[doc(hidden)]
+pub fn inject_panic() {
+    PANIC_ARMED.store(true, Ordering::SeqCst);
+}
+
 impl HostState {
     /// The snapshot lent for the call in progress.
     pub fn snap(&self) -> &Snapshot {
+        if PANIC_ARMED.load(Ordering::Relaxed) && PANIC_ARMED.swap(false, Ordering::SeqCst) {
+            panic!("injected fault in a host call");
+        }
         self.snapshot
             .as_ref()
             .expect("the snapshot is lent to the store during every call")
+    }
+
+    /// Records host work done for the guest: `elements` read or returned,
+    /// at [`HOST_FUEL_PER_ELEMENT`] each. The plugin's store takes it from
+    /// the guest's fuel when the host call returns (running out traps as
+    /// any other fuel exhaustion).
+    pub fn charge(&mut self, elements: usize) {
+        let fuel = (elements as u64).saturating_mul(HOST_FUEL_PER_ELEMENT);
+        self.host_work = self.host_work.saturating_add(fuel);
+    }
+
+    /// `list`, with the work of handing it to the guest charged.
+    pub fn charged<T>(&mut self, list: Vec<T>) -> Vec<T> {
+        self.charge(list.len());
+        list
     }
 
     /// Keeps one log line within the call's budget; counts what is dropped.
@@ -126,5 +176,35 @@ impl HostState {
         self.budget.lines -= 1;
         self.budget.bytes = self.budget.bytes.saturating_sub(message.len() as u64);
         self.logs.push(LogLine { level, message });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use wasmtime::ResourceLimiter;
+
+    use super::*;
+
+    #[test]
+    fn one_memory_limit_covers_all_of_an_instances_memories() {
+        let mut state = HostState {
+            memory_limit: 64 << 20,
+            ..HostState::default()
+        };
+        // Two memories of 40 MiB: each alone is within the limit.
+        assert!(state.memory_growing(0, 40 << 20, None).unwrap());
+        assert!(state.memory_growing(0, 40 << 20, None).is_err());
+        assert!(state.memory_exceeded);
+        // Growing the first by what is left is allowed.
+        assert!(state.memory_growing(40 << 20, 64 << 20, None).unwrap());
+        assert_eq!(state.memory_used, 64 << 20);
+    }
+
+    #[test]
+    fn host_work_is_counted_per_element() {
+        let mut state = HostState::default();
+        state.charge(3);
+        state.charge(usize::MAX);
+        assert_eq!(state.host_work, u64::MAX);
     }
 }

@@ -69,6 +69,20 @@ pub fn hostile() -> Vec<u8> {
     std::fs::read(&wasm).unwrap_or_else(|e| panic!("{}: {e}", wasm.display()))
 }
 
+/// The `Hostile` fixture alone in a plugin set, under `settings`.
+pub fn hostile_plugins(settings: wasched::config::PluginSettings) -> wasched::PluginSet {
+    let mut plugins = wasched::PluginSet::new();
+    let plugin = runtime()
+        .load(
+            "hostile.wasm",
+            &hostile(),
+            &wasched::PluginConfig::uniform(settings),
+        )
+        .unwrap();
+    plugins.add(Box::new(plugin)).unwrap();
+    plugins
+}
+
 /// The gang component built against `wasched:scheduler@0.1.0`, kept as a
 /// fixture to prove that old plugins keep loading.
 /// The bundled components as they were built against contract 0.2.0

@@ -92,13 +92,16 @@ pub trait Cluster {
     /// The id in this snapshot of the object `handle` names; `Stale` once
     /// it is gone.
     fn resolve(&self, kind: ObjectKind, handle: Handle) -> Result<u32, LookupError>;
-    /// Taints, `unschedulable` and labels of each of `nodes`, in order.
+    /// Taints, `unschedulable` and labels of each of `nodes`, in order;
+    /// `Unknown` if an id is outside the snapshot or the list is longer
+    /// than the snapshot's nodes.
     fn nodes_facts(&self, nodes: &[NodeId]) -> Result<Vec<NodeFacts>, LookupError>;
     /// Tolerations, node selector, required node affinity, annotations and
     /// owner kind of one pod.
     fn pod_facts(&self, pod: PodId) -> Result<PodFacts, LookupError>;
     /// `nodes` grouped by their value of label `key`, by value text
-    /// ascending; nodes without the label left out.
+    /// ascending; nodes without the label left out; `Unknown` as for
+    /// [`Cluster::nodes_facts`].
     fn group_nodes_by_label(
         &self,
         key: Symbol,

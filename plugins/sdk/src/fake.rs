@@ -827,6 +827,9 @@ impl Cluster for FakeCluster {
     }
 
     fn nodes_facts(&self, nodes: &[NodeId]) -> Result<Vec<NodeFacts>, LookupError> {
+        if nodes.len() > self.nodes.len() {
+            return Err(LookupError::Unknown);
+        }
         nodes
             .iter()
             .map(|&node| {
@@ -855,6 +858,9 @@ impl Cluster for FakeCluster {
         key: Symbol,
         nodes: &[NodeId],
     ) -> Result<Vec<LabelDomain>, LookupError> {
+        if nodes.len() > self.nodes.len() {
+            return Err(LookupError::Unknown);
+        }
         let mut domains: BTreeMap<String, (Symbol, Vec<NodeId>)> = BTreeMap::new();
         for &node in nodes {
             let n = self.nodes.get(node as usize).ok_or(LookupError::Unknown)?;

@@ -27,6 +27,13 @@
 //!   it), then answer neutrally;
 //! - `work:<MiB>`: allocate and touch that many MiB and spin 1M iterations,
 //!   then answer neutrally (bounds obeyed by a plugin within them);
+//! - `duplicate-ids`: ask the host for the facts, label domains and
+//!   resources of 16 M node ids, all the same node (64 MiB of ids; give the
+//!   fixture the memory for them), then answer neutrally if the host
+//!   refused each list as `unknown`, invalidly if it answered any;
+//! - `host-work:<N>`: ask the host for resource 0's allocatable column N
+//!   times (cheap for the guest, a copy of a whole column for the host
+//!   each time), then answer neutrally;
 //! - `count` (placement-score only, for every unit, bad or not): score a
 //!   placement by the pods on its nodes (at most 100), so a test sees which
 //!   pods the host had assumed there.
@@ -51,6 +58,8 @@ use wasched_sdk::{
 
 /// The reason of `huge-reason`: 4 MiB.
 const HUGE_REASON_BYTES: usize = 4 << 20;
+/// `duplicate-ids`: this many node ids in one host call.
+const DUPLICATE_IDS: usize = 16 << 20;
 /// `flood-logs`: this many lines ...
 const FLOOD_LINES: usize = 256;
 /// ... of this many bytes (16 MiB in total).
@@ -122,7 +131,7 @@ fn recurse(depth: u64, keep: &mut [u64; 64]) -> u64 {
 impl Hostile {
     /// Misbehaves if this is the configured point and the entity is bad;
     /// returns what the caller should answer.
-    fn act(&self, point: &str, bad: bool) -> Answer {
+    fn act(&self, cluster: &impl Cluster, point: &str, bad: bool) -> Answer {
         if self.args.point != point || !bad {
             return Answer::Neutral;
         }
@@ -141,11 +150,28 @@ impl Hostile {
             }
             "panic" => panic!("hostile plugin panics at {point}"),
             "invalid" => Answer::Invalid,
+            "duplicate-ids" => {
+                let ids = vec![0; DUPLICATE_IDS];
+                let refused = cluster.nodes_facts(&ids).is_err()
+                    && cluster.group_nodes_by_label(0, &ids).is_err()
+                    && cluster.node_resources(&[0], &ids).is_err();
+                match refused {
+                    true => Answer::Neutral,
+                    false => Answer::Invalid,
+                }
+            }
             "huge-reason" => Answer::HugeReason,
             "flood-logs" => {
                 let line = "x".repeat(FLOOD_LINE_BYTES);
                 for _ in 0..FLOOD_LINES {
                     wasched_sdk::log(Level::Info, &line);
+                }
+                Answer::Neutral
+            }
+            work if work.starts_with("host-work:") => {
+                let calls: usize = work["host-work:".len()..].parse().unwrap_or(1);
+                for _ in 0..calls {
+                    core::hint::black_box(cluster.allocatable(0));
                 }
                 Answer::Neutral
             }
@@ -164,8 +190,8 @@ impl Hostile {
     }
 
     /// pre-enqueue and permit: no invalid answer exists.
-    fn verdict(&self, point: &str, bad: bool) -> Status {
-        match self.act(point, bad) {
+    fn verdict(&self, cluster: &impl Cluster, point: &str, bad: bool) -> Status {
+        match self.act(cluster, point, bad) {
             Answer::HugeReason => huge_reason(),
             Answer::Neutral | Answer::Invalid => Status::success(),
         }
@@ -181,7 +207,7 @@ impl wasched_sdk::Plugin for Hostile {
     }
 
     fn pre_enqueue(&mut self, cluster: &impl Cluster, unit: Unit) -> Status {
-        self.verdict("pre-enqueue", unit_is_bad(cluster, unit))
+        self.verdict(cluster, "pre-enqueue", unit_is_bad(cluster, unit))
     }
 
     fn filter(
@@ -190,7 +216,7 @@ impl wasched_sdk::Plugin for Hostile {
         pod: PodId,
         nodes: &[NodeId],
     ) -> Vec<RejectionGroup> {
-        match self.act("filter", pod_is_bad(cluster, pod)) {
+        match self.act(cluster, "filter", pod_is_bad(cluster, pod)) {
             Answer::Neutral => Vec::new(),
             Answer::Invalid => vec![RejectionGroup {
                 nodes: vec![u32::MAX],
@@ -213,7 +239,7 @@ impl wasched_sdk::Plugin for Hostile {
         pod: PodId,
         nodes: &[NodeId],
     ) -> Result<Vec<i64>, Status> {
-        match self.act("score", pod_is_bad(cluster, pod)) {
+        match self.act(cluster, "score", pod_is_bad(cluster, pod)) {
             Answer::Neutral => Ok(vec![0; nodes.len()]),
             Answer::Invalid => Ok(vec![1000; nodes.len()]),
             Answer::HugeReason => Err(huge_reason()),
@@ -221,7 +247,8 @@ impl wasched_sdk::Plugin for Hostile {
     }
 
     fn permit(&mut self, cluster: &impl Cluster, unit: Unit, _progress: Progress) -> PermitVerdict {
-        self.verdict("permit", unit_is_bad(cluster, unit)).into()
+        self.verdict(cluster, "permit", unit_is_bad(cluster, unit))
+            .into()
     }
 
     fn generate_placements(
@@ -230,7 +257,7 @@ impl wasched_sdk::Plugin for Hostile {
         unit: Unit,
         parent: &Placement,
     ) -> Result<Placements, Status> {
-        match self.act("placement-generate", unit_is_bad(cluster, unit)) {
+        match self.act(cluster, "placement-generate", unit_is_bad(cluster, unit)) {
             Answer::Invalid => {
                 return Ok(Placements {
                     candidates: vec![Placement {
@@ -276,7 +303,7 @@ impl wasched_sdk::Plugin for Hostile {
                 .sum();
             return Ok(pods.min(100) as i64);
         }
-        match self.act("placement-score", unit_is_bad(cluster, unit)) {
+        match self.act(cluster, "placement-score", unit_is_bad(cluster, unit)) {
             Answer::Neutral => Ok(0),
             Answer::Invalid => Ok(1000),
             Answer::HugeReason => Err(huge_reason()),
@@ -291,6 +318,7 @@ impl wasched_sdk::Plugin for Hostile {
     ) -> Result<Vec<u32>, Status> {
         let mut order: Vec<u32> = units.iter().map(|unit| unit.index).collect();
         match self.act(
+            cluster,
             "pod-group-post-filter",
             preemptor_is_bad(cluster, preemptor),
         ) {
@@ -316,6 +344,7 @@ impl wasched_sdk::Plugin for Hostile {
         candidates: &[PreemptionCandidate],
     ) -> Result<u32, Status> {
         match self.act(
+            cluster,
             "pod-group-post-filter",
             preemptor_is_bad(cluster, preemptor),
         ) {
