@@ -16,24 +16,35 @@ use std::time::{Duration, Instant};
 
 use wasched::config::BreakerSettings;
 
-/// What the breaker lets a call do.
+/// How the breaker lets a call run the component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admission {
-    /// Call the component.
+enum Admission {
+    /// As any call: the breaker is closed.
     Call,
-    /// Call it as the half-open trial.
+    /// As the half-open trial.
     Trial,
-    /// Do not call it: the breaker is open (or a trial is running).
-    Refused,
 }
 
 /// A change of state a call's outcome made, for the caller to report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transition {
-    /// The breaker opened (from closed, or again after a failed trial).
+    /// The breaker opened (it was closed).
     Opened,
+    /// A trial failed: the breaker is open for another cool-down.
+    Reopened,
     /// A trial succeeded: the breaker closed.
     Closed,
+}
+
+impl Transition {
+    /// Its name in a response (`breaker`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Opened => "opened",
+            Self::Reopened => "reopened",
+            Self::Closed => "closed",
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -66,29 +77,34 @@ impl Breaker {
         self.settings
     }
 
-    /// Whether a call at `now` may run the component.
-    pub fn admit(&self, now: Instant) -> Admission {
+    /// Whether a call at `now` may run the component, and if not, why.
+    fn admit(&self, now: Instant) -> Result<Admission, String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         match &*state {
-            State::Closed { .. } => Admission::Call,
+            State::Closed { .. } => Ok(Admission::Call),
             State::Open { until } if now >= *until => {
                 *state = State::HalfOpen;
-                Admission::Trial
+                Ok(Admission::Trial)
             }
-            State::Open { .. } | State::HalfOpen => Admission::Refused,
+            State::Open { until } => Err(self.refusal(until.saturating_duration_since(now))),
+            State::HalfOpen => Err(self.refusal(Duration::ZERO)),
+        }
+    }
+
+    /// Open from `now` for the cool-down.
+    fn open(&self, now: Instant) -> State {
+        State::Open {
+            until: now.checked_add(self.settings.cool_down).unwrap_or(now),
         }
     }
 
     /// Records the outcome of a call `admit` let through.
-    pub fn record(&self, admission: Admission, failed: bool, now: Instant) -> Option<Transition> {
+    fn record(&self, admission: Admission, failed: bool, now: Instant) -> Option<Transition> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let open = State::Open {
-            until: now + self.settings.cool_down,
-        };
         match (admission, &mut *state) {
             (Admission::Trial, State::HalfOpen) if failed => {
-                *state = open;
-                Some(Transition::Opened)
+                *state = self.open(now);
+                Some(Transition::Reopened)
             }
             (Admission::Trial, State::HalfOpen) => {
                 *state = State::Closed {
@@ -108,7 +124,7 @@ impl Breaker {
                 }
                 failures.push_back(now);
                 if failures.len() >= self.settings.failures as usize {
-                    *state = open;
+                    *state = self.open(now);
                     return Some(Transition::Opened);
                 }
                 None
@@ -117,17 +133,15 @@ impl Breaker {
         }
     }
 
-    /// A call at `now`: an [`Attempt`] to run the component, or the reason
-    /// it may not ([`Breaker::refusal`]).
+    /// A call at `now`: an [`Attempt`] to run the component, or why it may
+    /// not ([`Breaker::refusal`]).
     pub fn attempt(&self, now: Instant) -> Result<Attempt<'_>, String> {
-        match self.admit(now) {
-            Admission::Refused => Err(self.refusal(now)),
-            admission => Ok(Attempt {
-                breaker: self,
-                admission,
-                done: false,
-            }),
-        }
+        let admission = self.admit(now)?;
+        Ok(Attempt {
+            breaker: self,
+            admission,
+            done: false,
+        })
     }
 
     /// A trial that ended without a verdict on the component (the request
@@ -139,27 +153,29 @@ impl Breaker {
         }
     }
 
-    /// What a refused call says: why, and until when.
-    pub fn refusal(&self, now: Instant) -> String {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+    /// What a refused call says: why, and for how much longer.
+    fn refusal(&self, left: Duration) -> String {
         let BreakerSettings {
             failures, window, ..
         } = self.settings;
-        let left = match &*state {
-            State::Open { until } => until.saturating_duration_since(now),
-            _ => Duration::ZERO,
-        };
-        format!(
-            "circuit breaker open after {failures} failures within {}; not called for another {}",
-            seconds(window),
-            seconds(left)
-        )
+        match left.is_zero() {
+            true => format!(
+                "circuit breaker open after {failures} failures within {}; a trial call is running",
+                seconds(window)
+            ),
+            false => format!(
+                "circuit breaker open after {failures} failures within {}; not called for another {}",
+                seconds(window),
+                seconds(left)
+            ),
+        }
     }
 }
 
 /// A call the breaker let through. Its outcome is recorded once: by
-/// [`Attempt::finish`], or as a failure if the call unwinds (a trial that
-/// panicked must not leave the breaker half-open for ever).
+/// [`Attempt::finish`], or, if the call unwinds (a panic in the host, not
+/// the component's failure), as a call without a verdict, so that a trial
+/// that panicked does not leave the breaker half-open for ever.
 #[derive(Debug)]
 pub struct Attempt<'a> {
     breaker: &'a Breaker,
@@ -185,7 +201,7 @@ impl Attempt<'_> {
 impl Drop for Attempt<'_> {
     fn drop(&mut self) {
         if !self.done {
-            self.breaker.record(self.admission, true, Instant::now());
+            self.breaker.abandon(self.admission, Instant::now());
         }
     }
 }
@@ -212,8 +228,8 @@ mod tests {
 
     fn fail(b: &Breaker, now: Instant) -> Option<Transition> {
         let admission = b.admit(now);
-        assert_eq!(admission, Admission::Call);
-        b.record(admission, true, now)
+        assert_eq!(admission, Ok(Admission::Call));
+        b.record(Admission::Call, true, now)
     }
 
     #[test]
@@ -228,11 +244,12 @@ mod tests {
             fail(&b, t0 + Duration::from_secs(12)),
             Some(Transition::Opened)
         );
-        let open = t0 + Duration::from_secs(13);
-        assert_eq!(b.admit(open), Admission::Refused);
         assert_eq!(
-            b.refusal(open),
-            "circuit breaker open after 3 failures within 10s; not called for another 29s"
+            b.admit(t0 + Duration::from_secs(13)),
+            Err(
+                "circuit breaker open after 3 failures within 10s; not called for another 29s"
+                    .into()
+            )
         );
     }
 
@@ -244,27 +261,30 @@ mod tests {
             fail(&b, t0);
         }
         let later = t0 + Duration::from_secs(30);
-        assert_eq!(b.admit(later), Admission::Trial);
+        assert_eq!(b.admit(later), Ok(Admission::Trial));
         // Only one trial at a time.
-        assert_eq!(b.admit(later), Admission::Refused);
+        assert_eq!(
+            b.admit(later),
+            Err("circuit breaker open after 3 failures within 10s; a trial call is running".into())
+        );
         assert_eq!(
             b.record(Admission::Trial, true, later),
-            Some(Transition::Opened)
+            Some(Transition::Reopened)
         );
-        assert_eq!(b.admit(later + Duration::from_secs(29)), Admission::Refused);
+        assert!(b.admit(later + Duration::from_secs(29)).is_err());
         let again = later + Duration::from_secs(30);
-        assert_eq!(b.admit(again), Admission::Trial);
+        assert_eq!(b.admit(again), Ok(Admission::Trial));
         assert_eq!(
             b.record(Admission::Trial, false, again),
             Some(Transition::Closed)
         );
         // Closed, with the failures forgotten.
         assert_eq!(fail(&b, again), None);
-        assert_eq!(b.admit(again), Admission::Call);
+        assert_eq!(b.admit(again), Ok(Admission::Call));
     }
 
     #[test]
-    fn a_trial_that_unwinds_counts_as_failed_and_one_without_a_verdict_is_retried() {
+    fn a_trial_without_a_verdict_or_that_unwinds_leaves_the_next_call_the_trial() {
         let b = breaker();
         let t0 = Instant::now();
         for _ in 0..3 {
@@ -274,8 +294,12 @@ mod tests {
         let attempt = b.attempt(later).unwrap();
         assert_eq!(attempt.finish(None, later), None);
         let attempt = b.attempt(later).unwrap();
-        drop(attempt); // as when the call panics: a failure, now
-        assert!(b.attempt(Instant::now() + Duration::from_secs(1)).is_err());
+        drop(attempt); // as when the call panics in the host
+        let attempt = b.attempt(Instant::now()).unwrap();
+        assert_eq!(
+            attempt.finish(Some(false), Instant::now()),
+            Some(Transition::Closed)
+        );
     }
 
     #[test]
@@ -290,5 +314,15 @@ mod tests {
         for _ in 0..100 {
             assert_eq!(fail(&never, now), None);
         }
+    }
+
+    #[test]
+    fn a_cool_down_past_the_end_of_time_does_not_panic() {
+        let b = Breaker::new(BreakerSettings {
+            failures: 1,
+            window: Duration::from_secs(1),
+            cool_down: Duration::MAX,
+        });
+        assert_eq!(fail(&b, Instant::now()), Some(Transition::Opened));
     }
 }

@@ -22,7 +22,6 @@ use wasched::model::{NodeId, PodId};
 
 use std::time::Instant;
 
-use crate::breaker::Transition;
 use crate::pool::Plugin;
 use crate::protocol::{
     self, PreemptorRef, ProgressBounds, Rejection, Request, Response, UnitRef, Victim,
@@ -94,13 +93,7 @@ pub fn call(
     let verdict = answered.as_ref().ok().map(|r| r.failure.is_some());
     let transition = attempt.finish(verdict, Instant::now());
     let mut response = answered?;
-    response.breaker = transition.map(|t| {
-        match t {
-            Transition::Opened => "opened",
-            Transition::Closed => "closed",
-        }
-        .to_string()
-    });
+    response.breaker = transition.map(|t| t.label().to_string());
     Ok(response)
 }
 

@@ -182,20 +182,40 @@ impl Plugin {
             if pool.alive < MAX_INSTANCES {
                 pool.alive += 1;
                 drop(pool);
-                let made = runtime
+                // The slot is given back unless an instance is made: on an
+                // error, and on a panic while instantiating.
+                let mut slot = Slot {
+                    plugin: self,
+                    kept: false,
+                };
+                let set = runtime
                     .load(&self.source, &self.bytes, &self.config)
                     .and_then(|plugin| {
                         let mut set = PluginSet::new();
                         set.add(Box::new(plugin))?;
                         Ok(set)
-                    });
-                if made.is_err() {
-                    let mut pool = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-                    pool.alive -= 1;
-                }
-                return made;
+                    })?;
+                slot.kept = true;
+                return Ok(set);
             }
             pool = self.freed.wait(pool).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// A slot of a plugin's pool reserved for an instance being made; dropped
+/// without `kept`, it is freed.
+struct Slot<'p> {
+    plugin: &'p Plugin,
+    kept: bool,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            let mut pool = self.plugin.idle.lock().unwrap_or_else(|e| e.into_inner());
+            pool.alive -= 1;
+            self.plugin.freed.notify_one();
         }
     }
 }

@@ -199,7 +199,8 @@ pub struct Response {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logs: Option<Vec<LogLine>>,
     /// The plugin's circuit breaker changed with this call: `opened` (the
-    /// caller reports it once, as an Event and a metric) or `closed`.
+    /// caller reports it once, as an Event and a metric), `reopened` (a
+    /// trial call failed) or `closed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breaker: Option<String>,
 }

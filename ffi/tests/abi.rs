@@ -827,7 +827,7 @@ fn a_component_that_keeps_failing_is_not_called_until_its_breaker_cools_down() {
         let r = filter("team/bad-0");
         assert_eq!(
             (r["failure"]["cause"].clone(), r["breaker"].clone()),
-            (json!("trap"), json!("opened")),
+            (json!("trap"), json!("reopened")),
             "{r}"
         );
         assert_eq!(filter("team/good-0")["failure"]["cause"], "circuit-open");

@@ -125,14 +125,16 @@ type Response struct {
 	Candidate    *uint32         `json:"candidate,omitempty"`
 	Logs         []LogLine       `json:"logs,omitempty"`
 	// Breaker is set when the call changed the plugin's circuit breaker:
-	// BreakerOpened or BreakerClosed.
+	// BreakerOpened, BreakerReopened (a trial call failed) or
+	// BreakerClosed.
 	Breaker string `json:"breaker,omitempty"`
 }
 
 // What a call did to the plugin's circuit breaker (Response.Breaker), and
 // the Failure.Cause of a call refused while it is open.
 const (
-	BreakerOpened = "opened"
-	BreakerClosed = "closed"
-	CircuitOpen   = "circuit-open"
+	BreakerOpened   = "opened"
+	BreakerReopened = "reopened"
+	BreakerClosed   = "closed"
+	CircuitOpen     = "circuit-open"
 )

@@ -3,6 +3,7 @@ package wasmplugin
 import (
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,12 +23,12 @@ import (
 var (
 	breakerOpened = metrics.NewCounterVec(&metrics.CounterOpts{
 		Name:           "wasched_plugin_circuit_breaker_opened_total",
-		Help:           "Times a wasched component's circuit breaker opened (its calls then answer per its failure policy without running it).",
+		Help:           "Times a closed circuit breaker of a wasched component opened (its calls then answer per its failure policy without running it; failed trial calls after a cool-down are not counted again).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"plugin"})
 	breakerOpen = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Name:           "wasched_plugin_circuit_breaker_open",
-		Help:           "1 while a wasched component's circuit breaker is open, else 0.",
+		Help:           "How many of a wasched component's circuit breakers are open (one breaker per profile that runs it).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"plugin"})
 	// The name and labels `wasched simulate --metrics` gives the same
@@ -58,23 +59,41 @@ func registerHealthMetrics() {
 // breakerChanged reports what a call did to the component's breaker.
 func (p *Plugin) breakerChanged(req wasm.Request, resp wasm.Response) {
 	registerMetrics.Do(registerHealthMetrics)
+	message := "the component failed repeatedly"
+	if resp.Failure != nil {
+		message = resp.Failure.Message
+	}
 	switch resp.Breaker {
 	case wasm.BreakerOpened:
 		breakerOpened.WithLabelValues(p.name).Inc()
-		breakerOpen.WithLabelValues(p.name).Set(1)
-		message := "the component failed repeatedly"
-		if resp.Failure != nil {
-			message = resp.Failure.Message
-		}
+		breakerOpen.WithLabelValues(p.name).Inc()
 		klog.ErrorS(nil, "wasched component's circuit breaker opened", "plugin", p.name, "lastFailure", message)
 		if regarding := regardingObject(req); regarding != nil {
 			p.handle.EventRecorder().Eventf(regarding, nil, v1.EventTypeWarning, "CircuitBreakerOpened", "Scheduling",
-				"plugin %s: circuit breaker opened after its last failure (%s); its extension points answer per its failure policy without calling it until its cool-down has passed", p.name, message)
+				"plugin %s: circuit breaker opened after its last failure (%s); its extension points answer per its failure policy without calling it until its cool-down has passed", p.name, cut(message, eventMessageBytes))
 		}
+	case wasm.BreakerReopened:
+		klog.V(2).InfoS("wasched component's trial call failed; its circuit breaker stays open", "plugin", p.name, "failure", message)
 	case wasm.BreakerClosed:
-		breakerOpen.WithLabelValues(p.name).Set(0)
+		breakerOpen.WithLabelValues(p.name).Dec()
 		klog.InfoS("wasched component's circuit breaker closed after a successful trial call", "plugin", p.name)
 	}
+}
+
+// eventMessageBytes is how much of a failure an Event quotes: an Event's
+// note is at most 1 KiB (events.k8s.io/v1), and a longer one is refused.
+const eventMessageBytes = 512
+
+// cut is s at most n bytes long, cut at a character boundary and marked.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	end := n
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "… (cut)"
 }
 
 // regardingObject is the object a call was about, for its Event: the pod,

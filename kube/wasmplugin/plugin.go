@@ -91,6 +91,7 @@ func FactoryWithComponent(name, component string) func(context.Context, runtime.
 		if err != nil {
 			return nil, err
 		}
+		registerMetrics.Do(registerHealthMetrics)
 		f, err := feedFor(h, currentGates())
 		if err != nil {
 			comp.Close()

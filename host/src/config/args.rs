@@ -196,16 +196,27 @@ impl Args {
         }
         if let Some(breaker) = &self.circuit_breaker {
             let at = format!("{at}.circuitBreaker");
+            // A day at most: longer is a plugin switched off, which is
+            // what `enabled: false` says.
+            let period = |text: &str, field: &str| -> Result<Duration> {
+                let duration =
+                    parse_duration(text).map_err(|e| anyhow!("field {at}.{field}: {e}"))?;
+                if duration > MAX_BREAKER_PERIOD {
+                    bail!("field {at}.{field}: {text} is longer than 24h");
+                }
+                Ok(duration)
+            };
             if let Some(failures) = breaker.failures {
+                if failures > MAX_BREAKER_FAILURES {
+                    bail!("field {at}.failures: {failures} is more than {MAX_BREAKER_FAILURES}");
+                }
                 settings.breaker.failures = failures;
             }
             if let Some(window) = &breaker.window {
-                settings.breaker.window =
-                    parse_duration(window).map_err(|e| anyhow!("field {at}.window: {e}"))?;
+                settings.breaker.window = period(window, "window")?;
             }
             if let Some(cool_down) = &breaker.cool_down {
-                settings.breaker.cool_down =
-                    parse_duration(cool_down).map_err(|e| anyhow!("field {at}.coolDown: {e}"))?;
+                settings.breaker.cool_down = period(cool_down, "coolDown")?;
             }
         }
         if let Some(args) = &self.args {
@@ -214,6 +225,11 @@ impl Args {
         Ok(settings)
     }
 }
+
+/// The longest `circuitBreaker` window or cool-down.
+const MAX_BREAKER_PERIOD: Duration = Duration::from_secs(24 * 60 * 60);
+/// The most failures a `circuitBreaker` may count to.
+const MAX_BREAKER_FAILURES: u32 = 10_000;
 
 /// A byte count given as a number or a quantity, at least 1.
 fn bytes(value: &serde_json::Value, field: &str) -> Result<u64> {
@@ -271,7 +287,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     let duration = match unit {
         "ms" => Duration::from_millis(n),
         "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n * 60),
+        "m" => Duration::from_secs(n.checked_mul(60).ok_or_else(err)?),
         _ => return Err(err()),
     };
     if duration.is_zero() {

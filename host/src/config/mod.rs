@@ -401,6 +401,24 @@ mod tests {
     }
 
     #[test]
+    fn a_circuit_breaker_is_configured_field_by_field() {
+        let config = PluginConfig::parse(&ksc(
+            "",
+            "[{name: A, args: {circuitBreaker: {failures: 3, coolDown: 2m}}}]",
+        ))
+        .unwrap();
+        assert_eq!(
+            config.settings("A").breaker,
+            BreakerSettings {
+                failures: 3,
+                window: Duration::from_secs(60),
+                cool_down: Duration::from_secs(120),
+            }
+        );
+        assert_eq!(config.settings("Other").breaker, BreakerSettings::default());
+    }
+
+    #[test]
     fn bad_values_name_the_field() {
         let cases = [
             (
@@ -414,6 +432,32 @@ mod tests {
             (
                 ksc("", "[{name: a, args: {failurePolicy: Maybe}}]"),
                 "field profiles[0].pluginConfig[0].args.failurePolicy: unknown variant `Maybe`",
+            ),
+            (
+                ksc(
+                    "",
+                    "[{name: a, args: {circuitBreaker: {coolDown: 307445734561825861m}}}]",
+                ),
+                "field profiles[0].pluginConfig[0].args.circuitBreaker.coolDown: invalid duration",
+            ),
+            (
+                ksc("", "[{name: a, args: {circuitBreaker: {window: 25h}}}]"),
+                "field profiles[0].pluginConfig[0].args.circuitBreaker.window: invalid duration",
+            ),
+            (
+                ksc("", "[{name: a, args: {circuitBreaker: {coolDown: 1441m}}}]"),
+                "field profiles[0].pluginConfig[0].args.circuitBreaker.coolDown: 1441m is longer than 24h",
+            ),
+            (
+                ksc(
+                    "",
+                    "[{name: a, args: {circuitBreaker: {failures: 4000000000}}}]",
+                ),
+                "field profiles[0].pluginConfig[0].args.circuitBreaker.failures: 4000000000 is more than 10000",
+            ),
+            (
+                ksc("", "[{name: a, args: {circuitBreaker: {failure: 3}}}]"),
+                "unknown field `failure`",
             ),
             (
                 ksc("", "[{name: a, args: {fuel: 0}}]"),

@@ -448,6 +448,8 @@ impl cluster::HostSnapshot for HostState {
     ) -> Result<types::PodFacts, types::LookupError> {
         let f = SnapshotView(self.snap()).pod_facts(pod);
         let f = f.map_err(lookup_error)?;
+        let terms = f.required_node_affinity.as_ref().map_or(0, Vec::len);
+        self.charge(1 + f.tolerations.len() + f.node_selector.len() + f.annotations.len() + terms);
         Ok(types::PodFacts {
             handle: wit_handle(f.handle),
             tolerations: f
@@ -502,12 +504,10 @@ fn nodes_facts(
     state: &mut HostState,
     nodes: &[u32],
 ) -> Result<Vec<types::NodeFacts>, types::LookupError> {
+    state.charge(nodes.len());
     let facts = SnapshotView(state.snap()).nodes_facts(nodes);
     let facts = facts.map_err(lookup_error)?;
-    let elements: usize = facts
-        .iter()
-        .map(|f| 1 + f.labels.len() + f.taints.len())
-        .sum();
+    let elements: usize = facts.iter().map(|f| f.labels.len() + f.taints.len()).sum();
     state.charge(elements);
     Ok(facts
         .into_iter()
@@ -551,6 +551,7 @@ fn node_resources(
     resources: &[u32],
     nodes: &[u32],
 ) -> Result<Vec<u64>, types::LookupError> {
+    state.charge(resources.len() + nodes.len());
     let amounts = crate::framework::facts::node_resources(state.snap(), resources, nodes)
         .map_err(lookup_error)?;
     Ok(state.charged(amounts))

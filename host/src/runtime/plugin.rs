@@ -409,7 +409,8 @@ impl<'a> Lent<'a> {
 
     /// Puts the snapshot back in the caller's place; the placeholder.
     fn give_back(mut self) -> Snapshot {
-        self.restore().unwrap_or_default()
+        self.restore()
+            .expect("the lent snapshot stays in the store until given back")
     }
 
     fn restore(&mut self) -> Option<Snapshot> {

@@ -52,6 +52,8 @@ pub struct HostState {
     pub memory_limit: u64,
     /// Bytes of linear memory the instance holds, all its memories together.
     pub memory_used: u64,
+    /// The growth last approved, taken back if wasmtime then fails it.
+    pub memory_approved: u64,
     /// Host work done for the guest since it last ran, in fuel units
     /// ([`HostState::charge`]); taken from its fuel when the host call
     /// returns.
@@ -84,7 +86,16 @@ impl wasmtime::ResourceLimiter for HostState {
             ));
         }
         self.memory_used = used;
+        self.memory_approved = growth;
         Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        // Approved, then refused past the memory's own maximum: the bytes
+        // were never added (`memory.grow` returns -1 to the guest).
+        self.memory_used = self.memory_used.saturating_sub(self.memory_approved);
+        self.memory_approved = 0;
+        Ok(())
     }
 
     fn table_growing(
@@ -197,6 +208,13 @@ mod tests {
         assert!(state.memory_exceeded);
         // Growing the first by what is left is allowed.
         assert!(state.memory_growing(40 << 20, 64 << 20, None).unwrap());
+        assert_eq!(state.memory_used, 64 << 20);
+        // A growth approved and then failed by wasmtime is not counted.
+        state.memory_limit = 128 << 20;
+        assert!(state.memory_growing(64 << 20, 80 << 20, None).unwrap());
+        state
+            .memory_grow_failed(wasmtime::format_err!("past the maximum"))
+            .unwrap();
         assert_eq!(state.memory_used, 64 << 20);
     }
 
