@@ -72,11 +72,6 @@ impl Breaker {
         }
     }
 
-    /// Its settings.
-    pub fn settings(&self) -> BreakerSettings {
-        self.settings
-    }
-
     /// Whether a call at `now` may run the component, and if not, why.
     fn admit(&self, now: Instant) -> Result<Admission, String> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
