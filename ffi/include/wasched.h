@@ -174,6 +174,21 @@ struct WaschedBuffer wasched_view_counts(const struct WaschedView *view);
 // production.
 void wasched_test_inject_panic(void);
 
+// Test hook: the next host call any plugin makes stops inside this
+// library, in the middle of its component's run, until
+// [`wasched_test_release_held`]. Tests use it to prove that a call in
+// flight holds nothing back: the view's updates and other calls go on.
+// Never call it in production.
+void wasched_test_hold_next_host_call(void);
+
+// Test hook: waits up to `timeout_ms` milliseconds for a call to be held
+// by [`wasched_test_hold_next_host_call`]; 1 when one is, else 0.
+int32_t wasched_test_wait_held(uint64_t timeout_ms);
+
+// Test hook: lets the call [`wasched_test_hold_next_host_call`] held go
+// on.
+void wasched_test_release_held(void);
+
 // Frees a buffer this library handed out; an empty buffer is a no-op.
 //
 // # Safety

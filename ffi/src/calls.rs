@@ -20,6 +20,7 @@ use wasched::framework::{
 };
 use wasched::model::{NodeId, PodId};
 
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::pool::Plugin;
@@ -48,10 +49,14 @@ impl Request {
 /// the caller got wrong (malformed, an object not in the view, a point the
 /// plugin does not implement); what the plugin does wrong is in the
 /// response.
+///
+/// The view is locked only to take its snapshot: the plugin runs on that
+/// copy (what the call assumes is its own), so that other calls and the
+/// view's updates go on meanwhile.
 pub fn call(
     runtime: &wasched::Runtime,
     plugin: &Plugin,
-    view: &mut View,
+    view: &Mutex<View>,
     request: &[u8],
 ) -> Result<Response> {
     let request: Request =
@@ -61,20 +66,26 @@ pub fn call(
     if !plugin.implements(point) {
         bail!("plugin {} does not implement {point}", plugin.name());
     }
+    let in_cycle = point != ExtensionPoint::PreEnqueue;
+    let mut snapshot = view
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .snapshot(in_cycle);
+    // A request naming what the view lacks is the caller's error, breaker
+    // open or not.
+    let resolved = Resolved::new(&snapshot, request)?;
     let attempt = match plugin.breaker().attempt(Instant::now()) {
         Ok(attempt) => attempt,
         Err(refusal) => return Ok(refused(plugin, point, refusal)),
     };
-    let in_cycle = point != ExtensionPoint::PreEnqueue;
-    let answered = view.with_snapshot(in_cycle, |snapshot| {
-        let resolved = Resolved::new(snapshot, request)?;
-        plugin.with_instance(runtime, |set| {
+    let answered = plugin
+        .with_instance(runtime, |set| {
             set.start_run();
             let mut response = {
                 let Some(mut checked) = set.at(point).next() else {
                     return Err(anyhow!("plugin {} does not serve {point}", plugin.name()));
                 };
-                resolved.answer(&mut checked, snapshot, plugin.policy())
+                resolved.answer(&mut checked, &mut snapshot, plugin.policy())
             };
             let logs: Vec<protocol::LogLine> = set
                 .drain_logs()
@@ -88,8 +99,8 @@ pub fn call(
                 response.logs = Some(logs);
             }
             Ok(response)
-        })?
-    });
+        })
+        .and_then(|answered| answered);
     let verdict = answered.as_ref().ok().map(|r| r.failure.is_some());
     let transition = attempt.finish(verdict, Instant::now());
     let mut response = answered?;
@@ -244,7 +255,7 @@ impl Resolved {
             Self::PlacementScore(unit, placement, assignments) => {
                 // The contract scores a placement with its pods assumed;
                 // kube-scheduler has reverted them by the time it scores,
-                // so they are assumed here (rolled back with the call).
+                // so they are assumed here, in the call's own copy.
                 for &(pod, node) in assignments {
                     if s.pods[pod as usize].node.is_none() {
                         s.assume(pod, node);

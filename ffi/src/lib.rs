@@ -24,8 +24,11 @@
 //! everything.
 //!
 //! Thread safety: every function may be called from any thread. A view is
-//! locked for the duration of a call or change; a plugin's instances are
-//! pooled; a runtime is shared.
+//! locked for the duration of a change, and by a call only while it takes
+//! its copy of the view's snapshot: the plugin runs on the copy, so calls
+//! run in parallel (a plugin's instances are pooled, up to
+//! [`pool::MAX_INSTANCES`] at once) and a change never waits for a plugin.
+//! A runtime is shared.
 //!
 //! Usage, in the order a caller goes (error handling elided):
 //!
@@ -368,8 +371,8 @@ pub unsafe extern "C" fn wasched_call(
         // SAFETY: by the caller's promise.
         let request = unsafe { input(request, request_len) };
         // SAFETY: by the caller's promise.
-        let mut view = unsafe { locked(view) }?;
-        let answer = calls::call(&plugin.runtime, &plugin.plugin, &mut view, request)?;
+        let view = unsafe { view.as_ref() }.ok_or_else(|| anyhow!("no view"))?;
+        let answer = calls::call(&plugin.runtime, &plugin.plugin, &view.view, request)?;
         if !response.is_null() {
             // SAFETY: the caller passes a writable WaschedBuffer.
             unsafe { *response = WaschedBuffer::new(serde_json::to_vec(&answer)?) };
@@ -402,4 +405,29 @@ pub unsafe extern "C" fn wasched_view_counts(view: *const WaschedView) -> Wasche
 #[unsafe(no_mangle)]
 pub extern "C" fn wasched_test_inject_panic() {
     wasched::runtime::inject_panic();
+}
+
+/// Test hook: the next host call any plugin makes stops inside this
+/// library, in the middle of its component's run, until
+/// [`wasched_test_release_held`]. Tests use it to prove that a call in
+/// flight holds nothing back: the view's updates and other calls go on.
+/// Never call it in production.
+#[unsafe(no_mangle)]
+pub extern "C" fn wasched_test_hold_next_host_call() {
+    wasched::runtime::hold_next_host_call();
+}
+
+/// Test hook: waits up to `timeout_ms` milliseconds for a call to be held
+/// by [`wasched_test_hold_next_host_call`]; 1 when one is, else 0.
+#[unsafe(no_mangle)]
+pub extern "C" fn wasched_test_wait_held(timeout_ms: u64) -> i32 {
+    let timeout = std::time::Duration::from_millis(timeout_ms);
+    i32::from(wasched::runtime::wait_until_held(timeout))
+}
+
+/// Test hook: lets the call [`wasched_test_hold_next_host_call`] held go
+/// on.
+#[unsafe(no_mangle)]
+pub extern "C" fn wasched_test_release_held() {
+    wasched::runtime::release_held_call();
 }

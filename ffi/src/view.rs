@@ -20,12 +20,16 @@
 //!
 //! A pod a node lists while the informer still has it pending is one
 //! kube-scheduler *assumed* there (in this cycle, or on its way to being
-//! bound): the view holds it pending and assumes it on that node for the
-//! duration of each call ([`View::with_snapshot`]), as wasched's own cycle
-//! assumes the pods it places, so that a plugin tells a group's assumed
-//! members from its running ones.
+//! bound): the view holds it pending and assumes it on that node in the
+//! snapshot each in-cycle call gets ([`View::snapshot`]), as wasched's own
+//! cycle assumes the pods it places, so that a plugin tells a group's
+//! assumed members from its running ones.
+//!
 //! Underneath is wasched's incremental [`Model`]: each change touches only
-//! what depends on it, and a plugin call borrows the model's own snapshot.
+//! what depends on it. A plugin call takes a copy of the model's snapshot
+//! (reference counts: the copy shares every part until one side changes
+//! it) and runs without the view's lock, so calls run in parallel and an
+//! update never waits for a plugin.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -35,7 +39,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use wasched::Snapshot;
 use wasched::manifest::Object;
-use wasched::model::Checkpoint;
 use wasched::model::{BuildOptions, Model, SharedObject};
 
 use crate::objects;
@@ -60,6 +63,9 @@ pub struct View {
     placed: HashMap<String, String>,
     /// Pods held pending and assumed on a node for each call: key → node.
     assumed: HashMap<String, String>,
+    /// The snapshots handed to calls since the view last changed, without
+    /// and with the pods kube-scheduler assumed ([`View::snapshot`]).
+    published: [Option<Snapshot>; 2],
 }
 
 /// What [`View::set_node`] takes: the node's object when it changed, and
@@ -87,6 +93,7 @@ impl View {
             nodes: HashMap::new(),
             placed: HashMap::new(),
             assumed: HashMap::new(),
+            published: [None, None],
         })
     }
 
@@ -96,6 +103,7 @@ impl View {
     /// (left out), and the error says why.
     pub fn upsert(&mut self, kind: &str, json: &[u8]) -> Result<()> {
         let (origin, object) = objects::read(kind, json)?;
+        self.changing();
         if let Object::Pod(pod) = &object {
             let key = origin.name.clone();
             let node = pod
@@ -118,6 +126,7 @@ impl View {
                 objects::KINDS.join(", ")
             );
         }
+        self.changing();
         match kind {
             "Pod" => {
                 self.informed.remove(key);
@@ -145,6 +154,7 @@ impl View {
     pub fn set_node(&mut self, name: &str, state: &[u8]) -> Result<()> {
         let state: NodeState = serde_json::from_slice(state)
             .map_err(|e| anyhow!("node {name}: the node state is not valid: {e}"))?;
+        self.changing();
         let mut refused = Vec::new();
         if let Some(node) = state.node {
             let read = objects::read_value("Node", node)
@@ -252,28 +262,41 @@ impl View {
         }
     }
 
-    /// Runs `call` on the view as a snapshot; with `assumed`, the pods
-    /// kube-scheduler assumed on nodes are assumed there (a point inside a
-    /// scheduling cycle; pre-enqueue, asked at queue time, sees none, as in
-    /// wasched's own cycle). The snapshot is rolled back after, on every
-    /// exit (a panic's unwinding included), so the view is as before (no
-    /// copy).
-    pub fn with_snapshot<T>(&mut self, assumed: bool, call: impl FnOnce(&mut Snapshot) -> T) -> T {
-        let rollback = Rollback::new(self.model.lend());
-        let snapshot = &mut *rollback.snapshot;
-        let mut assumed: Vec<(&String, &String)> = match assumed {
-            true => self.assumed.iter().collect(),
-            false => Vec::new(),
-        };
-        assumed.sort();
-        for (pod, node) in assumed {
-            if let (Some(pod), Some(node)) = (snapshot.pod_named(pod), snapshot.node_named(node))
-                && snapshot.pods[pod as usize].node.is_none()
-            {
-                snapshot.assume(pod, node);
-            }
+    /// The view as a snapshot for one call, to run without the view's
+    /// lock. With `assumed`, the pods kube-scheduler assumed on nodes are
+    /// assumed there (a point inside a scheduling cycle; pre-enqueue, asked
+    /// at queue time, sees none, as in wasched's own cycle). A copy costs
+    /// reference counts: it shares everything with the view until one of
+    /// them changes, and what the call assumes is its own. Both kinds are
+    /// kept until the view next changes, so the calls in between share
+    /// them.
+    pub fn snapshot(&mut self, assumed: bool) -> Snapshot {
+        if let Some(kept) = &self.published[assumed as usize] {
+            return kept.clone();
         }
-        call(snapshot)
+        let mut snapshot = self.model.lend().clone();
+        if assumed {
+            let mut assumed: Vec<(&String, &String)> = self.assumed.iter().collect();
+            assumed.sort();
+            for (pod, node) in assumed {
+                if let (Some(pod), Some(node)) =
+                    (snapshot.pod_named(pod), snapshot.node_named(node))
+                    && snapshot.pods[pod as usize].node.is_none()
+                {
+                    snapshot.assume(pod, node);
+                }
+            }
+            snapshot.commit();
+        }
+        self.published[assumed as usize] = Some(snapshot.clone());
+        snapshot
+    }
+
+    /// Forgets the snapshots handed out, before the view changes: the
+    /// model then changes its own in place, unless a call still holds a
+    /// copy (which keeps what it has).
+    fn changing(&mut self) {
+        self.published = [None, None];
     }
 
     /// What the view holds, for tests and diagnostics: nodes, pods, and the
@@ -288,28 +311,5 @@ impl View {
             "placed": placed,
             "assumedByScheduler": self.assumed.len(),
         })
-    }
-}
-
-/// The view's snapshot during one call: whatever the call assumed is rolled
-/// back when this is dropped.
-struct Rollback<'a> {
-    snapshot: &'a mut Snapshot,
-    checkpoint: Checkpoint,
-}
-
-impl<'a> Rollback<'a> {
-    fn new(snapshot: &'a mut Snapshot) -> Self {
-        let checkpoint = snapshot.checkpoint();
-        Rollback {
-            snapshot,
-            checkpoint,
-        }
-    }
-}
-
-impl Drop for Rollback<'_> {
-    fn drop(&mut self) {
-        self.snapshot.rollback(self.checkpoint);
     }
 }

@@ -693,6 +693,16 @@ fn instances(plugin: *mut WaschedPlugin) -> Value {
     info["instances"].clone()
 }
 
+/// Nodes n1 and n2 and gang team/ring (see [`two_nodes_and_a_ring`]), with
+/// the hostile fixture loaded to answer placement-score with the number of
+/// pods on the placement's nodes; `config` adds to its pluginConfig args.
+fn ring_counter(h: &mut Handles, mut config: Value) -> *mut WaschedPlugin {
+    two_nodes_and_a_ring(h);
+    config["args"] = json!({"point": "placement-score", "misbehave": "count"});
+    h.load(json!({"name": "Hostile", "component": hostile_component(), "config": config}))
+        .unwrap()
+}
+
 /// Handles shared by the threads of one test (the library makes every
 /// function safe to call from any thread).
 struct Shared<'a>(&'a Handles, *mut WaschedPlugin);
@@ -702,14 +712,8 @@ unsafe impl Sync for Shared<'_> {}
 #[test]
 fn a_panic_inside_a_call_leaves_nothing_behind_and_a_thousand_calls_after_it_answer() {
     leak_checked(|h| {
-        let hostile = hostile_component();
-        two_nodes_and_a_ring(h);
         // The breaker stays closed, so that every call runs the component.
-        let counter = h
-            .load(json!({"name": "Hostile", "component": hostile,
-                         "config": {"circuitBreaker": {"failures": 0},
-                                    "args": {"point": "placement-score", "misbehave": "count"}}}))
-            .unwrap();
+        let counter = ring_counter(h, json!({"circuitBreaker": {"failures": 0}}));
         let request = json!({"point": "placement-score", "unit": {"podGroup": "team/ring"},
                              "placement": {"name": "all"},
                              "assignments": [["team/ring-0", "n1"], ["team/ring-1", "n2"]]});
@@ -751,6 +755,70 @@ fn a_panic_inside_a_call_leaves_nothing_behind_and_a_thousand_calls_after_it_ans
         });
         assert_eq!(answered.into_inner(), 1000);
         assert_eq!(counts(h), before);
+        let info = instances(counter);
+        assert_eq!(info["alive"], info["idle"], "{info}");
+    });
+}
+
+#[test]
+fn a_call_in_flight_holds_back_neither_the_views_updates_nor_other_calls() {
+    leak_checked(|h| {
+        let counter = ring_counter(h, json!({"timeout": "60s"}));
+        let score = |assignments: Value| {
+            json!({"point": "placement-score", "unit": {"podGroup": "team/ring"},
+                   "placement": {"name": "all"}, "assignments": assignments})
+        };
+        let shared = Shared(h, counter);
+        std::thread::scope(|scope| {
+            // Call A stops inside its component's run, its two pods assumed.
+            wasched_test_hold_next_host_call();
+            let held = scope.spawn(|| {
+                let Shared(h, counter) = &shared;
+                h.call(
+                    *counter,
+                    score(json!([["team/ring-0", "n1"], ["team/ring-1", "n2"]])),
+                )
+            });
+            assert_eq!(
+                wasched_test_wait_held(60_000),
+                1,
+                "call A never reached a host call"
+            );
+
+            // Meanwhile: the informers add a pod bound to n1 and a node, and
+            // call B of the same component answers on the view as it is now.
+            let (done, finished) = std::sync::mpsc::channel();
+            let (shared, score) = (&shared, &score);
+            scope.spawn(move || {
+                let Shared(h, counter) = &shared;
+                let mut bound = pod("other", None, "1", 0);
+                bound["spec"]["nodeName"] = json!("n1");
+                bound["status"]["phase"] = json!("Running");
+                h.upsert("Pod", bound).unwrap();
+                h.upsert("Node", node("n3", "8", 0)).unwrap();
+                let b = h.call(*counter, score(json!([]))).unwrap();
+                let during = (counts(h), instances(*counter));
+                done.send((b, during)).unwrap();
+            });
+            let outcome = finished.recv_timeout(std::time::Duration::from_secs(120));
+            wasched_test_release_held();
+            let (b, (view, pool)) =
+                outcome.expect("an update or another call waited for the call in flight");
+            // B sees the new pod and none of A's assumptions.
+            assert_eq!(code(&b), "Success", "{b}");
+            assert_eq!(b["score"], 1, "{b}");
+            assert_eq!(view["nodes"], 3, "{view}");
+            // A kept its instance; B had one of its own.
+            assert_eq!(pool, json!({"alive": 2, "idle": 1}));
+
+            // A answers on the view as it was when it started: its own two
+            // pods, not the one added while it ran.
+            let a = held.join().unwrap().unwrap();
+            assert_eq!(code(&a), "Success", "{a}");
+            assert_eq!(a["score"], 2, "{a}");
+        });
+        // Nothing A or B assumed stayed in the view.
+        assert_eq!(counts(h)["placed"], 1);
         let info = instances(counter);
         assert_eq!(info["alive"], info["idle"], "{info}");
     });
@@ -821,6 +889,12 @@ fn a_component_that_keeps_failing_is_not_called_until_its_breaker_cools_down() {
                 "{reason}"
             );
         }
+        // A request naming what the view lacks is the caller's error,
+        // breaker open or not.
+        let error = h
+            .call(plugin, json!({"point": "filter", "pod": "team/nobody"}))
+            .unwrap_err();
+        assert!(error.contains("team/nobody"), "{error}");
         // After the cool-down one trial: it fails, and the breaker opens
         // again; the next trial succeeds and closes it.
         std::thread::sleep(std::time::Duration::from_millis(350));

@@ -154,7 +154,7 @@ pub(crate) fn snapshot_keeping(
     let left_out = build.left_out_note(&manifests);
     let objects = keep_objects.then(|| manifests.clone());
     let mut snapshot = model::Model::snapshot_of(manifests, build)?;
-    snapshot.notes.extend(left_out);
+    std::sync::Arc::make_mut(&mut snapshot.notes).extend(left_out);
     Ok((snapshot, objects))
 }
 

@@ -450,7 +450,7 @@ fn the_checks_catch_a_broken_run() {
 
     let mut drifted = after.clone();
     let pod = drifted.pods.iter().position(|p| p.node.is_some()).unwrap();
-    drifted.pods[pod].requests[0] += 1;
+    drifted.pods.get_mut(pod).requests[0] += 1;
     assert!(
         check(&before, &drifted, &outcome).is_err(),
         "a column drifted from its pods"

@@ -14,7 +14,10 @@
 // Plugin.Call asks one plugin at one extension point over one view, with
 // objects named (see Request and Response). A component that traps, loops
 // or exhausts its memory answers an Error status naming it (Skip under
-// failurePolicy Ignore); the caller goes on.
+// failurePolicy Ignore); the caller goes on. Calls run in parallel: each
+// runs its component on its own copy of the view's snapshot, so calls of
+// one component run at once (up to the pool's size) and a View update
+// never waits for a call in flight.
 //
 // Memory is owned by one side only: what Go hands in is copied by the
 // library during the call, and what the library hands out is copied into
@@ -38,6 +41,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -400,6 +404,21 @@ func (v *View) Counts() (ViewCounts, error) {
 // the library, once (a test hook: the panic must be contained and leave
 // nothing behind). Never call it in production.
 func InjectPanicForTest() { C.wasched_test_inject_panic() }
+
+// HoldNextHostCallForTest makes the next host call of any plugin stop
+// inside the library, in the middle of its component's run, until
+// ReleaseHeldForTest (a test hook: a call in flight must hold back neither
+// the view's updates nor other calls). Never call it in production.
+func HoldNextHostCallForTest() { C.wasched_test_hold_next_host_call() }
+
+// WaitHeldForTest waits up to timeout for a call to be held by
+// HoldNextHostCallForTest; whether one is.
+func WaitHeldForTest(timeout time.Duration) bool {
+	return C.wasched_test_wait_held(C.uint64_t(timeout.Milliseconds())) == 1
+}
+
+// ReleaseHeldForTest lets the call HoldNextHostCallForTest held go on.
+func ReleaseHeldForTest() { C.wasched_test_release_held() }
 
 // NodeState is what a node holds as the scheduler's NodeInfo says: the
 // Node object (nil when only its pods changed) and every pod it lists,

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // hostilePath is the Hostile fixture component (testdata/plugins/hostile,
@@ -66,7 +67,7 @@ func gang(name string, min int) map[string]any {
 }
 
 // setup starts a runtime and a view with nodes n1..n<nodes>.
-func setup(t *testing.T, nodes int) (*Runtime, *View) {
+func setup(t testing.TB, nodes int) (*Runtime, *View) {
 	t.Helper()
 	r, err := NewRuntime()
 	if err != nil {
@@ -84,7 +85,7 @@ func setup(t *testing.T, nodes int) (*Runtime, *View) {
 	return r, v
 }
 
-func mustLoad(t *testing.T, r *Runtime, spec PluginSpec) *Plugin {
+func mustLoad(t testing.TB, r *Runtime, spec PluginSpec) *Plugin {
 	t.Helper()
 	p, err := r.Load(spec)
 	if err != nil {
@@ -395,15 +396,12 @@ func TestTheBundledListComesFromTheLibrary(t *testing.T) {
 	}
 }
 
-// TestAPanicInsideACallLeavesNothingBehind injects a panic inside the
-// library in the middle of a call (the pool's instance taken, the call's
-// assignments assumed in the view, the snapshot lent to the component),
-// more times than the pool has instances, then makes 1,000 calls from 50
-// goroutines: every call answers and sees only its own assignments, no
-// pod stays assumed, no pool slot leaks, and the live-object counters
-// return to where they were once everything is closed.
-func TestAPanicInsideACallLeavesNothingBehind(t *testing.T) {
-	before := LiveObjects()
+// ringCounter is a view of nodes n1 and n2 and gang team/ring of two
+// pending pods, with the Hostile fixture loaded to answer placement-score
+// with the number of pods on the placement's nodes; config adds fields to
+// its pluginConfig args.
+func ringCounter(t *testing.T, config string) (*Runtime, *View, *Plugin) {
+	t.Helper()
 	r, v := setup(t, 2)
 	if err := v.Upsert("PodGroup", gang("ring", 2)); err != nil {
 		t.Fatal(err)
@@ -414,7 +412,20 @@ func TestAPanicInsideACallLeavesNothingBehind(t *testing.T) {
 		}
 	}
 	p := mustLoad(t, r, PluginSpec{Name: "Hostile", Component: hostilePath(t),
-		Config: []byte(`{"circuitBreaker": {"failures": 0}, "args": {"point": "placement-score", "misbehave": "count"}}`)})
+		Config: []byte(`{` + config + `, "args": {"point": "placement-score", "misbehave": "count"}}`)})
+	return r, v, p
+}
+
+// TestAPanicInsideACallLeavesNothingBehind injects a panic inside the
+// library in the middle of a call (the pool's instance taken, the call's
+// assignments assumed in its snapshot, the snapshot lent to the component),
+// more times than the pool has instances, then makes 1,000 calls from 50
+// goroutines: every call answers and sees only its own assignments, no
+// pod stays assumed, no pool slot leaks, and the live-object counters
+// return to where they were once everything is closed.
+func TestAPanicInsideACallLeavesNothingBehind(t *testing.T) {
+	before := LiveObjects()
+	r, v, p := ringCounter(t, `"circuitBreaker": {"failures": 0}`)
 	req := Request{Point: "placement-score", Unit: &Unit{PodGroup: "team/ring"},
 		Placement: &Placement{Name: "all"}, Assignments: [][2]string{{"team/ring-0", "n1"}, {"team/ring-1", "n2"}}}
 	counts, err := v.Counts()
@@ -469,6 +480,96 @@ func TestAPanicInsideACallLeavesNothingBehind(t *testing.T) {
 	}
 	if alive, idle, err := p.Instances(); err != nil || alive != idle {
 		t.Fatalf("instances alive %d, idle %d: %v", alive, idle, err)
+	}
+	p.Close()
+	v.Close()
+	r.Close()
+	if LiveObjects() != before || LiveBytes() != 0 {
+		t.Fatalf("live objects %d (before %d), bytes %d", LiveObjects(), before, LiveBytes())
+	}
+}
+
+// A call in flight holds back neither the informers' updates of the view
+// nor other calls of the same component: each call works on its own copy
+// of the view's snapshot, outside the view's lock.
+func TestACallInFlightHoldsBackNeitherUpdatesNorOtherCalls(t *testing.T) {
+	before := LiveObjects()
+	r, v, p := ringCounter(t, `"timeout": "60s"`)
+	score := func(assignments [][2]string) Request {
+		return Request{Point: "placement-score", Unit: &Unit{PodGroup: "team/ring"},
+			Placement: &Placement{Name: "all"}, Assignments: assignments}
+	}
+
+	// Call A stops inside its component's run, its two pods assumed.
+	HoldNextHostCallForTest()
+	type answer struct {
+		resp Response
+		err  error
+	}
+	held := make(chan answer, 1)
+	go func() {
+		var resp Response
+		err := p.Call(v, score([][2]string{{"team/ring-0", "n1"}, {"team/ring-1", "n2"}}), &resp)
+		held <- answer{resp, err}
+	}()
+	if !WaitHeldForTest(time.Minute) {
+		t.Fatal("call A never reached a host call")
+	}
+
+	// Meanwhile the informers add a pod bound to n1 and a node, and call B
+	// answers on the view as it is now.
+	type during struct {
+		b           Response
+		counts      ViewCounts
+		alive, idle int
+		err         error
+	}
+	done := make(chan during, 1)
+	go func() {
+		var d during
+		bound := pod("other", "", 0)
+		bound["spec"].(map[string]any)["nodeName"] = "n1"
+		bound["status"] = map[string]any{"phase": "Running"}
+		if d.err = v.Upsert("Pod", bound); d.err == nil {
+			d.err = v.Upsert("Node", node("n3", 4))
+		}
+		if d.err == nil {
+			d.err = p.Call(v, score(nil), &d.b)
+		}
+		if d.err == nil {
+			d.counts, d.err = v.Counts()
+		}
+		if d.err == nil {
+			d.alive, d.idle, d.err = p.Instances()
+		}
+		done <- d
+	}()
+	var d during
+	select {
+	case d = <-done:
+		ReleaseHeldForTest()
+	case <-time.After(2 * time.Minute):
+		ReleaseHeldForTest()
+		t.Fatal("an update or another call waited for the call in flight")
+	}
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	if d.b.Status.Code != Success || d.b.Score == nil || *d.b.Score != 1 {
+		t.Fatalf("call B: want score 1 (the pod added, none of A's), got %+v", d.b)
+	}
+	if d.counts.Nodes != 3 || d.alive != 2 || d.idle != 1 {
+		t.Fatalf("during A: view %+v, instances alive %d idle %d (want 3 nodes, 2 alive, 1 idle)", d.counts, d.alive, d.idle)
+	}
+	a := <-held
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if a.resp.Status.Code != Success || a.resp.Score == nil || *a.resp.Score != 2 {
+		t.Fatalf("call A: want score 2 (its own two pods, as the view was when it started), got %+v", a.resp)
+	}
+	if after, err := v.Counts(); err != nil || after.Placed != 1 {
+		t.Fatalf("view after: %+v, %v (want only the bound pod placed)", after, err)
 	}
 	p.Close()
 	v.Close()

@@ -221,8 +221,8 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult, engine: &str) -> Outcom
         .map(|g| (format!("{}/{}", g.namespace, g.name), g))
         .collect();
     let mut outcome = Outcome {
-        warnings: snapshot.warnings.clone(),
-        notes: snapshot.notes.clone(),
+        warnings: snapshot.warnings.to_vec(),
+        notes: snapshot.notes.to_vec(),
         ..Outcome::default()
     };
     let mut bound: Vec<(u64, Binding)> = Vec::new();
@@ -289,7 +289,7 @@ pub fn outcome(snapshot: &Snapshot, result: &KubeResult, engine: &str) -> Outcom
         let members: Vec<&crate::model::PodInfo> = group
             .members
             .iter()
-            .map(|&p| &snapshot.pods[p as usize])
+            .map(|&p| &*snapshot.pods[p as usize])
             .collect();
         let pending: Vec<&crate::model::PodInfo> =
             members.iter().copied().filter(|p| p.pending).collect();

@@ -414,14 +414,16 @@ mod tests {
     #[test]
     fn diagnosis_reads_like_kube_scheduler() {
         let mut snapshot = Snapshot::default();
-        snapshot.resource_names = vec!["cpu".into(), "memory".into(), "pods".into()];
+        snapshot.resource_names =
+            std::sync::Arc::new(vec!["cpu".into(), "memory".into(), "pods".into()]);
         let gpu = Taint {
             key: "gpu".into(),
             value: Some("true".into()),
             effect: "NoSchedule".into(),
             ..Default::default()
         };
-        let gpu_taint = snapshot.taint_texts.intern(&taint_text(&gpu));
+        let gpu_taint =
+            std::sync::Arc::make_mut(&mut snapshot.taint_texts).intern(&taint_text(&gpu));
         let mut d = Diagnosis::over(12);
         for _ in 0..6 {
             d.reject(Rejection::Resources(0b001));

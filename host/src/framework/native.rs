@@ -110,7 +110,7 @@ impl Cluster for SnapshotView<'_> {
     }
 
     fn resource_names(&self) -> Vec<String> {
-        self.0.resource_names.clone()
+        self.0.resource_names.to_vec()
     }
 
     fn allocatable(&self, resource: u32) -> Vec<u64> {

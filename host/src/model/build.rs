@@ -216,7 +216,7 @@ impl Snapshot {
     /// every CompositePodGroup and PodGroup to its parent and validates each
     /// tree; returns the warnings about irregular trees.
     pub(super) fn link_trees(&mut self, composites: Vec<CompositeInfo>) -> Vec<String> {
-        self.composites = composites;
+        self.composites = composites.into();
         for group in &mut self.groups {
             group.parent = None;
             group.invalid = None;
@@ -234,9 +234,10 @@ impl Snapshot {
                 .as_ref()
                 .and_then(|p| index.get(&format!("{}/{p}", namespace(&self.composites[c].key))))
                 .copied();
-            self.composites[c].parent = parent;
+            self.composites.get_mut(c).parent = parent;
             if let Some(parent) = parent {
-                self.composites[parent as usize]
+                self.composites
+                    .get_mut(parent as usize)
                     .child_composites
                     .push(c as CompositeId);
             }
@@ -249,9 +250,10 @@ impl Snapshot {
                 .and_then(|s| s.parent.as_ref())
                 .and_then(|p| index.get(&format!("{}/{p}", namespace(&group.key))))
                 .copied();
-            self.groups[g].parent = parent;
+            self.groups.get_mut(g).parent = parent;
             if let Some(parent) = parent {
-                self.composites[parent as usize]
+                self.composites
+                    .get_mut(parent as usize)
                     .child_groups
                     .push(g as GroupId);
             }
@@ -300,9 +302,11 @@ impl Snapshot {
         for (i, problem) in problems {
             let text = Some(format!("Invalid: {problem}"));
             if i < composites {
-                self.composites[i].invalid = text;
+                self.composites.get_mut(i).invalid = text;
             } else {
-                self.groups[grouped[i - composites] as usize].invalid = text;
+                self.groups
+                    .get_mut(grouped[i - composites] as usize)
+                    .invalid = text;
             }
         }
         warnings
@@ -310,34 +314,36 @@ impl Snapshot {
 
     pub(super) fn index_symbols(&mut self) {
         for node in &self.nodes {
-            self.symbols.intern(&node.name);
+            Arc::make_mut(&mut self.symbols).intern(&node.name);
             for (k, v) in node.labels.iter() {
-                self.symbols.intern(k);
-                self.symbols.intern(v);
+                Arc::make_mut(&mut self.symbols).intern(k);
+                Arc::make_mut(&mut self.symbols).intern(v);
             }
         }
         for spec in self.groups.iter().filter_map(|g| g.spec.as_ref()) {
             if let Some(key) = &spec.topology_key {
-                self.symbols.intern(key);
+                Arc::make_mut(&mut self.symbols).intern(key);
             }
         }
         for composite in &self.composites {
             if let Some(key) = &composite.spec.topology_key {
-                self.symbols.intern(key);
+                Arc::make_mut(&mut self.symbols).intern(key);
             }
         }
         for pod in &self.pods {
-            self.symbols.intern(&pod.namespace);
+            Arc::make_mut(&mut self.symbols).intern(&pod.namespace);
             for (k, v) in pod.labels.iter() {
-                self.symbols.intern(k);
-                self.symbols.intern(v);
+                Arc::make_mut(&mut self.symbols).intern(k);
+                Arc::make_mut(&mut self.symbols).intern(v);
             }
         }
         // Node labels as columns, one per key: what topology plugins read.
+        let symbols = Arc::make_mut(&mut self.symbols);
+        let columns = Arc::make_mut(&mut self.label_columns);
         for (n, node) in self.nodes.iter().enumerate() {
             for (k, v) in node.labels.iter() {
-                let (key, value) = (self.symbols.intern(k), self.symbols.intern(v));
-                self.label_columns
+                let (key, value) = (symbols.intern(k), symbols.intern(v));
+                columns
                     .entry(key)
                     .or_insert_with(|| vec![None; self.nodes.len()])[n] = Some(value);
             }

@@ -142,9 +142,9 @@ impl Model {
     /// warnings; its objects are not looked at).
     pub fn new(read: &Manifests, options: &BuildOptions) -> Result<Model> {
         let snapshot = Snapshot {
-            resource_names: ["cpu", "memory", PODS].map(String::from).to_vec(),
-            allocatable: vec![Vec::new(); 3],
-            requested: vec![Vec::new(); 3],
+            resource_names: Arc::new(["cpu", "memory", PODS].map(String::from).to_vec()),
+            allocatable: vec![Vec::new(); 3].into(),
+            requested: vec![Vec::new(); 3].into(),
             ..Snapshot::default()
         };
         let model = Model {
@@ -352,16 +352,18 @@ impl Model {
     pub fn snapshot(&mut self) -> Snapshot {
         self.reindex();
         let mut snapshot = self.snapshot.clone();
-        snapshot.warnings = self.warnings();
-        snapshot.notes = self.read.notes.clone();
-        snapshot.notes.extend(self.read.pod_marker_notes());
-        snapshot.without_pods = self.read.without_pods.clone();
+        snapshot.warnings = Arc::new(self.warnings());
+        let mut notes = self.read.notes.clone();
+        notes.extend(self.read.pod_marker_notes());
+        snapshot.notes = Arc::new(notes);
+        snapshot.without_pods = Arc::new(self.read.without_pods.clone());
         snapshot
     }
 
-    /// The model's own snapshot, reindexed, lent for one call that hands it
-    /// back unchanged (a plugin call through the C ABI): no copy. Nothing
-    /// is assumed in it.
+    /// The model's own snapshot, reindexed, lent to a caller that hands it
+    /// back unchanged (a replay's cycle, which rolls back what it assumed):
+    /// no copy. Nothing is assumed in it. Cloning it costs reference counts
+    /// (a plugin call through the C ABI works on such a copy).
     pub fn lend(&mut self) -> &mut Snapshot {
         self.reindex();
         &mut self.snapshot
@@ -378,10 +380,11 @@ impl Model {
         self.reindex();
         let warnings = self.warnings();
         let mut snapshot = std::mem::take(&mut self.snapshot);
-        snapshot.warnings = warnings;
-        snapshot.notes = std::mem::take(&mut self.read.notes);
-        snapshot.notes.extend(self.read.pod_marker_notes());
-        snapshot.without_pods = std::mem::take(&mut self.read.without_pods);
+        snapshot.warnings = Arc::new(warnings);
+        let mut notes = std::mem::take(&mut self.read.notes);
+        notes.extend(self.read.pod_marker_notes());
+        snapshot.notes = Arc::new(notes);
+        snapshot.without_pods = Arc::new(std::mem::take(&mut self.read.without_pods));
         snapshot
     }
 
@@ -411,7 +414,7 @@ impl Model {
                 let info = build::composite_info(origin, composite, &self.priorities)?;
                 if self.composite_objects.get(&info.key) != Some(&info) {
                     if let Some(key) = &info.spec.topology_key {
-                        self.snapshot.symbols.intern(key);
+                        Arc::make_mut(&mut self.snapshot.symbols).intern(key);
                     }
                     self.composite_objects.insert(info.key.clone(), info);
                     self.trees_stale = true;
@@ -542,37 +545,39 @@ impl Model {
             shift_nodes(s, id, 1);
         }
         for (r, name) in s.resource_names.iter().enumerate() {
-            s.allocatable[r].insert(at, amounts.get(name).copied().unwrap_or(0));
-            s.requested[r].insert(at, 0);
+            s.allocatable
+                .get_mut(r)
+                .insert(at, amounts.get(name).copied().unwrap_or(0));
+            s.requested.get_mut(r).insert(at, 0);
         }
-        for column in s
-            .scoring_requested
+        for column in Arc::make_mut(&mut s.scoring_requested)
             .iter_mut()
-            .chain(s.nominated_requested.iter_mut())
+            .chain(Arc::make_mut(&mut s.nominated_requested).iter_mut())
         {
             column.insert(at, 0);
         }
         s.pods_on_node.insert(at, Vec::new());
-        for column in s.label_columns.values_mut() {
+        for column in Arc::make_mut(&mut s.label_columns).values_mut() {
             column.insert(at, None);
         }
+        let texts = Arc::make_mut(&mut s.taint_texts);
         info.taint_texts = info
             .taints
             .iter()
-            .map(|t| s.taint_texts.intern(&taint_text(t)))
+            .map(|t| texts.intern(&taint_text(t)))
             .collect();
-        s.symbols.intern(&info.name);
+        let symbols = Arc::make_mut(&mut s.symbols);
+        symbols.intern(&info.name);
         let nodes = s.nodes.len() + 1;
+        let columns = Arc::make_mut(&mut s.label_columns);
         for (k, v) in info.labels.iter() {
-            let (key, value) = (s.symbols.intern(k), s.symbols.intern(v));
-            s.label_columns
-                .entry(key)
-                .or_insert_with(|| vec![None; nodes])[at] = Some(value);
+            let (key, value) = (symbols.intern(k), symbols.intern(v));
+            columns.entry(key).or_insert_with(|| vec![None; nodes])[at] = Some(value);
             *self.label_keys.entry(key).or_default() += 1;
         }
         let name = info.name.clone();
         s.nodes.insert(at, info);
-        s.identity.insert(Kind::Node, id, handle);
+        Arc::make_mut(&mut s.identity).insert(Kind::Node, id, handle);
         self.node_amounts.insert(name.clone(), amounts);
         // The pods bound or nominated to it by name.
         let waiting: Vec<String> = self
@@ -588,7 +593,7 @@ impl Model {
             let terminating = read.info.terminating;
             let bound = read.node_name.as_deref() == Some(name.as_str());
             if read.nominated_name.as_deref() == Some(name.as_str()) {
-                self.snapshot.pods[pod as usize].nominated_node = Some(id);
+                self.snapshot.pods.get_mut(pod as usize).nominated_node = Some(id);
             }
             if bound && !terminating {
                 self.unknown_node(&name, -1);
@@ -603,7 +608,7 @@ impl Model {
     fn remove_node(&mut self, id: NodeId) {
         let at = id as usize;
         let name = self.snapshot.nodes[at].name.clone();
-        for pod in self.snapshot.pods_on_node[at].clone() {
+        for pod in (*self.snapshot.pods_on_node[at]).clone() {
             self.snapshot.unplace(pod);
             self.refresh_budgets_of(pod);
         }
@@ -619,9 +624,8 @@ impl Model {
             let bound = read.node_name.as_deref() == Some(name.as_str());
             let terminating = read.info.terminating;
             let pod = self.pod_id(&key).expect("a modelled pod");
-            let info = &mut self.snapshot.pods[pod as usize];
-            if info.nominated_node == Some(id) {
-                info.nominated_node = None;
+            if self.snapshot.pods[pod as usize].nominated_node == Some(id) {
+                self.snapshot.pods.get_mut(pod as usize).nominated_node = None;
             }
             if bound && !terminating {
                 self.unknown_node(&name, 1);
@@ -629,7 +633,7 @@ impl Model {
         }
         let s = &mut self.snapshot;
         let labels = s.nodes[at].labels.clone();
-        for column in s.label_columns.values_mut() {
+        for column in Arc::make_mut(&mut s.label_columns).values_mut() {
             column.remove(at);
         }
         for k in labels.keys() {
@@ -638,23 +642,22 @@ impl Model {
             *count -= 1;
             if *count == 0 {
                 self.label_keys.remove(&key);
-                s.label_columns.remove(&key);
+                Arc::make_mut(&mut s.label_columns).remove(&key);
             }
         }
         for r in 0..s.resource_names.len() {
-            s.allocatable[r].remove(at);
-            s.requested[r].remove(at);
+            s.allocatable.get_mut(r).remove(at);
+            s.requested.get_mut(r).remove(at);
         }
-        for column in s
-            .scoring_requested
+        for column in Arc::make_mut(&mut s.scoring_requested)
             .iter_mut()
-            .chain(s.nominated_requested.iter_mut())
+            .chain(Arc::make_mut(&mut s.nominated_requested).iter_mut())
         {
             column.remove(at);
         }
         s.pods_on_node.remove(at);
         s.nodes.remove(at);
-        let handle = s.identity.remove(Kind::Node, id);
+        let handle = Arc::make_mut(&mut s.identity).remove(Kind::Node, id);
         self.slots[Kind::Node as usize].free(handle);
         if at < s.nodes.len() {
             shift_nodes(s, id + 1, -1);
@@ -699,15 +702,15 @@ impl Model {
                 if old.info.uid != new.info.uid {
                     let slots = &mut self.slots[Kind::Pod as usize];
                     let s = &mut self.snapshot;
-                    let gone = s.identity.remove(Kind::Pod, id);
+                    let gone = Arc::make_mut(&mut s.identity).remove(Kind::Pod, id);
                     slots.free(gone);
-                    s.identity.insert(Kind::Pod, id, slots.take());
+                    Arc::make_mut(&mut s.identity).insert(Kind::Pod, id, slots.take());
                 } else {
-                    self.snapshot.identity.changed(Kind::Pod, id);
+                    Arc::make_mut(&mut self.snapshot.identity).changed(Kind::Pod, id);
                 }
                 self.use_resources(&new.amounts);
                 self.release_resources(&old.amounts);
-                self.snapshot.pods[id as usize] = self.pod_info(&new);
+                self.snapshot.pods.vec_mut()[id as usize] = Arc::new(self.pod_info(&new));
                 self.attach_pod(id, &new);
                 self.pods.insert(key, PodRead::Modelled(new));
             }
@@ -776,7 +779,7 @@ impl Model {
         s.pods.insert(id as usize, info);
         s.pod_budgets.insert(id as usize, Vec::new());
         let handle = self.slots[Kind::Pod as usize].take();
-        s.identity.insert(Kind::Pod, id, handle);
+        Arc::make_mut(&mut s.identity).insert(Kind::Pod, id, handle);
     }
 
     /// Takes the pod at `id` out (later pods move down by one); it was
@@ -785,7 +788,7 @@ impl Model {
         let s = &mut self.snapshot;
         s.pods.remove(id as usize);
         s.pod_budgets.remove(id as usize);
-        let handle = s.identity.remove(Kind::Pod, id);
+        let handle = Arc::make_mut(&mut s.identity).remove(Kind::Pod, id);
         self.slots[Kind::Pod as usize].free(handle);
         if (id as usize) < s.pods.len() {
             shift_pods(s, id + 1, -1);
@@ -810,10 +813,10 @@ impl Model {
     fn attach_pod(&mut self, id: PodId, read: &ModelledPod) {
         let s = &mut self.snapshot;
         let info = &s.pods[id as usize];
-        s.symbols.intern(&info.namespace);
+        Arc::make_mut(&mut s.symbols).intern(&info.namespace);
         for (k, v) in info.labels.iter() {
-            s.symbols.intern(k);
-            s.symbols.intern(v);
+            Arc::make_mut(&mut s.symbols).intern(k);
+            Arc::make_mut(&mut s.symbols).intern(v);
         }
         let key = read.info.key.clone();
         for name in [&read.node_name, &read.nominated_name]
@@ -841,17 +844,18 @@ impl Model {
             }
         }
         if let Some(name) = &read.nominated_name {
-            self.snapshot.pods[id as usize].nominated_node = self.node_id(name).ok();
+            let node = self.node_id(name).ok();
+            self.snapshot.pods.get_mut(id as usize).nominated_node = node;
         }
         let matching: Vec<u32> = (0..self.budget_reads.len() as u32)
             .filter(|&b| self.budget_reads[b as usize].matches(&self.snapshot.pods[id as usize]))
             .collect();
         for &b in &matching {
-            let pods = &mut self.snapshot.budgets[b as usize].pods;
+            let pods = &mut self.snapshot.budgets.get_mut(b as usize).pods;
             let at = pods.partition_point(|&p| p < id);
             pods.insert(at, id);
         }
-        self.snapshot.pod_budgets[id as usize] = matching;
+        *self.snapshot.pod_budgets.get_mut(id as usize) = matching;
         self.refresh_budgets_of(id);
     }
 
@@ -877,15 +881,19 @@ impl Model {
                 }
             }
         }
-        if let Some(g) = self.snapshot.pods[id as usize].group.take() {
-            let members = &mut self.snapshot.groups[g as usize].members;
+        if let Some(g) = self.snapshot.pods.get_mut(id as usize).group.take() {
+            let members = &mut self.snapshot.groups.get_mut(g as usize).members;
             members.retain(|&m| m != id);
             self.refresh_group(g);
             self.drop_group_if_empty(g);
         }
-        let budgets = std::mem::take(&mut self.snapshot.pod_budgets[id as usize]);
+        let budgets = std::mem::take(self.snapshot.pod_budgets.get_mut(id as usize));
         for b in budgets {
-            self.snapshot.budgets[b as usize].pods.retain(|&p| p != id);
+            self.snapshot
+                .budgets
+                .get_mut(b as usize)
+                .pods
+                .retain(|&p| p != id);
             self.refresh_budget(b);
         }
     }
@@ -932,7 +940,7 @@ impl Model {
             },
         );
         let handle = self.slots[Kind::PodGroup as usize].take();
-        s.identity.insert(Kind::PodGroup, id, handle);
+        Arc::make_mut(&mut s.identity).insert(Kind::PodGroup, id, handle);
         self.trees_stale = true;
         id
     }
@@ -944,7 +952,7 @@ impl Model {
             return;
         }
         s.groups.remove(g as usize);
-        let handle = s.identity.remove(Kind::PodGroup, g);
+        let handle = Arc::make_mut(&mut s.identity).remove(Kind::PodGroup, g);
         self.slots[Kind::PodGroup as usize].free(handle);
         for pod in &mut s.pods {
             if let Some(other) = pod.group.as_mut().filter(|other| **other > g) {
@@ -965,9 +973,9 @@ impl Model {
                 (other.created, &other.key) < (me.created, &me.key)
             })
         };
-        let group = &mut s.groups[g as usize];
+        let group = s.groups.get_mut(g as usize);
         group.members.insert(at, id);
-        let pod = &mut s.pods[id as usize];
+        let pod = s.pods.get_mut(id as usize);
         pod.group = Some(g);
         match &group.spec {
             Some(spec) => {
@@ -989,7 +997,7 @@ impl Model {
             Some(spec) => {
                 let (priority, never) = (spec.priority, spec.never_preempt);
                 for &m in &group.members {
-                    let pod = &mut s.pods[m as usize];
+                    let pod = s.pods.get_mut(m as usize);
                     pod.priority = priority;
                     pod.never_preempt = never;
                 }
@@ -1002,13 +1010,13 @@ impl Model {
                     .min()
                     .unwrap_or(0);
                 for &m in &group.members {
-                    let pod = &mut s.pods[m as usize];
+                    let pod = s.pods.get_mut(m as usize);
                     if let Some(PodRead::Modelled(read)) = self.pods.get(&pod.key) {
                         pod.priority = read.info.priority;
                         pod.never_preempt = read.info.never_preempt;
                     }
                 }
-                s.groups[g as usize].created = created;
+                s.groups.get_mut(g as usize).created = created;
             }
         }
     }
@@ -1021,32 +1029,34 @@ impl Model {
         match object {
             Some((spec, created, minimum)) => {
                 if let Some(topology) = &spec.topology_key {
-                    self.snapshot.symbols.intern(topology);
+                    Arc::make_mut(&mut self.snapshot.symbols).intern(topology);
                 }
                 self.use_resources(&minimum);
                 let before = self
                     .group_objects
                     .insert(key.to_string(), (spec.clone(), created, minimum.clone()));
                 let g = self.ensure_group(key);
-                let group = &mut self.snapshot.groups[g as usize];
+                let min_resources = columns(&self.snapshot.resource_names, &minimum);
+                let group = self.snapshot.groups.get_mut(g as usize);
                 group.spec = Some(spec);
                 group.created = created;
-                group.min_resources = columns(&self.snapshot.resource_names, &minimum);
+                group.min_resources = min_resources;
                 if let Some((_, _, before)) = before {
                     self.release_resources(&before);
                 }
                 self.refresh_group(g);
-                self.snapshot.identity.changed(Kind::PodGroup, g);
+                Arc::make_mut(&mut self.snapshot.identity).changed(Kind::PodGroup, g);
             }
             None => {
                 if let Some((_, _, before)) = self.group_objects.remove(key) {
                     self.release_resources(&before);
                 }
                 if let Ok(g) = self.group_id(key) {
-                    self.snapshot.groups[g as usize].min_resources = Vec::new();
-                    self.snapshot.groups[g as usize].spec = None;
+                    let group = self.snapshot.groups.get_mut(g as usize);
+                    group.min_resources = Vec::new();
+                    group.spec = None;
                     self.refresh_group(g);
-                    self.snapshot.identity.changed(Kind::PodGroup, g);
+                    Arc::make_mut(&mut self.snapshot.identity).changed(Kind::PodGroup, g);
                     self.drop_group_if_empty(g);
                 }
             }
@@ -1083,7 +1093,7 @@ impl Model {
             .filter(|&p| read.matches(&s.pods[p as usize]))
             .collect();
         for &p in &pods {
-            let budgets = &mut s.pod_budgets[p as usize];
+            let budgets = s.pod_budgets.get_mut(p as usize);
             let at = budgets.partition_point(|&b| b < id);
             budgets.insert(at, id);
         }
@@ -1096,7 +1106,7 @@ impl Model {
             },
         );
         self.budget_reads.insert(id as usize, read);
-        s.identity.insert(Kind::Budget, id, handle);
+        Arc::make_mut(&mut s.identity).insert(Kind::Budget, id, handle);
         self.refresh_budget(id);
     }
 
@@ -1108,22 +1118,25 @@ impl Model {
     /// Takes budget `id` out; returns its handle.
     fn remove_budget_keeping(&mut self, id: u32) -> Handle {
         let s = &mut self.snapshot;
-        let budget = s.budgets.remove(id as usize);
+        let budget = s.budgets.vec_mut().remove(id as usize);
         self.budget_reads.remove(id as usize);
         for &p in &budget.pods {
-            s.pod_budgets[p as usize].retain(|&b| b != id);
+            s.pod_budgets.get_mut(p as usize).retain(|&b| b != id);
         }
         for budgets in &mut s.pod_budgets {
             for b in budgets.iter_mut().filter(|b| **b > id) {
                 *b -= 1;
             }
         }
-        s.identity.remove(Kind::Budget, id)
+        Arc::make_mut(&mut s.identity).remove(Kind::Budget, id)
     }
 
     fn refresh_budget(&mut self, b: u32) {
         let allowed = self.budget_reads[b as usize].allowed(&self.snapshot, b);
-        self.snapshot.budgets[b as usize].disruptions_allowed = allowed;
+        self.snapshot
+            .budgets
+            .get_mut(b as usize)
+            .disruptions_allowed = allowed;
     }
 
     /// The budgets matching `pod`, whose healthy count its place changed.
@@ -1161,7 +1174,7 @@ impl Model {
             }
             let s = &mut self.snapshot;
             let at = 3 + s.resource_names[3..].partition_point(|r| r < name);
-            s.resource_names.insert(at, name.clone());
+            Arc::make_mut(&mut s.resource_names).insert(at, name.clone());
             s.allocatable.insert(at, vec![0; s.nodes.len()]);
             s.requested.insert(at, vec![0; s.nodes.len()]);
             for pod in &mut s.pods {
@@ -1196,7 +1209,7 @@ impl Model {
             if at < 3 {
                 continue;
             }
-            s.resource_names.remove(at);
+            Arc::make_mut(&mut s.resource_names).remove(at);
             s.allocatable.remove(at);
             s.requested.remove(at);
             for pod in &mut s.pods {
@@ -1240,7 +1253,7 @@ impl Model {
             let keys: Vec<String> = composites.iter().map(|c| c.key.clone()).collect();
             self.tree_warnings = self.snapshot.link_trees(composites);
             let handles = self.composite_slots.assign(&keys);
-            self.snapshot.identity.set_handles(Kind::Composite, handles);
+            Arc::make_mut(&mut self.snapshot.identity).set_handles(Kind::Composite, handles);
             self.trees_stale = false;
         }
         if compact || self.snapshot.symbols.len() > 2 * self.symbols_compacted.max(512) {
@@ -1255,18 +1268,18 @@ impl Model {
         let s = &mut self.snapshot;
         s.symbols = Default::default();
         s.taint_texts = Default::default();
-        s.label_columns.clear();
+        Arc::make_mut(&mut s.label_columns).clear();
         for node in &mut s.nodes {
             node.taint_texts = node
                 .taints
                 .iter()
-                .map(|t| s.taint_texts.intern(&taint_text(t)))
+                .map(|t| Arc::make_mut(&mut s.taint_texts).intern(&taint_text(t)))
                 .collect();
         }
         s.index_symbols();
         for composite in self.composite_objects.values() {
             if let Some(key) = &composite.spec.topology_key {
-                s.symbols.intern(key);
+                Arc::make_mut(&mut s.symbols).intern(key);
             }
         }
         self.label_keys = s
@@ -1275,7 +1288,7 @@ impl Model {
             .map(|(&key, column)| (key, column.iter().flatten().count()))
             .collect();
         self.symbols_compacted = s.symbols.len();
-        s.identity.reinterned();
+        Arc::make_mut(&mut s.identity).reinterned();
     }
 
     /// The warnings a build of the same objects gives, in its order.

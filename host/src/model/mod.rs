@@ -22,6 +22,7 @@ mod labels;
 #[cfg(any(test, feature = "oracle"))]
 pub mod oracle;
 pub mod resources;
+mod shared;
 mod symbols;
 pub mod unmodelled;
 
@@ -36,6 +37,7 @@ pub use composite::{CompositeId, CompositeInfo, CompositePolicy, CompositeSpec};
 pub use disruption::{BudgetId, DisruptionBudget};
 pub use incremental::{Model, ModelSize, SharedObject};
 pub use labels::{label_selector_matches, taint_text};
+pub use shared::{CowVec, SharedVec};
 pub use symbols::Symbols;
 
 /// Index of a node; nodes are sorted by name.
@@ -195,49 +197,55 @@ impl GroupInfo {
 }
 
 /// The whole cluster, indexed for scheduling.
+///
+/// Copying a snapshot costs reference counts ([`shared`]): a copy shares
+/// every part with its original until one of them changes it. What a
+/// placement changes is copied on write apart: pods and pods per node
+/// element by element, the requested columns whole; the rest, which only
+/// the model changes, whole.
 #[derive(Debug, Default, Clone)]
 pub struct Snapshot {
     /// Resource column names: `cpu`, `memory`, `pods`, then the rest sorted.
-    pub resource_names: Vec<String>,
+    pub resource_names: Arc<Vec<String>>,
     /// Nodes, sorted by name.
-    pub nodes: Vec<NodeInfo>,
+    pub nodes: SharedVec<NodeInfo>,
     /// Pods, sorted by `namespace/name`.
-    pub pods: Vec<PodInfo>,
+    pub pods: CowVec<PodInfo>,
     /// PodGroups (including ones only named by pods), sorted by key.
-    pub groups: Vec<GroupInfo>,
+    pub groups: SharedVec<GroupInfo>,
     /// CompositePodGroups, sorted by key.
-    pub composites: Vec<CompositeInfo>,
+    pub composites: SharedVec<CompositeInfo>,
     /// PodDisruptionBudgets, sorted by key.
-    pub budgets: Vec<DisruptionBudget>,
+    pub budgets: SharedVec<DisruptionBudget>,
     /// Interned node names, namespaces and label keys/values.
-    pub symbols: Symbols,
+    pub symbols: Arc<Symbols>,
     /// Interned rejection texts of node taints (v1.37 words them all
     /// `node(s) had untolerated taint(s)`).
-    pub taint_texts: Symbols,
+    pub taint_texts: Arc<Symbols>,
     /// Things the user should know about how the snapshot was read.
-    pub warnings: Vec<String>,
+    pub warnings: Arc<Vec<String>>,
     /// How objects in other dialects were read, one line each.
-    pub notes: Vec<String>,
+    pub notes: Arc<Vec<String>>,
     /// Workload objects whose controllers make no pods, and why.
-    pub without_pods: Vec<crate::manifest::WithoutPods>,
-    allocatable: Vec<Vec<u64>>,
-    requested: Vec<Vec<u64>>,
+    pub without_pods: Arc<Vec<crate::manifest::WithoutPods>>,
+    allocatable: SharedVec<Vec<u64>>,
+    requested: SharedVec<Vec<u64>>,
     /// Per node, the sum of its pods' [`PodInfo::scoring_requests`]
     /// (nominated pods left out).
-    scoring_requested: [Vec<u64>; 2],
+    scoring_requested: Arc<[Vec<u64>; 2]>,
     /// Per node, the cpu and memory requests of its nominated pods.
-    nominated_requested: [Vec<u64>; 2],
-    pods_on_node: Vec<Vec<PodId>>,
+    nominated_requested: Arc<[Vec<u64>; 2]>,
+    pods_on_node: CowVec<Vec<PodId>>,
     /// Budgets matching each pod, ascending.
-    pod_budgets: Vec<Vec<BudgetId>>,
+    pod_budgets: SharedVec<Vec<BudgetId>>,
     /// Per node label key (a symbol), the value symbol on every node.
-    label_columns: std::collections::HashMap<u32, Vec<Option<u32>>>,
+    label_columns: Arc<std::collections::HashMap<u32, Vec<Option<u32>>>>,
     /// The pods with required anti-affinity terms, ascending.
-    anti_affine: Vec<PodId>,
+    anti_affine: Arc<Vec<PodId>>,
     /// Changes since the last [`Snapshot::commit`], oldest first.
     undo: Vec<Change>,
     /// Handles and change values (contract 0.3.0's identity rules).
-    identity: identity::Identity,
+    identity: Arc<identity::Identity>,
 }
 
 /// One recorded change of the snapshot's placements.
@@ -300,7 +308,7 @@ impl Snapshot {
     /// Replaces the identity (a [`identity::Registry`] stamping a rebuilt
     /// snapshot).
     pub fn set_identity(&mut self, identity: identity::Identity) {
-        self.identity = identity;
+        self.identity = Arc::new(identity);
     }
 
     /// Allocatable amount of resource `r` per node (empty if out of range).
@@ -310,7 +318,7 @@ impl Snapshot {
 
     /// Requested amount of resource `r` per node, bound and assumed pods.
     pub fn requested(&self, r: usize) -> &[u64] {
-        self.requested.get(r).map_or(&[], Vec::as_slice)
+        self.requested.get(r).map_or(&[], |c| c.as_slice())
     }
 
     /// The cpu and memory requested on `node` as `NodeResourcesFit` scores
@@ -342,7 +350,7 @@ impl Snapshot {
     pub fn pods_on_node(&self, node: NodeId) -> &[PodId] {
         self.pods_on_node
             .get(node as usize)
-            .map_or(&[], Vec::as_slice)
+            .map_or(&[], |p| p.as_slice())
     }
 
     /// Index of a resource column.
@@ -365,9 +373,11 @@ impl Snapshot {
     /// Indexes the pods with required anti-affinity terms (after pods
     /// were added or removed).
     fn index_anti_affinity(&mut self) {
-        self.anti_affine = (0..self.pods.len() as PodId)
-            .filter(|&p| !self.pods[p as usize].required_anti_affinity.is_empty())
-            .collect();
+        self.anti_affine = Arc::new(
+            (0..self.pods.len() as PodId)
+                .filter(|&p| !self.pods[p as usize].required_anti_affinity.is_empty())
+                .collect(),
+        );
     }
 
     /// The budgets whose selector matches `pod`, ascending.
@@ -423,10 +433,10 @@ impl Snapshot {
     /// A pod assumed in this run is bound: it no longer waits. A change of
     /// the view, so its node's change value moves.
     pub fn bind(&mut self, pod: PodId) {
-        let info = &mut self.pods[pod as usize];
+        let info = self.pods.get_mut(pod as usize);
         info.pending = false;
         if let Some(node) = info.node {
-            self.identity.node_changed(node);
+            Arc::make_mut(&mut self.identity).node_changed(node);
         }
     }
 
@@ -434,27 +444,28 @@ impl Snapshot {
     /// retried ([`PodInfo::nominated`]); [`Snapshot::confirm`] makes it an
     /// ordinary assumed pod.
     pub fn nominate(&mut self, pod: PodId, node: NodeId) {
-        self.pods[pod as usize].nominated = true;
+        self.pods.get_mut(pod as usize).nominated = true;
         self.assume(pod, node);
     }
 
     /// A nominated pod's retry placed it on its node: from now on it also
     /// counts for the scores. Nothing for a pod not nominated.
     pub fn confirm(&mut self, pod: PodId) {
-        let info = &mut self.pods[pod as usize];
+        let info = &self.pods[pod as usize];
         let Some(node) = info.node.filter(|_| info.nominated) else {
             return;
         };
+        let info = self.pods.get_mut(pod as usize);
         info.nominated = false;
-        self.identity.node_changed(node);
+        Arc::make_mut(&mut self.identity).node_changed(node);
         let node = node as usize;
         for r in 0..2 {
             if let Some(&request) = info.requests.get(r) {
-                self.nominated_requested[r][node] =
-                    self.nominated_requested[r][node].saturating_sub(request);
+                let column = &mut Arc::make_mut(&mut self.nominated_requested)[r];
+                column[node] = column[node].saturating_sub(request);
             }
-            self.scoring_requested[r][node] =
-                self.scoring_requested[r][node].saturating_add(info.scoring_requests[r]);
+            let column = &mut Arc::make_mut(&mut self.scoring_requested)[r];
+            column[node] = column[node].saturating_add(info.scoring_requests[r]);
         }
     }
 
@@ -486,13 +497,13 @@ impl Snapshot {
             match self.undo.pop().expect("checked above") {
                 Change::Assumed(pod, before) => {
                     if let Some((node, _)) = self.unplace(pod) {
-                        self.identity.restore(node, before);
+                        Arc::make_mut(&mut self.identity).restore(node, before);
                     }
                 }
                 Change::Removed(pod, node, nominated, before) => {
-                    self.pods[pod as usize].nominated = nominated;
+                    self.pods.get_mut(pod as usize).nominated = nominated;
                     self.place(pod, node);
-                    self.identity.restore(node, before);
+                    Arc::make_mut(&mut self.identity).restore(node, before);
                 }
             }
         }
@@ -504,46 +515,53 @@ impl Snapshot {
     }
 
     fn place(&mut self, pod: PodId, node: NodeId) -> identity::Before {
-        let info = &mut self.pods[pod as usize];
+        let info = self.pods.get_mut(pod as usize);
         debug_assert!(info.node.is_none(), "{} assumed twice", info.key);
         info.node = Some(node);
+        let n = node as usize;
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
-            column[node as usize] = column[node as usize].saturating_add(*request);
+            column[n] = column[n].saturating_add(*request);
         }
         if info.nominated {
-            for (column, request) in self.nominated_requested.iter_mut().zip(&info.requests) {
-                column[node as usize] = column[node as usize].saturating_add(*request);
+            let columns = Arc::make_mut(&mut self.nominated_requested);
+            for (column, request) in columns.iter_mut().zip(&info.requests) {
+                column[n] = column[n].saturating_add(*request);
             }
         } else {
-            for (column, request) in self.scoring_requested.iter_mut().zip(info.scoring_requests) {
-                column[node as usize] = column[node as usize].saturating_add(request);
+            let columns = Arc::make_mut(&mut self.scoring_requested);
+            for (column, request) in columns.iter_mut().zip(info.scoring_requests) {
+                column[n] = column[n].saturating_add(request);
             }
         }
-        let on_node = &mut self.pods_on_node[node as usize];
+        let on_node = self.pods_on_node.get_mut(n);
         let at = on_node.partition_point(|&p| p < pod);
         on_node.insert(at, pod);
-        self.identity.node_changed(node)
+        Arc::make_mut(&mut self.identity).node_changed(node)
     }
 
     fn unplace(&mut self, pod: PodId) -> Option<(NodeId, identity::Before)> {
-        let info = &mut self.pods[pod as usize];
+        self.pods[pod as usize].node?;
+        let info = self.pods.get_mut(pod as usize);
         let node = info.node.take()?;
+        let n = node as usize;
         for (column, request) in self.requested.iter_mut().zip(&info.requests) {
-            column[node as usize] = column[node as usize].saturating_sub(*request);
+            column[n] = column[n].saturating_sub(*request);
         }
         if std::mem::take(&mut info.nominated) {
-            for (column, request) in self.nominated_requested.iter_mut().zip(&info.requests) {
-                column[node as usize] = column[node as usize].saturating_sub(*request);
+            let columns = Arc::make_mut(&mut self.nominated_requested);
+            for (column, request) in columns.iter_mut().zip(&info.requests) {
+                column[n] = column[n].saturating_sub(*request);
             }
         } else {
-            for (column, request) in self.scoring_requested.iter_mut().zip(info.scoring_requests) {
-                column[node as usize] = column[node as usize].saturating_sub(request);
+            let columns = Arc::make_mut(&mut self.scoring_requested);
+            for (column, request) in columns.iter_mut().zip(info.scoring_requests) {
+                column[n] = column[n].saturating_sub(request);
             }
         }
-        let on_node = &mut self.pods_on_node[node as usize];
+        let on_node = self.pods_on_node.get_mut(n);
         if let Ok(at) = on_node.binary_search(&pod) {
             on_node.remove(at);
         }
-        Some((node, self.identity.node_changed(node)))
+        Some((node, Arc::make_mut(&mut self.identity).node_changed(node)))
     }
 }

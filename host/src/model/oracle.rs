@@ -5,6 +5,7 @@
 //! agree. Present in tests and with the `oracle` feature.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -46,11 +47,13 @@ pub fn build_objects<'a>(
     let (mut nodes, mut pods, mut groups) = (Vec::new(), Vec::new(), Vec::new());
     let (mut composites, mut budgets) = (Vec::new(), Vec::new());
     let mut snapshot = Snapshot::default();
-    snapshot.warnings.extend(manifests.skipped_warning());
-    snapshot.warnings.extend(manifests.warnings.iter().cloned());
-    snapshot.notes = manifests.notes.clone();
-    snapshot.notes.extend(manifests.pod_marker_notes());
-    snapshot.without_pods = manifests.without_pods.clone();
+    let warnings = Arc::make_mut(&mut snapshot.warnings);
+    warnings.extend(manifests.skipped_warning());
+    warnings.extend(manifests.warnings.iter().cloned());
+    let mut notes = manifests.notes.clone();
+    notes.extend(manifests.pod_marker_notes());
+    snapshot.notes = Arc::new(notes);
+    snapshot.without_pods = Arc::new(manifests.without_pods.clone());
     for (origin, object) in objects {
         if let Some(first) = seen.insert((origin.kind.clone(), origin.name.clone()), origin) {
             bail!("{origin}: defined twice (first in {})", first.file);
@@ -78,7 +81,7 @@ pub fn build_objects<'a>(
         info.taint_texts = info
             .taints
             .iter()
-            .map(|t| snapshot.taint_texts.intern(&taint_text(t)))
+            .map(|t| Arc::make_mut(&mut snapshot.taint_texts).intern(&taint_text(t)))
             .collect();
         snapshot.nodes.push(info);
     }
@@ -147,14 +150,14 @@ pub fn build_objects<'a>(
         member_of.push(read.group);
     }
     if ignored > 0 {
-        snapshot.warnings.push(format!(
+        Arc::make_mut(&mut snapshot.warnings).push(format!(
             "ignored {ignored} terminal or terminating pod(s): they hold no resources"
         ));
     }
     if !unmodelled.is_empty() {
         let shown: Vec<&str> = unmodelled.iter().take(3).map(String::as_str).collect();
         let more = unmodelled.len().saturating_sub(shown.len());
-        snapshot.warnings.push(format!(
+        Arc::make_mut(&mut snapshot.warnings).push(format!(
             "{} pending pod(s) ask for what wasched does not model, which is not checked for them: {}{}",
             unmodelled.len(),
             shown.join(", "),
@@ -162,13 +165,13 @@ pub fn build_objects<'a>(
         ));
     }
     if gated > 0 {
-        snapshot.warnings.push(format!(
+        Arc::make_mut(&mut snapshot.warnings).push(format!(
             "{gated} pending pod(s) held by scheduling gates are not scheduled until their gates are removed"
         ));
     }
     if !on_unknown_nodes.is_empty() {
         let names: Vec<_> = on_unknown_nodes.into_iter().collect();
-        snapshot.warnings.push(format!(
+        Arc::make_mut(&mut snapshot.warnings).push(format!(
             "pods are bound to node(s) not in the snapshot, their resources are not counted: {}",
             names.join(", ")
         ));
@@ -206,16 +209,17 @@ pub fn build_objects<'a>(
     }
     for (pod_id, group) in member_of.iter().enumerate() {
         let Some(group) = group else { continue };
-        let g = &mut snapshot.groups[group_index[group] as usize];
+        let g = snapshot.groups.get_mut(group_index[group] as usize);
+        let pod = snapshot.pods.get_mut(pod_id);
         if let Some(spec) = &g.spec {
-            snapshot.pods[pod_id].priority = spec.priority;
-            snapshot.pods[pod_id].never_preempt = spec.never_preempt;
+            pod.priority = spec.priority;
+            pod.never_preempt = spec.never_preempt;
         }
-        snapshot.pods[pod_id].group = Some(group_index[group]);
+        pod.group = Some(group_index[group]);
         g.members.push(pod_id as u32);
     }
+    let pods = snapshot.pods.clone();
     for g in &mut snapshot.groups {
-        let pods = &snapshot.pods;
         g.members.sort_by(|&a, &b| {
             let (a, b) = (&pods[a as usize], &pods[b as usize]);
             (a.created, &a.key).cmp(&(b.created, &b.key))
@@ -258,7 +262,7 @@ impl Snapshot {
             infos.insert(info.key.clone(), info);
         }
         let warnings = self.link_trees(infos.into_values().collect());
-        self.warnings.extend(warnings);
+        Arc::make_mut(&mut self.warnings).extend(warnings);
         Ok(())
     }
 
@@ -270,20 +274,21 @@ impl Snapshot {
             .map(|(origin, b)| read_budget(origin, b))
             .collect::<Result<_>>()?;
         budgets.sort_by(|a, b| a.key.cmp(&b.key));
-        self.pod_budgets = vec![Vec::new(); self.pods.len()];
+        self.pod_budgets = vec![Vec::new(); self.pods.len()].into();
         for (id, budget) in budgets.iter().enumerate() {
             let pods: Vec<u32> = (0..self.pods.len() as u32)
                 .filter(|&p| budget.matches(&self.pods[p as usize]))
                 .collect();
             for &p in &pods {
-                self.pod_budgets[p as usize].push(id as u32);
+                self.pod_budgets.get_mut(p as usize).push(id as u32);
             }
             self.budgets.push(DisruptionBudget {
                 key: budget.key.clone(),
                 pods,
                 disruptions_allowed: 0,
             });
-            self.budgets[id].disruptions_allowed = budget.allowed(self, id as u32);
+            let allowed = budget.allowed(self, id as u32);
+            self.budgets.get_mut(id).disruptions_allowed = allowed;
         }
         Ok(())
     }
@@ -303,13 +308,14 @@ impl Snapshot {
             names.extend(amounts.keys().map(String::as_str));
         }
         let fixed = ["cpu", "memory", PODS];
-        self.resource_names = fixed.iter().map(|s| s.to_string()).collect();
-        self.resource_names.extend(
+        let mut resource_names: Vec<String> = fixed.iter().map(|s| s.to_string()).collect();
+        resource_names.extend(
             names
                 .into_iter()
                 .filter(|n| !fixed.contains(n))
                 .map(str::to_string),
         );
+        self.resource_names = Arc::new(resource_names);
         let column = |amounts: &Amounts| -> Vec<u64> {
             self.resource_names
                 .iter()
@@ -322,24 +328,24 @@ impl Snapshot {
         self.allocatable = (0..resources)
             .map(|r| per_node.iter().map(|n| n[r]).collect())
             .collect();
-        self.requested = vec![vec![0; nodes]; resources];
-        self.scoring_requested = [vec![0; nodes], vec![0; nodes]];
-        self.nominated_requested = [vec![0; nodes], vec![0; nodes]];
-        self.pods_on_node = vec![Vec::new(); nodes];
+        self.requested = vec![vec![0; nodes]; resources].into();
+        self.scoring_requested = Arc::new([vec![0; nodes], vec![0; nodes]]);
+        self.nominated_requested = Arc::new([vec![0; nodes], vec![0; nodes]]);
+        self.pods_on_node = vec![Vec::new(); nodes].into();
         for (pod, requests) in self.pods.iter_mut().zip(per_pod) {
             pod.requests = requests;
         }
         for (group, amounts) in group_minimums {
             let Some(group) = group else { continue };
             let columns = column(amounts);
-            self.groups[*group as usize].min_resources = columns
+            self.groups.get_mut(*group as usize).min_resources = columns
                 .into_iter()
                 .enumerate()
                 .filter(|&(_, v)| v > 0)
                 .collect();
         }
         for pod in 0..self.pods.len() {
-            if let Some(node) = self.pods[pod].node.take() {
+            if let Some(node) = self.pods.get_mut(pod).node.take() {
                 self.assume(pod as u32, node);
             }
         }

@@ -17,6 +17,7 @@ mod contract_v0_1;
 mod contract_v0_2;
 mod contract_v0_3;
 mod exports;
+mod faults;
 mod plugin;
 mod state;
 pub mod validate;
@@ -33,9 +34,9 @@ use wasmtime::{Config, Engine};
 
 pub use bindings::{PACKAGE, PACKAGE_VERSION};
 pub use cache::{ComponentCache, Origin};
-pub use plugin::{SUPPORTED_VERSIONS, WasmPlugin};
 #[doc(hidden)]
-pub use state::inject_panic;
+pub use faults::{hold_next_host_call, inject_panic, release_held_call, wait_until_held};
+pub use plugin::{SUPPORTED_VERSIONS, WasmPlugin};
 pub use state::{HOST_FUEL_PER_ELEMENT, HostState};
 
 use crate::config::PluginConfig;

@@ -9,8 +9,6 @@
 //! The host side of the imports is in `contract_v0_3` (and `contract_v0_1` for
 //! old components).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use wasmtime::component::ResourceTable;
 
 use crate::framework::{LogDrops, LogLevel, LogLine, answers};
@@ -128,24 +126,10 @@ impl wasmtime::ResourceLimiter for HostState {
 /// instructions, so that a component cannot make the host work for free.
 pub const HOST_FUEL_PER_ELEMENT: u64 = 16;
 
-/// A one-shot fault for tests of the callers' containment: see
-/// [`inject_panic`].
-static PANIC_ARMED: AtomicBool = AtomicBool::new(false);
-
-/// Test hook: the next host call any plugin makes panics inside the host
-/// (as a latent bug in the host would), once. Tests of the C ABI use it to
-/// prove that a panic in the middle of a call leaves no state behind.
-#[doc(hidden)]
-pub fn inject_panic() {
-    PANIC_ARMED.store(true, Ordering::SeqCst);
-}
-
 impl HostState {
     /// The snapshot lent for the call in progress.
     pub fn snap(&self) -> &Snapshot {
-        if PANIC_ARMED.load(Ordering::Relaxed) && PANIC_ARMED.swap(false, Ordering::SeqCst) {
-            panic!("injected fault in a host call");
-        }
+        super::faults::strike();
         self.snapshot
             .as_ref()
             .expect("the snapshot is lent to the store during every call")

@@ -103,11 +103,11 @@ impl Kept {
         let same = self
             .over
             .as_ref()
-            .is_some_and(|(at, resources)| *at == layout && *resources == snapshot.resource_names);
+            .is_some_and(|(at, resources)| *at == layout && *resources == *snapshot.resource_names);
         let mut caches = std::mem::take(&mut self.caches);
         if !same || !reuse.across_runs {
             caches = Caches::default();
-            self.over = Some((layout, snapshot.resource_names.clone()));
+            self.over = Some((layout, snapshot.resource_names.to_vec()));
         }
         caches.reuse = reuse;
         caches.statics.forget_pods();

@@ -238,8 +238,8 @@ pub(crate) fn run_with(
     } = options;
     plugins.start_run();
     let mut outcome = Outcome {
-        warnings: snapshot.warnings.clone(),
-        notes: snapshot.notes.clone(),
+        warnings: snapshot.warnings.to_vec(),
+        notes: snapshot.notes.to_vec(),
         ..Outcome::default()
     };
     let mut entities = match order {
@@ -400,7 +400,7 @@ impl Run<'_> {
             if !self.live {
                 self.cycle.snapshot.remove(victim);
             }
-            self.cycle.snapshot.pods[victim as usize].evicted = true;
+            self.cycle.snapshot.pods.get_mut(victim as usize).evicted = true;
             let info = &self.cycle.snapshot.pods[victim as usize];
             if let Some(group) = info.group {
                 let entry = self.disrupted.entry(group).or_default();
