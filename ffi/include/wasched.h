@@ -159,9 +159,11 @@ int32_t wasched_call(const struct WaschedPlugin *plugin,
                      struct WaschedBuffer *error);
 
 // What `view` holds, as JSON: `{"nodes", "pods", "placed",
-// "assumedByScheduler"}` (`placed`: pods on a node in the view's snapshot
-// between calls — bound, or assumed by kube-scheduler). For tests and
-// diagnostics: a call leaves these as it found them. Free the buffer.
+// "assumedByScheduler"}` (`placed`: pods the view holds on a node, bound
+// ones; the pods kube-scheduler assumed are counted in
+// `assumedByScheduler` and assumed only in the snapshots in-cycle calls
+// take). For tests and diagnostics: a call leaves these as it found them.
+// Free the buffer.
 //
 // # Safety
 // `view` must be live.
@@ -170,8 +172,7 @@ struct WaschedBuffer wasched_view_counts(const struct WaschedView *view);
 // Test hook: the next host call any plugin makes panics inside this
 // library, once, as a latent bug would. Tests use it to prove that a panic
 // in the middle of a call is contained and leaves nothing behind (the
-// instance slot, the view's rollback, the lent snapshot). Never call it in
-// production.
+// instance slot, the lent snapshot). Never call it in production.
 void wasched_test_inject_panic(void);
 
 // Test hook: the next host call any plugin makes stops inside this
@@ -186,7 +187,8 @@ void wasched_test_hold_next_host_call(void);
 int32_t wasched_test_wait_held(uint64_t timeout_ms);
 
 // Test hook: lets the call [`wasched_test_hold_next_host_call`] held go
-// on.
+// on, and disarms a fault no call has met yet (tests call it on every
+// exit, so that a failed test holds no later call).
 void wasched_test_release_held(void);
 
 // Frees a buffer this library handed out; an empty buffer is a no-op.

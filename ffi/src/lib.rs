@@ -382,9 +382,11 @@ pub unsafe extern "C" fn wasched_call(
 }
 
 /// What `view` holds, as JSON: `{"nodes", "pods", "placed",
-/// "assumedByScheduler"}` (`placed`: pods on a node in the view's snapshot
-/// between calls — bound, or assumed by kube-scheduler). For tests and
-/// diagnostics: a call leaves these as it found them. Free the buffer.
+/// "assumedByScheduler"}` (`placed`: pods the view holds on a node, bound
+/// ones; the pods kube-scheduler assumed are counted in
+/// `assumedByScheduler` and assumed only in the snapshots in-cycle calls
+/// take). For tests and diagnostics: a call leaves these as it found them.
+/// Free the buffer.
 ///
 /// # Safety
 /// `view` must be live.
@@ -400,8 +402,7 @@ pub unsafe extern "C" fn wasched_view_counts(view: *const WaschedView) -> Wasche
 /// Test hook: the next host call any plugin makes panics inside this
 /// library, once, as a latent bug would. Tests use it to prove that a panic
 /// in the middle of a call is contained and leaves nothing behind (the
-/// instance slot, the view's rollback, the lent snapshot). Never call it in
-/// production.
+/// instance slot, the lent snapshot). Never call it in production.
 #[unsafe(no_mangle)]
 pub extern "C" fn wasched_test_inject_panic() {
     wasched::runtime::inject_panic();
@@ -426,7 +427,8 @@ pub extern "C" fn wasched_test_wait_held(timeout_ms: u64) -> i32 {
 }
 
 /// Test hook: lets the call [`wasched_test_hold_next_host_call`] held go
-/// on.
+/// on, and disarms a fault no call has met yet (tests call it on every
+/// exit, so that a failed test holds no later call).
 #[unsafe(no_mangle)]
 pub extern "C" fn wasched_test_release_held() {
     wasched::runtime::release_held_call();

@@ -299,9 +299,10 @@ impl View {
         self.published = [None, None];
     }
 
-    /// What the view holds, for tests and diagnostics: nodes, pods, and the
-    /// pods placed on a node in its snapshot (bound, or assumed by
-    /// kube-scheduler and not rolled back).
+    /// What the view holds, for tests and diagnostics: nodes, pods, the
+    /// pods it holds on a node (bound ones), and the pods kube-scheduler
+    /// assumed (held pending here, assumed only in the snapshots in-cycle
+    /// calls take).
     pub fn counts(&mut self) -> serde_json::Value {
         let snapshot = self.model.lend();
         let placed = snapshot.pods.iter().filter(|p| p.node.is_some()).count();

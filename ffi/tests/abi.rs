@@ -769,6 +769,14 @@ fn a_call_in_flight_holds_back_neither_the_views_updates_nor_other_calls() {
                    "placement": {"name": "all"}, "assignments": assignments})
         };
         let shared = Shared(h, counter);
+        // However the test ends, no later call stays held.
+        struct Release;
+        impl Drop for Release {
+            fn drop(&mut self) {
+                wasched_test_release_held();
+            }
+        }
+        let _release = Release;
         std::thread::scope(|scope| {
             // Call A stops inside its component's run, its two pods assumed.
             wasched_test_hold_next_host_call();

@@ -17,7 +17,7 @@ import (
 // so parallel calls scale with the cores, and an update waits for no
 // call.
 //
-//	make -C kube ffi && cd kube && go test -run XXX -bench CallsInParallel -benchtime 3s ./wasm/
+//	make -C kube ffi && cd kube && go test -run XXX -bench CallsInParallel -benchtime 2s ./wasm/
 func BenchmarkCallsInParallel(b *testing.B) {
 	r, v := setup(b, 1000)
 	defer r.Close()

@@ -380,8 +380,9 @@ func (v *View) change(what string, op func(errBuf *C.WaschedBuffer) C.int32_t) e
 	return nil
 }
 
-// ViewCounts is what a view holds: nodes, pods, and the pods placed on a
-// node in its snapshot between calls (bound, or assumed by the scheduler).
+// ViewCounts is what a view holds: nodes, pods, the pods it holds on a node
+// (bound ones), and the pods the scheduler assumed (held pending in the
+// view, assumed only in the snapshots in-cycle calls take).
 type ViewCounts struct {
 	Nodes              int `json:"nodes"`
 	Pods               int `json:"pods"`

@@ -500,7 +500,9 @@ func TestACallInFlightHoldsBackNeitherUpdatesNorOtherCalls(t *testing.T) {
 			Placement: &Placement{Name: "all"}, Assignments: assignments}
 	}
 
-	// Call A stops inside its component's run, its two pods assumed.
+	// Call A stops inside its component's run, its two pods assumed;
+	// however the test ends, no later call stays held.
+	t.Cleanup(ReleaseHeldForTest)
 	HoldNextHostCallForTest()
 	type answer struct {
 		resp Response

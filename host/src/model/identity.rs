@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use super::{NodeId, Snapshot};
+use super::{NodeId, SharedVec, Snapshot};
 
 /// A free slot in [`Identity`]'s slot → id maps.
 const NO_ID: u32 = u32::MAX;
@@ -81,12 +81,12 @@ pub enum LookupError {
 #[derive(Debug, Clone, Default)]
 pub struct Identity {
     /// Per [`Kind`], the handle of every object, indexed by its id.
-    handles: [Vec<Handle>; 5],
+    handles: [SharedVec<Handle>; 5],
     /// Per [`Kind`], slot → id (`NO_ID` for a free slot), built at the
     /// first lookup after a change ([`Identity::resolve`]): the ids of a
     /// replay's pods move with every pod created or deleted, and most
     /// changes are never followed by a lookup.
-    by_slot: OnceLock<[Vec<u32>; 5]>,
+    by_slot: OnceLock<Arc<[Vec<u32>; 5]>>,
     /// Per node, the clock value of its latest change.
     node_changes: Vec<u64>,
     /// The clock value of the latest change in the view.
@@ -125,7 +125,7 @@ impl Identity {
 
     fn new(handles: [Vec<Handle>; 5], node_changes: Vec<u64>, generation: u64) -> Self {
         Self {
-            handles,
+            handles: handles.map(SharedVec::from),
             by_slot: OnceLock::new(),
             node_changes,
             generation,
@@ -142,14 +142,14 @@ impl Identity {
     /// The slot → id maps, built if a change forgot them.
     fn by_slot(&self) -> &[Vec<u32>; 5] {
         self.by_slot.get_or_init(|| {
-            self.handles.each_ref().map(|kind| {
+            Arc::new(self.handles.each_ref().map(|kind| {
                 let slots = kind.iter().map(|h| h.slot as usize + 1).max().unwrap_or(0);
                 let mut ids = vec![NO_ID; slots];
                 for (id, h) in kind.iter().enumerate() {
                     ids[h.slot as usize] = id as u32;
                 }
                 ids
-            })
+            }))
         })
     }
 
@@ -189,7 +189,7 @@ impl Identity {
 
     /// Gives every object of `kind` its handle, by id.
     pub(super) fn set_handles(&mut self, kind: Kind, handles: Vec<Handle>) {
-        self.handles[kind as usize] = handles;
+        self.handles[kind as usize] = handles.into();
         self.ids_moved();
         self.generation = tick();
         if kind == Kind::Node {

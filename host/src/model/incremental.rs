@@ -913,11 +913,14 @@ impl Model {
         };
         let s = &mut self.snapshot;
         if (id as usize) < s.groups.len() {
-            for pod in &mut s.pods {
-                if let Some(g) = pod.group.as_mut().filter(|g| **g >= id) {
-                    *g += 1;
-                }
-            }
+            s.pods.update_where(
+                |pod| pod.group.is_some_and(|g| g >= id),
+                |pod| {
+                    if let Some(g) = pod.group.as_mut() {
+                        *g += 1;
+                    }
+                },
+            );
         }
         let (spec, created, min_resources) = match self.group_objects.get(key) {
             Some((spec, created, minimum)) => (
@@ -954,11 +957,14 @@ impl Model {
         s.groups.remove(g as usize);
         let handle = Arc::make_mut(&mut s.identity).remove(Kind::PodGroup, g);
         self.slots[Kind::PodGroup as usize].free(handle);
-        for pod in &mut s.pods {
-            if let Some(other) = pod.group.as_mut().filter(|other| **other > g) {
-                *other -= 1;
-            }
-        }
+        s.pods.update_where(
+            |pod| pod.group.is_some_and(|other| other > g),
+            |pod| {
+                if let Some(other) = pod.group.as_mut() {
+                    *other -= 1;
+                }
+            },
+        );
         self.trees_stale = true;
     }
 
@@ -1397,11 +1403,15 @@ fn shift_nodes(s: &mut Snapshot, from: NodeId, by: i32) {
             *id = id.wrapping_add_signed(by);
         }
     };
-    for pod in &mut s.pods {
-        for id in pod.node.iter_mut().chain(pod.nominated_node.iter_mut()) {
-            shift(id);
-        }
-    }
+    let moves = |id: Option<NodeId>| id.is_some_and(|id| id >= from);
+    s.pods.update_where(
+        |pod| moves(pod.node) || moves(pod.nominated_node),
+        |pod| {
+            for id in pod.node.iter_mut().chain(pod.nominated_node.iter_mut()) {
+                shift(id);
+            }
+        },
+    );
 }
 
 /// Moves every pod id at or above `from` by `by` (±1).
@@ -1411,12 +1421,13 @@ fn shift_pods(s: &mut Snapshot, from: PodId, by: i32) {
             *id = id.wrapping_add_signed(by);
         }
     };
-    for ids in s
-        .pods_on_node
-        .iter_mut()
-        .chain(s.groups.iter_mut().map(|g| &mut g.members))
-        .chain(s.budgets.iter_mut().map(|b| &mut b.pods))
-    {
-        ids.iter_mut().for_each(shift);
-    }
+    let moves = |ids: &[PodId]| ids.iter().any(|&id| id >= from);
+    s.pods_on_node
+        .update_where(|ids| moves(ids), |ids| ids.iter_mut().for_each(shift));
+    s.groups.update_where(
+        |g| moves(&g.members),
+        |g| g.members.iter_mut().for_each(shift),
+    );
+    s.budgets
+        .update_where(|b| moves(&b.pods), |b| b.pods.iter_mut().for_each(shift));
 }

@@ -225,6 +225,8 @@ pub fn build_objects<'a>(
             (a.created, &a.key).cmp(&(b.created, &b.key))
         });
     }
+    // The copy of the pods goes before they are written below.
+    drop(pods);
 
     snapshot.index_composites(&composites, &priorities)?;
     snapshot.index_budgets(&budgets)?;

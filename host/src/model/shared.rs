@@ -107,6 +107,17 @@ impl<T: Clone> CowVec<T> {
     pub fn remove(&mut self, i: usize) {
         self.vec_mut().remove(i);
     }
+
+    /// Applies `change` to the elements `wanted` picks, copying only those
+    /// (and the vector of pointers) while a copy shares them: a model
+    /// change that moves a few ids copies no more than it moves.
+    pub fn update_where(&mut self, wanted: impl Fn(&T) -> bool, mut change: impl FnMut(&mut T)) {
+        for i in 0..self.len() {
+            if wanted(&*self[i]) {
+                change(self.get_mut(i));
+            }
+        }
+    }
 }
 
 /// A vector shared between a snapshot and its copies, copied on write
@@ -196,9 +207,20 @@ impl<T: Clone> SharedVec<T> {
         self.vec_mut().insert(i, item);
     }
 
-    /// Removes element `i`, shifting the rest down.
-    pub fn remove(&mut self, i: usize) {
-        self.vec_mut().remove(i);
+    /// Removes element `i`, shifting the rest down; returns it.
+    pub fn remove(&mut self, i: usize) -> T {
+        self.vec_mut().remove(i)
+    }
+
+    /// Applies `change` to the elements `wanted` picks; the vector is
+    /// copied only if one is picked while a copy shares it.
+    pub fn update_where(&mut self, wanted: impl Fn(&T) -> bool, mut change: impl FnMut(&mut T)) {
+        if self.iter().any(&wanted) {
+            self.vec_mut()
+                .iter_mut()
+                .filter(|item| wanted(&**item))
+                .for_each(&mut change);
+        }
     }
 }
 
@@ -217,8 +239,14 @@ mod tests {
         assert_eq!(*original[1], vec![2, 20]);
         assert!(Arc::ptr_eq(&copy[0], &original[0]));
         assert!(!Arc::ptr_eq(&copy[1], &original[1]));
-        // Once the copy is gone, the original is written in place.
-        drop(copy);
+        // A change picks what it writes: the rest stays shared.
+        let again = original.clone();
+        original.update_where(|v| v.len() > 1, |v| v.push(0));
+        assert!(Arc::ptr_eq(&again[0], &original[0]));
+        assert!(!Arc::ptr_eq(&again[1], &original[1]));
+        assert_eq!(*original[1], vec![2, 20, 0]);
+        // Once the copies are gone, the original is written in place.
+        drop((copy, again));
         let before = Arc::as_ptr(&original[2]);
         original.get_mut(2).push(30);
         assert_eq!(Arc::as_ptr(&original[2]), before);

@@ -29,9 +29,13 @@ fn state() -> std::sync::MutexGuard<'static, Fault> {
     STATE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Arms `fault` for the next host call; nothing while a call is held.
 fn arm(fault: Fault) {
-    *state() = fault;
-    ARMED.store(true, Ordering::SeqCst);
+    let mut state = state();
+    if *state != Fault::Held {
+        *state = fault;
+        ARMED.store(true, Ordering::SeqCst);
+    }
 }
 
 /// Test hook: the next host call any plugin makes panics inside the host
@@ -60,14 +64,15 @@ pub fn wait_until_held(timeout: Duration) -> bool {
     *state == Fault::Held
 }
 
-/// Lets the held call go on (nothing if none is held).
+/// Lets the held call go on, and disarms a fault no call has met yet: a
+/// test calls it on every exit, failed or not, so that no later call is
+/// held or panics.
 #[doc(hidden)]
 pub fn release_held_call() {
     let mut state = state();
-    if *state == Fault::Held {
-        *state = Fault::None;
-        CHANGED.notify_all();
-    }
+    ARMED.store(false, Ordering::SeqCst);
+    *state = Fault::None;
+    CHANGED.notify_all();
 }
 
 /// Called at the start of every host call: strikes with the armed fault.
