@@ -127,10 +127,13 @@ int32_t wasched_view_delete(const struct WaschedView *view,
                             struct WaschedBuffer *error);
 
 // Sets what node `name` holds, as kube-scheduler's `NodeInfo` for it does:
-// JSON `{"node": {...}, "pods": [{...}, ...]}`, `node` absent when only
-// its pods changed, `pods` every pod it lists (assumed pods included).
-// Call it when the node's generation moved. 0 on success; 1 with `error`
-// set when something was malformed or refused (the rest is applied).
+// JSON `{"node": {...}, "pods": [{...}, ...], "kept": ["ns/name", ...]}`,
+// `node` absent when only its pods changed; every pod it lists (assumed
+// pods included) either whole in `pods` or, when it is listed here
+// unchanged since the last call, by key in `kept`. Call it when the
+// node's `NodeInfo` changed. 0 on success; 1 with `error` set when
+// something was malformed or refused, a kept key the node did not list
+// included (the rest is applied).
 //
 // # Safety
 // As [`wasched_view_upsert`].

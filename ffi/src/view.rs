@@ -69,7 +69,8 @@ pub struct View {
 }
 
 /// What [`View::set_node`] takes: the node's object when it changed, and
-/// every pod its `NodeInfo` holds.
+/// the pods its `NodeInfo` holds: each new or changed one whole, each
+/// listed as it was last time by key only.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NodeState {
@@ -77,6 +78,8 @@ struct NodeState {
     node: Option<Value>,
     #[serde(default)]
     pods: Vec<Value>,
+    #[serde(default)]
+    kept: Vec<String>,
 }
 
 impl View {
@@ -149,8 +152,11 @@ impl View {
 
     /// Sets what node `name` holds: its object (when `node` is given) and
     /// the pods its `NodeInfo` lists, as JSON `{"node": {...}, "pods":
-    /// [...]}`. Pods listed before and not now leave the node; a pod whose
-    /// JSON is what it was last time is not read again.
+    /// [...], "kept": ["namespace/name", ...]}`: `kept` names pods listed
+    /// last time and unchanged since, `pods` gives the others whole. Pods
+    /// listed before and not now leave the node; a pod kept, or whose JSON
+    /// is what it was last time, is not read again, and only the pods
+    /// that came, went or changed are put in the model again.
     pub fn set_node(&mut self, name: &str, state: &[u8]) -> Result<()> {
         let state: NodeState = serde_json::from_slice(state)
             .map_err(|e| anyhow!("node {name}: the node state is not valid: {e}"))?;
@@ -166,6 +172,19 @@ impl View {
         let first = !self.nodes.contains_key(name);
         let mut before = self.nodes.remove(name).unwrap_or_default();
         let mut now = NodePods::default();
+        // The pods that came, went or changed: the others' place in the
+        // model stands.
+        let mut changed = BTreeSet::new();
+        for key in state.kept {
+            match before.pods.remove(&key) {
+                Some(listed) => {
+                    now.pods.insert(key, listed);
+                }
+                None => refused.push(format!(
+                    "node {name}: pod {key} is kept but was not listed there"
+                )),
+            }
+        }
         for json in state.pods {
             let key = json
                 .as_object()
@@ -174,17 +193,20 @@ impl View {
             let object = match before.pods.remove(&key) {
                 Some((old, object)) if old == json => object,
                 _ => match self.read_placed(name, json.clone()) {
-                    Ok(object) => object,
+                    Ok(object) => {
+                        changed.insert(key.clone());
+                        object
+                    }
                     Err(e) => {
                         refused.push(format!("{e:#}"));
+                        changed.insert(key);
                         continue;
                     }
                 },
             };
             now.pods.insert(key, (json, object));
         }
-        let mut changed: BTreeSet<String> =
-            before.pods.keys().chain(now.pods.keys()).cloned().collect();
+        changed.extend(before.pods.keys().cloned());
         if first {
             // The informer's pods bound here no longer stand for the node's.
             changed.extend(
@@ -200,7 +222,10 @@ impl View {
             }
         }
         for key in now.pods.keys() {
-            self.placed.insert(key.clone(), name.to_string());
+            // A pod another node listed since moves back here.
+            if self.placed.insert(key.clone(), name.to_string()).as_deref() != Some(name) {
+                changed.insert(key.clone());
+            }
         }
         self.nodes.insert(name.to_string(), now);
         for key in &changed {

@@ -657,6 +657,54 @@ fn the_informers_bound_pods_stand_for_a_node_until_its_node_info_is_set() {
 }
 
 #[test]
+fn a_node_set_again_keeps_the_pods_it_names_by_key_and_refuses_a_key_it_never_listed() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut h = Handles::new();
+    let gang_plugin = h.load(json!({"name": "WaschedGangScheduling"})).unwrap();
+    h.upsert("Node", node("n1", "8", 0)).unwrap();
+    h.upsert("PodGroup", gang("kept", 2, None)).unwrap();
+    let mut members = Vec::new();
+    for i in 0..2 {
+        let mut running = pod(&format!("kept-{i}"), Some("kept"), "1", 0);
+        running["spec"]["nodeName"] = json!("n1");
+        h.upsert("Pod", running.clone()).unwrap();
+        members.push(running);
+    }
+    let unit = json!({"podGroup": "team/kept"});
+    let ask = |h: &Handles| {
+        let r = h
+            .call(gang_plugin, json!({"point": "pre-enqueue", "unit": unit}))
+            .unwrap();
+        code(&r).to_string()
+    };
+    h.set_node("n1", json!({"pods": members})).unwrap();
+    assert_eq!(ask(&h), "Success");
+    // Both kept by key: nothing changes.
+    h.set_node("n1", json!({"kept": ["team/kept-0", "team/kept-1"]}))
+        .unwrap();
+    assert_eq!(ask(&h), "Success");
+    // One kept, the other no longer listed: it leaves the node.
+    h.set_node("n1", json!({"kept": ["team/kept-0"]})).unwrap();
+    assert_eq!(ask(&h), "UnschedulableAndUnresolvable");
+    // Listed whole again beside the kept one: back.
+    h.set_node("n1", json!({"kept": ["team/kept-0"], "pods": [members[1]]}))
+        .unwrap();
+    assert_eq!(ask(&h), "Success");
+    // A key the node never listed is refused by name; the rest applies.
+    let e = h
+        .set_node(
+            "n1",
+            json!({"kept": ["team/kept-0", "team/nobody"], "pods": [members[1]]}),
+        )
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "node n1: pod team/nobody is kept but was not listed there"
+    );
+    assert_eq!(ask(&h), "Success");
+}
+
+#[test]
 fn nominated_and_assumed_members_of_a_gang_count_as_pending_at_pre_enqueue() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut h = Handles::new();

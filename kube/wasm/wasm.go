@@ -423,14 +423,18 @@ func ReleaseHeldForTest() { C.wasched_test_release_held() }
 
 // NodeState is what a node holds as the scheduler's NodeInfo says: the
 // Node object (nil when only its pods changed) and every pod it lists,
-// assumed pods included.
+// assumed pods included: whole in Pods, or by key ("namespace/name") in
+// Kept when the last SetNode of this node listed it and it has not
+// changed since.
 type NodeState struct {
-	Node any   `json:"node,omitempty"`
-	Pods []any `json:"pods"`
+	Node any      `json:"node,omitempty"`
+	Pods []any    `json:"pods"`
+	Kept []string `json:"kept,omitempty"`
 }
 
 // SetNode sets what node name holds; call it when the node's NodeInfo
-// generation moved. Pods listed before and not now leave the node.
+// changed. Pods listed before and not now leave the node. A kept key the
+// node did not list is an error (the rest is applied).
 func (v *View) SetNode(name string, state NodeState) error {
 	if state.Pods == nil {
 		state.Pods = []any{}

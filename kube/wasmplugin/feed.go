@@ -34,13 +34,33 @@ import (
 type feed struct {
 	view *wasm.View
 
-	mu    sync.Mutex
-	nodes map[string]uint64 // node name → fingerprint last sent
-	known map[string]bool   // the nodes the view holds (from either source)
+	mu     sync.Mutex
+	nodes  map[string]uint64    // node name → fingerprint last sent
+	listed map[string]*nodeSent // node name → what its last SetNode sent
+	known  map[string]bool      // the nodes the view holds (from either source)
 
 	sentMu sync.Mutex
 	sent   map[types.UID]string    // object → resourceVersion last sent
 	gone   map[types.UID]time.Time // objects deleted, and when
+}
+
+// nodeSent is what the view holds of one node by the feed's last
+// SetNode: the Node object's version and each pod's, so that the next
+// SetNode sends only what changed.
+type nodeSent struct {
+	node string
+	pods map[string]string // pod key → version
+}
+
+// version identifies an object's content as the API server gave it (UID
+// and resourceVersion) plus where kube-scheduler holds it (an assumed
+// pod's copy names its node); "" for an object without a
+// resourceVersion, which is never taken as unchanged.
+func version(o metav1.Object, node string) string {
+	if o.GetResourceVersion() == "" {
+		return ""
+	}
+	return string(o.GetUID()) + "/" + o.GetResourceVersion() + "/" + node
 }
 
 // goneFor is how long a deleted object is remembered, so that a copy
@@ -63,6 +83,12 @@ func currentGates() Gates {
 	}
 }
 
+// newFeed is a feed of view that has sent nothing yet.
+func newFeed(view *wasm.View) *feed {
+	return &feed{view: view, nodes: map[string]uint64{}, listed: map[string]*nodeSent{}, known: map[string]bool{},
+		sent: map[types.UID]string{}, gone: map[types.UID]time.Time{}}
+}
+
 var (
 	feedsMu sync.Mutex
 	feeds   = map[string]*feed{}
@@ -80,8 +106,7 @@ func feedFor(h fwk.Handle, gates Gates) (*feed, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &feed{view: view, nodes: map[string]uint64{}, known: map[string]bool{},
-		sent: map[types.UID]string{}, gone: map[types.UID]time.Time{}}
+	f := newFeed(view)
 	informers := h.SharedInformerFactory()
 	watch := func(kind string, informer cache.SharedIndexInformer) error {
 		_, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -149,6 +174,7 @@ func (f *feed) delete(kind string, obj any) {
 		f.mu.Lock()
 		delete(f.known, key)
 		delete(f.nodes, key)
+		delete(f.listed, key)
 		f.mu.Unlock()
 	}
 	f.deleteKey(kind, key)
@@ -247,12 +273,21 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 		if last, ok := f.nodes[node.Name]; ok && last == fp {
 			continue
 		}
-		pods := make([]any, 0, len(info.GetPods()))
-		for _, p := range info.GetPods() {
-			pods = append(pods, p.GetPod())
+		state, sent := f.nodeState(node, info.GetPods())
+		err := f.view.SetNode(node.Name, state)
+		if err != nil && len(state.Kept) > 0 {
+			// The view may not list what the feed sent it last time:
+			// the node goes whole.
+			delete(f.listed, node.Name)
+			state, sent = f.nodeState(node, info.GetPods())
+			err = f.view.SetNode(node.Name, state)
 		}
-		if err := f.view.SetNode(node.Name, wasm.NodeState{Node: node, Pods: pods}); err != nil {
+		if err != nil {
 			klog.ErrorS(err, "wasched view refused part of a node", "node", node.Name)
+			// What the view holds is uncertain: send it whole next time.
+			delete(f.listed, node.Name)
+		} else {
+			f.listed[node.Name] = sent
 		}
 		f.nodes[node.Name] = fp
 		f.known[node.Name] = true
@@ -264,11 +299,37 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 					return fmt.Errorf("node %s: %w", name, err)
 				}
 				delete(f.nodes, name)
+				delete(f.listed, name)
 				delete(f.known, name)
 			}
 		}
 	}
 	return nil
+}
+
+// nodeState is what SetNode sends of a node holding pods: the Node object
+// when the view does not hold this version of it, each pod the last
+// SetNode listed unchanged by key, the others whole; and what that leaves
+// the view holding. f.mu is held.
+func (f *feed) nodeState(node *v1.Node, pods []fwk.PodInfo) (wasm.NodeState, *nodeSent) {
+	last := f.listed[node.Name]
+	sent := &nodeSent{node: version(node, ""), pods: make(map[string]string, len(pods))}
+	state := wasm.NodeState{Pods: make([]any, 0, len(pods))}
+	if last == nil || sent.node == "" || last.node != sent.node {
+		state.Node = node
+	}
+	for _, p := range pods {
+		pod := p.GetPod()
+		key := pod.Namespace + "/" + pod.Name
+		v := version(pod, pod.Spec.NodeName)
+		sent.pods[key] = v
+		if last != nil && v != "" && last.pods[key] == v {
+			state.Kept = append(state.Kept, key)
+		} else {
+			state.Pods = append(state.Pods, pod)
+		}
+	}
+	return state, sent
 }
 
 // holdsOnly says whether the view's nodes are exactly names (distinct

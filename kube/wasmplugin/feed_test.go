@@ -1,12 +1,15 @@
 package wasmplugin
 
 import (
+	"reflect"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"example.invalid/wasched/kube/wasm"
 )
@@ -22,8 +25,7 @@ func TestTheFeedKeepsTheNewestVersionAndNoDeletedObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer view.Close()
-	f := &feed{view: view, nodes: map[string]uint64{}, known: map[string]bool{},
-		sent: map[types.UID]string{}, gone: map[types.UID]time.Time{}}
+	f := newFeed(view)
 	pod := func(rv string) *v1.Pod {
 		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "uid-p", ResourceVersion: rv},
 			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}}
@@ -50,4 +52,70 @@ func TestTheFeedKeepsTheNewestVersionAndNoDeletedObject(t *testing.T) {
 			t.Errorf("newer(%q, %q) = %v", tc.a, tc.b, got)
 		}
 	}
+}
+
+// TestANodeIsSentAgainWithOnlyWhatChanged checks what the feed sends of a
+// node whose NodeInfo changed: the Node object only when its version
+// moved, each pod listed last time unchanged by key, the rest whole (a
+// pod without a resourceVersion always whole); and that a view which no
+// longer lists what the feed sent it last gets the node whole at once.
+func TestANodeIsSentAgainWithOnlyWhatChanged(t *testing.T) {
+	view, err := wasm.NewView("default-scheduler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer view.Close()
+	f := newFeed(view)
+	node := func(rv string) *v1.Node {
+		return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1", ResourceVersion: rv},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}}}
+	}
+	pod := func(name, rv string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), ResourceVersion: rv},
+			Spec: v1.PodSpec{NodeName: "n1", Containers: []v1.Container{{Name: "c"}}}}
+	}
+	info := func(n *v1.Node, pods ...*v1.Pod) fwk.NodeInfo {
+		i := framework.NewNodeInfo(pods...)
+		i.SetNode(n)
+		return i
+	}
+	sync := func(i fwk.NodeInfo, placed int) {
+		t.Helper()
+		if err := f.syncNodes([]fwk.NodeInfo{i}, false); err != nil {
+			t.Fatal(err)
+		}
+		counts, err := view.Counts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if counts.Placed != placed {
+			t.Errorf("the view places %d pod(s), want %d", counts.Placed, placed)
+		}
+	}
+	sync(info(node("1"), pod("a", "1")), 1)
+
+	state, _ := f.nodeState(node("1"), info(node("1"), pod("a", "1"), pod("b", "1"), pod("c", "")).GetPods())
+	if state.Node != nil {
+		t.Error("the Node object was sent again at the same version")
+	}
+	if want := []string{"ns/a"}; !reflect.DeepEqual(state.Kept, want) {
+		t.Errorf("kept %v, want %v", state.Kept, want)
+	}
+	if len(state.Pods) != 2 {
+		t.Errorf("sent %d pod(s) whole, want b and c", len(state.Pods))
+	}
+	state, _ = f.nodeState(node("2"), info(node("2"), pod("a", "2")).GetPods())
+	if state.Node == nil || len(state.Kept) != 0 || len(state.Pods) != 1 {
+		t.Errorf("after both changed: node sent %v, kept %v, %d whole; want the node, none kept, a whole",
+			state.Node != nil, state.Kept, len(state.Pods))
+	}
+
+	sync(info(node("1"), pod("a", "1"), pod("b", "1")), 2)
+	sync(info(node("1"), pod("b", "1")), 1)
+	// Behind the feed's back the view's n1 lists nothing: the next change
+	// names b as kept, the view refuses it, and the node goes whole.
+	if err := view.SetNode("n1", wasm.NodeState{}); err != nil {
+		t.Fatal(err)
+	}
+	sync(info(node("1"), pod("b", "1"), pod("d", "1")), 2)
 }

@@ -112,9 +112,12 @@ impl<T: Clone> CowVec<T> {
     /// (and the vector of pointers) while a copy shares them: a model
     /// change that moves a few ids copies no more than it moves.
     pub fn update_where(&mut self, wanted: impl Fn(&T) -> bool, mut change: impl FnMut(&mut T)) {
-        for i in 0..self.len() {
-            if wanted(&*self[i]) {
-                change(self.get_mut(i));
+        let Some(first) = self.iter().position(|item| wanted(item)) else {
+            return;
+        };
+        for item in &mut self.vec_mut()[first..] {
+            if wanted(item) {
+                change(Arc::make_mut(item));
             }
         }
     }
