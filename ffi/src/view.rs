@@ -46,8 +46,8 @@ use crate::objects;
 /// The pods on one node, as last set.
 #[derive(Debug, Default)]
 struct NodePods {
-    /// Pod key → (the JSON it came as, the object read from it).
-    pods: HashMap<String, (Value, SharedObject)>,
+    /// Pod key → the object read from what the node listed.
+    pods: HashMap<String, SharedObject>,
 }
 
 /// See the module documentation.
@@ -154,9 +154,10 @@ impl View {
     /// the pods its `NodeInfo` lists, as JSON `{"node": {...}, "pods":
     /// [...], "kept": ["namespace/name", ...]}`: `kept` names pods listed
     /// last time and unchanged since, `pods` gives the others whole. Pods
-    /// listed before and not now leave the node; a pod kept, or whose JSON
-    /// is what it was last time, is not read again, and only the pods
-    /// that came, went or changed are put in the model again.
+    /// listed before and not now leave the node; a kept pod is not read
+    /// again, and only the pods that came, went or were sent whole are put
+    /// in the model again (an unchanged one sent whole is read again and
+    /// leaves the model as it was).
     pub fn set_node(&mut self, name: &str, state: &[u8]) -> Result<()> {
         let state: NodeState = serde_json::from_slice(state)
             .map_err(|e| anyhow!("node {name}: the node state is not valid: {e}"))?;
@@ -190,21 +191,14 @@ impl View {
                 .as_object()
                 .map(objects::key)
                 .unwrap_or_else(|| "(unnamed)".into());
-            let object = match before.pods.remove(&key) {
-                Some((old, object)) if old == json => object,
-                _ => match self.read_placed(name, json.clone()) {
-                    Ok(object) => {
-                        changed.insert(key.clone());
-                        object
-                    }
-                    Err(e) => {
-                        refused.push(format!("{e:#}"));
-                        changed.insert(key);
-                        continue;
-                    }
-                },
-            };
-            now.pods.insert(key, (json, object));
+            before.pods.remove(&key);
+            changed.insert(key.clone());
+            match self.read_placed(name, json) {
+                Ok(object) => {
+                    now.pods.insert(key, object);
+                }
+                Err(e) => refused.push(format!("{e:#}")),
+            }
         }
         changed.extend(before.pods.keys().cloned());
         if first {
@@ -256,7 +250,7 @@ impl View {
             .placed
             .get(key)
             .and_then(|node| Some((node, self.nodes.get(node)?.pods.get(key)?)))
-            .map(|(node, (_, object))| (node.clone(), object.clone()));
+            .map(|(node, object)| (node.clone(), object.clone()));
         let informed = self.informed.get(key);
         self.assumed.remove(key);
         let wanted = match (listed, informed) {
