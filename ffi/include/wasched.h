@@ -131,9 +131,12 @@ int32_t wasched_view_delete(const struct WaschedView *view,
 // `node` absent when only its pods changed; every pod it lists (assumed
 // pods included) either whole in `pods` or, when it is listed here
 // unchanged since the last call, by key in `kept`. Call it when the
-// node's `NodeInfo` changed. 0 on success; 1 with `error` set when
-// something was malformed or refused, a kept key the node did not list
-// included (the rest is applied).
+// node's `NodeInfo` changed. 0 on success; 1 with `error` set when the
+// view's listing of the node is not what was sent (a kept key it did not
+// list, a pod it could not read, malformed JSON; the rest is applied):
+// send the node whole next time; 2 with `error` set when the listing is
+// whole but the view's model refused what `error` names (sending it again
+// would not change that).
 //
 // # Safety
 // As [`wasched_view_upsert`].

@@ -94,12 +94,17 @@ fn guarded<T>(error: *mut WaschedBuffer, fallback: T, body: impl FnOnce() -> Res
     match outcome {
         Ok(value) => value,
         Err(e) => {
-            if !error.is_null() {
-                // SAFETY: the caller passes a writable WaschedBuffer (or null).
-                unsafe { *error = WaschedBuffer::new(format!("{e:#}").into_bytes()) };
-            }
+            set_error(error, format!("{e:#}"));
             fallback
         }
+    }
+}
+
+/// Writes `text` to `error` (nothing when it is null).
+fn set_error(error: *mut WaschedBuffer, text: String) {
+    if !error.is_null() {
+        // SAFETY: the caller passes a writable WaschedBuffer (or null).
+        unsafe { *error = WaschedBuffer::new(text.into_bytes()) };
     }
 }
 
@@ -323,9 +328,12 @@ pub unsafe extern "C" fn wasched_view_delete(
 /// `node` absent when only its pods changed; every pod it lists (assumed
 /// pods included) either whole in `pods` or, when it is listed here
 /// unchanged since the last call, by key in `kept`. Call it when the
-/// node's `NodeInfo` changed. 0 on success; 1 with `error` set when
-/// something was malformed or refused, a kept key the node did not list
-/// included (the rest is applied).
+/// node's `NodeInfo` changed. 0 on success; 1 with `error` set when the
+/// view's listing of the node is not what was sent (a kept key it did not
+/// list, a pod it could not read, malformed JSON; the rest is applied):
+/// send the node whole next time; 2 with `error` set when the listing is
+/// whole but the view's model refused what `error` names (sending it again
+/// would not change that).
 ///
 /// # Safety
 /// As [`wasched_view_upsert`].
@@ -344,8 +352,14 @@ pub unsafe extern "C" fn wasched_view_set_node(
         // SAFETY: by the caller's promise.
         let state = unsafe { input(state, state_len) };
         // SAFETY: by the caller's promise.
-        unsafe { locked(view) }?.set_node(name, state)?;
-        Ok(0)
+        let refused = unsafe { locked(view) }?.set_node(name, state)?;
+        Ok(match refused {
+            None => 0,
+            Some(refused) => {
+                set_error(error, refused);
+                2
+            }
+        })
     })
 }
 

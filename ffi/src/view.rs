@@ -66,6 +66,12 @@ pub struct View {
     /// The snapshots handed to calls since the view last changed, without
     /// and with the pods kube-scheduler assumed ([`View::snapshot`]).
     published: [Option<Snapshot>; 2],
+    /// Pods no source lists any longer that the model still holds: taken
+    /// out together before the model is next read ([`View::settle`]), so
+    /// that a dry run taking many victims off their nodes moves the ids
+    /// of the pods after them once, and a pod that comes back before
+    /// then never left.
+    doomed: BTreeSet<String>,
 }
 
 /// What [`View::set_node`] takes: the node's object when it changed, and
@@ -97,6 +103,7 @@ impl View {
             placed: HashMap::new(),
             assumed: HashMap::new(),
             published: [None, None],
+            doomed: BTreeSet::new(),
         })
     }
 
@@ -140,7 +147,10 @@ impl View {
                 self.model.delete("Node", key);
                 if let Some(gone) = self.nodes.remove(key) {
                     for pod in gone.pods.keys() {
-                        self.placed.remove(pod);
+                        // A pod another node listed since stays there.
+                        if self.placed.get(pod).is_some_and(|n| n == key) {
+                            self.placed.remove(pod);
+                        }
                         self.refresh(pod)?;
                     }
                 }
@@ -158,10 +168,19 @@ impl View {
     /// again, and only the pods that came, went or were sent whole are put
     /// in the model again (an unchanged one sent whole is read again and
     /// leaves the model as it was).
-    pub fn set_node(&mut self, name: &str, state: &[u8]) -> Result<()> {
+    ///
+    /// An error when the view's listing of the node is not what was sent
+    /// (a kept pod it did not list, a pod it could not read; the rest is
+    /// applied), so the caller sends the node whole next time; `Some` with
+    /// what the model refused when the listing is whole but the model
+    /// leaves objects out (a pod naming an unknown PriorityClass, say),
+    /// which sending again would not change.
+    pub fn set_node(&mut self, name: &str, state: &[u8]) -> Result<Option<String>> {
         let state: NodeState = serde_json::from_slice(state)
             .map_err(|e| anyhow!("node {name}: the node state is not valid: {e}"))?;
         self.changing();
+        // What the listing lacks, and what the model refused.
+        let mut unlisted = Vec::new();
         let mut refused = Vec::new();
         if let Some(node) = state.node {
             let read = objects::read_value("Node", node)
@@ -181,7 +200,7 @@ impl View {
                 Some(listed) => {
                     now.pods.insert(key, listed);
                 }
-                None => refused.push(format!(
+                None => unlisted.push(format!(
                     "node {name}: pod {key} is kept but was not listed there"
                 )),
             }
@@ -197,7 +216,7 @@ impl View {
                 Ok(object) => {
                     now.pods.insert(key, object);
                 }
-                Err(e) => refused.push(format!("{e:#}")),
+                Err(e) => unlisted.push(format!("{e:#}")),
             }
         }
         changed.extend(before.pods.keys().cloned());
@@ -227,11 +246,11 @@ impl View {
                 refused.push(format!("{e:#}"));
             }
         }
-        if refused.is_empty() {
-            Ok(())
-        } else {
-            bail!("{}", refused.join("; "))
+        if !unlisted.is_empty() {
+            unlisted.extend(refused);
+            bail!("{}", unlisted.join("; "));
         }
+        Ok((!refused.is_empty()).then(|| refused.join("; ")))
     }
 
     /// A pod listed on node `name`, placed there whatever its
@@ -253,6 +272,7 @@ impl View {
             .map(|(node, object)| (node.clone(), object.clone()));
         let informed = self.informed.get(key);
         self.assumed.remove(key);
+        self.doomed.remove(key);
         let wanted = match (listed, informed) {
             // Listed on a node, pending for the informer: assumed there.
             (Some((node, _)), Some((None, pending))) => {
@@ -275,7 +295,9 @@ impl View {
                 self.model.upsert(object)
             }
             None => {
-                self.model.delete("Pod", key);
+                if self.model.object("Pod", key).is_some() {
+                    self.doomed.insert(key.to_string());
+                }
                 Ok(())
             }
         }
@@ -290,6 +312,7 @@ impl View {
     /// kept until the view next changes, so the calls in between share
     /// them.
     pub fn snapshot(&mut self, assumed: bool) -> Snapshot {
+        self.settle();
         if let Some(kept) = &self.published[assumed as usize] {
             return kept.clone();
         }
@@ -311,6 +334,14 @@ impl View {
         snapshot
     }
 
+    /// Takes the doomed pods out of the model, all at once.
+    fn settle(&mut self) {
+        if !self.doomed.is_empty() {
+            let doomed = std::mem::take(&mut self.doomed);
+            self.model.delete_pods(doomed.iter().map(String::as_str));
+        }
+    }
+
     /// Forgets the snapshots handed out, before the view changes: the
     /// model then changes its own in place, unless a call still holds a
     /// copy (which keeps what it has).
@@ -323,6 +354,7 @@ impl View {
     /// assumed (held pending here, assumed only in the snapshots in-cycle
     /// calls take).
     pub fn counts(&mut self) -> serde_json::Value {
+        self.settle();
         let snapshot = self.model.lend();
         let placed = snapshot.pods.iter().filter(|p| p.node.is_some()).count();
         serde_json::json!({

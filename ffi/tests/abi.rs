@@ -81,7 +81,8 @@ impl Handles {
         assert_eq!(rc, 0, "{}", take(error));
     }
 
-    fn set_node(&self, name: &str, state: Value) -> Result<(), String> {
+    /// `wasched_view_set_node`: its code and error text when not 0.
+    fn set_node(&self, name: &str, state: Value) -> Result<(), (i32, String)> {
         let json = state.to_string();
         let mut error = WaschedBuffer::EMPTY;
         // SAFETY: live view, readable texts, writable error.
@@ -95,7 +96,11 @@ impl Handles {
                 &mut error,
             )
         };
-        if rc == 0 { Ok(()) } else { Err(take(error)) }
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err((rc, take(error)))
+        }
     }
 
     fn call(&self, plugin: *mut WaschedPlugin, request: Value) -> Result<Value, String> {
@@ -699,9 +704,40 @@ fn a_node_set_again_keeps_the_pods_it_names_by_key_and_refuses_a_key_it_never_li
         .unwrap_err();
     assert_eq!(
         e,
-        "node n1: pod team/nobody is kept but was not listed there"
+        (
+            1,
+            "node n1: pod team/nobody is kept but was not listed there".into()
+        )
     );
     assert_eq!(ask(&h), "Success");
+
+    // A pod that moved to n2 and left it again is back on n1, which kept
+    // it all along.
+    h.set_node("n2", json!({"pods": [members[1]]})).unwrap();
+    h.set_node("n2", json!({"pods": []})).unwrap();
+    assert_eq!(counts(&h)["placed"], 1, "{}", counts(&h));
+    h.set_node("n1", json!({"kept": ["team/kept-0", "team/kept-1"]}))
+        .unwrap();
+    assert_eq!(counts(&h)["placed"], 2, "{}", counts(&h));
+
+    // Listed whole but refused by the model (its PriorityClass is
+    // unknown): code 2, the listing stands, so it is kept next time.
+    let mut stray = pod("stray", None, "1", 0);
+    stray["spec"]["nodeName"] = json!("n1");
+    stray["spec"]["priorityClassName"] = json!("missing");
+    let (rc, why) = h
+        .set_node(
+            "n1",
+            json!({"kept": ["team/kept-0", "team/kept-1"], "pods": [stray]}),
+        )
+        .unwrap_err();
+    assert_eq!(rc, 2, "{why}");
+    assert!(why.contains("missing"), "{why}");
+    h.set_node(
+        "n1",
+        json!({"kept": ["team/kept-0", "team/kept-1", "team/stray"]}),
+    )
+    .unwrap();
 }
 
 #[test]

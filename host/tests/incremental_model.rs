@@ -142,6 +142,9 @@ enum Step {
     Recreate(usize, u8),
     /// Delete object `i`.
     Delete(usize),
+    /// Delete the pods among objects `i..` together (`Model::delete_pods`),
+    /// the others one by one.
+    DeleteMany(Vec<usize>),
 }
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
@@ -149,6 +152,7 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
         5 => (0..64usize, 0..3u8).prop_map(|(i, v)| Step::Apply(i, v)),
         1 => (0..64usize, 0..3u8).prop_map(|(i, g)| Step::Recreate(i, g)),
         2 => (0..64usize).prop_map(Step::Delete),
+        1 => proptest::collection::vec(0..64usize, 1..8).prop_map(Step::DeleteMany),
     ];
     proptest::collection::vec(step, 0..60)
 }
@@ -263,8 +267,26 @@ proptest! {
             let _ = model.upsert(shared(object.clone()));
         }
         for step in &steps {
+            if let Step::DeleteMany(many) = step {
+                let mut pods = Vec::new();
+                for i in many {
+                    let Some(object) = base.get(i % base.len().max(1)) else {
+                        continue;
+                    };
+                    let key = origin_key(object);
+                    held.remove(&key);
+                    if key.0 == "Pod" {
+                        pods.push(key.1);
+                    } else {
+                        model.delete(&key.0, &key.1);
+                    }
+                }
+                model.delete_pods(pods.iter().map(String::as_str));
+                continue;
+            }
             let Some(object) = base.get(match *step {
                 Step::Apply(i, _) | Step::Recreate(i, _) | Step::Delete(i) => i % base.len().max(1),
+                Step::DeleteMany(_) => unreachable!("handled above"),
             }) else {
                 continue;
             };
@@ -284,6 +306,7 @@ proptest! {
                     held.remove(&key);
                     model.delete(&key.0, &key.1);
                 }
+                Step::DeleteMany(_) => unreachable!("handled above"),
             }
         }
         let mut at_once = read_of(manifests);

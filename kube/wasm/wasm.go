@@ -432,9 +432,19 @@ type NodeState struct {
 	Kept []string `json:"kept,omitempty"`
 }
 
+// RefusedError is what the view's model refused of a node whose listing
+// SetNode took whole (a pod naming an unknown PriorityClass, say): sending
+// the same again would not change it.
+type RefusedError struct{ text string }
+
+func (e *RefusedError) Error() string { return e.text }
+
 // SetNode sets what node name holds; call it when the node's NodeInfo
-// changed. Pods listed before and not now leave the node. A kept key the
-// node did not list is an error (the rest is applied).
+// changed. Pods listed before and not now leave the node. An error when
+// the view's listing of the node is not what was sent (a kept key it did
+// not list, a pod it could not read; the rest is applied), so that the
+// node goes whole next time; a *RefusedError when the listing is whole
+// but the model left objects out.
 func (v *View) SetNode(name string, state NodeState) error {
 	if state.Pods == nil {
 		state.Pods = []any{}
@@ -444,12 +454,17 @@ func (v *View) SetNode(name string, state NodeState) error {
 		return err
 	}
 	nb := []byte(name)
-	return v.change("set node", func(errBuf *C.WaschedBuffer) C.int32_t {
+	var rc C.int32_t
+	err = v.change("set node", func(errBuf *C.WaschedBuffer) C.int32_t {
 		np, nn := bytesIn(nb)
 		sp, sn := bytesIn(text)
-		rc := C.wasched_view_set_node(v.ptr, np, nn, sp, sn, errBuf)
+		rc = C.wasched_view_set_node(v.ptr, np, nn, sp, sn, errBuf)
 		runtime.KeepAlive(nb)
 		runtime.KeepAlive(text)
 		return rc
 	})
+	if err != nil && rc == 2 {
+		return &RefusedError{err.Error()}
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package wasmplugin
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -171,11 +172,13 @@ func (f *feed) delete(kind string, obj any) {
 		return
 	}
 	if kind == "Node" {
+		// Under the lock, so that no SetNode of the node comes between
+		// the records and the view.
 		f.mu.Lock()
+		defer f.mu.Unlock()
 		delete(f.known, key)
 		delete(f.nodes, key)
 		delete(f.listed, key)
-		f.mu.Unlock()
 	}
 	f.deleteKey(kind, key)
 }
@@ -275,19 +278,25 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 		}
 		state, sent := f.nodeState(node, info.GetPods())
 		err := f.view.SetNode(node.Name, state)
-		if err != nil && len(state.Kept) > 0 {
+		var refused *wasm.RefusedError
+		if err != nil && !errors.As(err, &refused) && len(state.Kept) > 0 {
 			// The view may not list what the feed sent it last time:
 			// the node goes whole.
 			delete(f.listed, node.Name)
 			state, sent = f.nodeState(node, info.GetPods())
 			err = f.view.SetNode(node.Name, state)
 		}
-		if err != nil {
-			klog.ErrorS(err, "wasched view refused part of a node", "node", node.Name)
-			// What the view holds is uncertain: send it whole next time.
-			delete(f.listed, node.Name)
-		} else {
+		switch {
+		case err == nil:
 			f.listed[node.Name] = sent
+		case errors.As(err, &refused):
+			// The view lists what was sent; its model left some out.
+			klog.ErrorS(err, "wasched view refused part of a node", "node", node.Name)
+			f.listed[node.Name] = sent
+		default:
+			klog.ErrorS(err, "wasched view refused part of a node", "node", node.Name)
+			// What the view lists is uncertain: the node goes whole next time.
+			delete(f.listed, node.Name)
 		}
 		f.nodes[node.Name] = fp
 		f.known[node.Name] = true

@@ -118,4 +118,20 @@ func TestANodeIsSentAgainWithOnlyWhatChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	sync(info(node("1"), pod("b", "1"), pod("d", "1")), 2)
+	if f.listed["n1"] == nil {
+		t.Fatal("after the node went whole the feed holds no record of it")
+	}
+
+	// A pod the model refuses (its PriorityClass is unknown) is listed
+	// all the same: the record stands, and the pod goes by key next time.
+	stray := pod("stray", "1")
+	stray.Spec.PriorityClassName = "missing"
+	sync(info(node("1"), pod("b", "1"), pod("d", "1"), stray), 2)
+	if f.listed["n1"] == nil || f.listed["n1"].pods["ns/stray"] == "" {
+		t.Fatal("a pod the model refused cost the node its record")
+	}
+	state, _ = f.nodeState(node("1"), info(node("1"), pod("b", "1"), pod("d", "1"), stray).GetPods())
+	if want := []string{"ns/b", "ns/d", "ns/stray"}; !reflect.DeepEqual(state.Kept, want) {
+		t.Errorf("kept %v, want %v", state.Kept, want)
+	}
 }

@@ -267,6 +267,28 @@ impl Model {
         }
     }
 
+    /// Removes the pods `keys` (`namespace/name`; nothing for one the
+    /// model does not hold), as [`Model::delete`] one by one would, but
+    /// moves the ids of the pods after them once for all of them.
+    pub fn delete_pods<'a>(&mut self, keys: impl IntoIterator<Item = &'a str>) {
+        let mut gone = Vec::new();
+        for key in keys {
+            self.stale_indexes = true;
+            self.refused.remove(&("Pod".to_string(), key.to_string()));
+            let Some(names) = self.objects.get_mut("Pod") else {
+                break;
+            };
+            if names.remove(key).is_none() {
+                continue;
+            }
+            if names.is_empty() {
+                self.objects.remove("Pod");
+            }
+            gone.extend(self.detach_pod_entry(key));
+        }
+        self.remove_pods(gone);
+    }
+
     /// Makes the model hold exactly `objects` (each kind and name once):
     /// objects not given since the last call are upserted, objects no
     /// longer there deleted. Returns how many changes were applied;
@@ -737,16 +759,24 @@ impl Model {
     }
 
     fn remove_pod_entry(&mut self, key: &str) {
-        let Some(old) = self.pods.remove(key) else {
-            return;
-        };
-        self.tally_pod(Some(&old), -1);
-        if let PodRead::Modelled(old) = old {
-            let id = self.pod_id(key).expect("modelled");
-            self.detach_pod(id, &old);
+        if let Some(id) = self.detach_pod_entry(key) {
             self.remove_pod(id);
-            self.release_resources(&old.amounts);
         }
+    }
+
+    /// Forgets pod `key` and detaches it from its node, group and budgets;
+    /// its id when the snapshot holds it, to be taken out by
+    /// [`Model::remove_pod`] or [`Model::remove_pods`].
+    fn detach_pod_entry(&mut self, key: &str) -> Option<PodId> {
+        let old = self.pods.remove(key)?;
+        self.tally_pod(Some(&old), -1);
+        let PodRead::Modelled(old) = old else {
+            return None;
+        };
+        let id = self.pod_id(key).expect("modelled");
+        self.detach_pod(id, &old);
+        self.release_resources(&old.amounts);
+        Some(id)
     }
 
     fn tally_pod(&mut self, read: Option<&PodRead>, by: isize) {
@@ -793,6 +823,40 @@ impl Model {
         if (id as usize) < s.pods.len() {
             shift_pods(s, id + 1, -1);
         }
+    }
+
+    /// Takes the pods at `ids` out (each detached), moving the ids of the
+    /// pods after them once.
+    fn remove_pods(&mut self, mut ids: Vec<PodId>) {
+        ids.sort_unstable();
+        ids.dedup();
+        if let [id] = ids[..] {
+            return self.remove_pod(id);
+        }
+        let Some(&first) = ids.first() else {
+            return;
+        };
+        let s = &mut self.snapshot;
+        for &id in ids.iter().rev() {
+            let handle = Arc::make_mut(&mut s.identity).remove(Kind::Pod, id);
+            self.slots[Kind::Pod as usize].free(handle);
+        }
+        retain_except(s.pods.vec_mut(), &ids);
+        retain_except(s.pod_budgets.vec_mut(), &ids);
+        let shift = |id: &mut PodId| {
+            if *id > first {
+                *id -= ids.partition_point(|&gone| gone < *id) as PodId;
+            }
+        };
+        let moves = |pods: &[PodId]| pods.iter().any(|&id| id > first);
+        s.pods_on_node
+            .update_where(|pods| moves(pods), |pods| pods.iter_mut().for_each(shift));
+        s.groups.update_where(
+            |g| moves(&g.members),
+            |g| g.members.iter_mut().for_each(shift),
+        );
+        s.budgets
+            .update_where(|b| moves(&b.pods), |b| b.pods.iter_mut().for_each(shift));
     }
 
     /// The pod as the snapshot holds it before it is placed: its requests
@@ -1415,6 +1479,18 @@ fn shift_nodes(s: &mut Snapshot, from: NodeId, by: i32) {
 }
 
 /// Moves every pod id at or above `from` by `by` (±1).
+/// Drops the items at the positions `gone` (ascending).
+fn retain_except<T>(items: &mut Vec<T>, gone: &[PodId]) {
+    let mut at = 0;
+    let mut next = 0;
+    items.retain(|_| {
+        let keep = gone.get(next) != Some(&at);
+        next += usize::from(!keep);
+        at += 1;
+        keep
+    });
+}
+
 fn shift_pods(s: &mut Snapshot, from: PodId, by: i32) {
     let shift = |id: &mut PodId| {
         if *id >= from {
