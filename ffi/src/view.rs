@@ -240,8 +240,12 @@ impl View {
                 changed.insert(key.clone());
             }
         }
+        // The pods that left first: what only they hold in the model is
+        // then free for the pods that came.
+        let (came, left): (Vec<_>, Vec<_>) =
+            changed.iter().partition(|key| now.pods.contains_key(*key));
         self.nodes.insert(name.to_string(), now);
-        for key in &changed {
+        for key in left.into_iter().chain(came) {
             if let Err(e) = self.refresh(key) {
                 refused.push(format!("{e:#}"));
             }
@@ -292,7 +296,15 @@ impl View {
                 if held.is_some_and(|h| Arc::ptr_eq(h, &object)) {
                     return Ok(());
                 }
-                self.model.upsert(object)
+                let upserted = self.model.upsert(object.clone());
+                if upserted.is_err() && !self.doomed.is_empty() {
+                    // A refusal may come of what the doomed pods still
+                    // hold (the resource columns only they name): take
+                    // them out and ask again.
+                    self.settle();
+                    return self.model.upsert(object);
+                }
+                upserted
             }
             None => {
                 if self.model.object("Pod", key).is_some() {

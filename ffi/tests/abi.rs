@@ -741,6 +741,62 @@ fn a_node_set_again_keeps_the_pods_it_names_by_key_and_refuses_a_key_it_never_li
 }
 
 #[test]
+fn pods_a_node_no_longer_lists_leave_together_and_one_listed_again_stays() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let h = Handles::new();
+    for n in ["n1", "n2"] {
+        h.upsert("Node", node(n, "8", 0)).unwrap();
+    }
+    let mut pods = Vec::new();
+    for name in ["a", "b", "c"] {
+        let mut p = pod(name, None, "1", 0);
+        p["spec"]["nodeName"] = json!("n1");
+        pods.push(p);
+    }
+    h.set_node("n1", json!({"pods": pods})).unwrap();
+    assert_eq!(counts(&h)["placed"], 3, "{}", counts(&h));
+    // Two leave; one of them is listed again before the view is read.
+    h.set_node("n1", json!({"kept": ["team/a"]})).unwrap();
+    h.set_node("n1", json!({"kept": ["team/a"], "pods": [pods[1]]}))
+        .unwrap();
+    assert_eq!(counts(&h)["placed"], 2, "{}", counts(&h));
+    assert_eq!(counts(&h)["pods"], 2, "{}", counts(&h));
+
+    // A pod that moved to n2 and back to n1 stays on n1 when n2 goes.
+    h.set_node("n2", json!({"pods": [pods[0]]})).unwrap();
+    h.set_node("n1", json!({"kept": ["team/a", "team/b"]}))
+        .unwrap();
+    h.delete("Node", "n2");
+    assert_eq!(counts(&h)["placed"], 2, "{}", counts(&h));
+
+    // A pod refused only for what a leaving pod still holds (the
+    // resource columns only it names: 128 at most) is taken once that
+    // pod is out. n1's pods ask cpu, memory and nvidia.com/gpu; the nodes
+    // add pods: 4 columns, and `wide` names 124 more.
+    let mut wide = pod("wide", None, "1", 0);
+    for i in 0..124 {
+        for side in ["requests", "limits"] {
+            wide["spec"]["containers"][0]["resources"][side][format!("example.com/a{i}")] =
+                json!("1");
+        }
+    }
+    wide["spec"]["nodeName"] = json!("n1");
+    h.set_node("n1", json!({"kept": ["team/a", "team/b"], "pods": [wide]}))
+        .unwrap();
+    let mut narrow = pod("narrow", None, "1", 0);
+    for side in ["requests", "limits"] {
+        narrow["spec"]["containers"][0]["resources"][side]["example.com/b"] = json!("1");
+    }
+    narrow["spec"]["nodeName"] = json!("n1");
+    h.set_node(
+        "n1",
+        json!({"kept": ["team/a", "team/b"], "pods": [narrow]}),
+    )
+    .unwrap();
+    assert_eq!(counts(&h)["placed"], 3, "{}", counts(&h));
+}
+
+#[test]
 fn nominated_and_assumed_members_of_a_gang_count_as_pending_at_pre_enqueue() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut h = Handles::new();
