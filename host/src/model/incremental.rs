@@ -843,20 +843,9 @@ impl Model {
         }
         retain_except(s.pods.vec_mut(), &ids);
         retain_except(s.pod_budgets.vec_mut(), &ids);
-        let shift = |id: &mut PodId| {
-            if *id > first {
-                *id -= ids.partition_point(|&gone| gone < *id) as PodId;
-            }
-        };
-        let moves = |pods: &[PodId]| pods.iter().any(|&id| id > first);
-        s.pods_on_node
-            .update_where(|pods| moves(pods), |pods| pods.iter_mut().for_each(shift));
-        s.groups.update_where(
-            |g| moves(&g.members),
-            |g| g.members.iter_mut().for_each(shift),
-        );
-        s.budgets
-            .update_where(|b| moves(&b.pods), |b| b.pods.iter_mut().for_each(shift));
+        renumber_pods(s, first + 1, |id| {
+            id - ids.partition_point(|&gone| gone < id) as PodId
+        });
     }
 
     /// The pod as the snapshot holds it before it is placed: its requests
@@ -1492,18 +1481,24 @@ fn retain_except<T>(items: &mut Vec<T>, gone: &[PodId]) {
 }
 
 fn shift_pods(s: &mut Snapshot, from: PodId, by: i32) {
-    let shift = |id: &mut PodId| {
+    renumber_pods(s, from, |id| id.wrapping_add_signed(by));
+}
+
+/// Gives every pod id from `from` on that the snapshot's nodes, groups and
+/// budgets hold its new id, `to(id)`.
+fn renumber_pods(s: &mut Snapshot, from: PodId, to: impl Fn(PodId) -> PodId) {
+    let renumber = |id: &mut PodId| {
         if *id >= from {
-            *id = id.wrapping_add_signed(by);
+            *id = to(*id);
         }
     };
     let moves = |ids: &[PodId]| ids.iter().any(|&id| id >= from);
     s.pods_on_node
-        .update_where(|ids| moves(ids), |ids| ids.iter_mut().for_each(shift));
+        .update_where(|ids| moves(ids), |ids| ids.iter_mut().for_each(renumber));
     s.groups.update_where(
         |g| moves(&g.members),
-        |g| g.members.iter_mut().for_each(shift),
+        |g| g.members.iter_mut().for_each(renumber),
     );
     s.budgets
-        .update_where(|b| moves(&b.pods), |b| b.pods.iter_mut().for_each(shift));
+        .update_where(|b| moves(&b.pods), |b| b.pods.iter_mut().for_each(renumber));
 }
