@@ -29,24 +29,53 @@ pub const KINDS: [&str; 7] = [
 /// in; a malformed object is an error naming the kind, the object and the
 /// field.
 pub fn read(kind: &str, json: &[u8]) -> Result<(ObjectRef, Object)> {
-    let value: serde_json::Value =
-        serde_json::from_slice(json).map_err(|e| anyhow!("{kind} is not valid JSON: {e}"))?;
-    read_value(kind, value)
+    // Straight from the bytes; what that does not take (an empty
+    // `apiVersion`, a malformed field) is read again through the parsed
+    // JSON, which fills in what Go leaves empty and names the field.
+    read_from(kind, Bytes(json)).or_else(|_| {
+        let value: serde_json::Value =
+            serde_json::from_slice(json).map_err(|e| anyhow!("{kind} is not valid JSON: {e}"))?;
+        read_value(kind, value)
+    })
 }
 
 /// [`read`] from parsed JSON.
 pub fn read_value(kind: &str, json: serde_json::Value) -> Result<(ObjectRef, Object)> {
+    read_from(kind, json)
+}
+
+/// JSON an object is read from: bytes, or parsed.
+trait Source {
+    fn typed<K: Resource + DeserializeOwned>(self) -> Result<K>;
+}
+
+/// An object's JSON text, read as it stands.
+struct Bytes<'a>(&'a [u8]);
+
+impl Source for Bytes<'_> {
+    fn typed<K: Resource + DeserializeOwned>(self) -> Result<K> {
+        Ok(serde_json::from_slice(self.0)?)
+    }
+}
+
+impl Source for serde_json::Value {
+    fn typed<K: Resource + DeserializeOwned>(self) -> Result<K> {
+        typed(self)
+    }
+}
+
+fn read_from(kind: &str, json: impl Source) -> Result<(ObjectRef, Object)> {
     let object = match kind {
-        "Node" => Object::Node(Box::new(typed::<Node>(json)?)),
-        "Pod" => Object::Pod(Box::new(typed::<Pod>(json)?)),
-        "PodGroup" => Object::PodGroup(Box::new(typed::<PodGroup>(json)?)),
-        "Workload" => Object::Workload(Box::new(typed::<Workload>(json)?)),
+        "Node" => Object::Node(Box::new(json.typed::<Node>()?)),
+        "Pod" => Object::Pod(Box::new(json.typed::<Pod>()?)),
+        "PodGroup" => Object::PodGroup(Box::new(json.typed::<PodGroup>()?)),
+        "Workload" => Object::Workload(Box::new(json.typed::<Workload>()?)),
         "CompositePodGroup" => {
-            Object::CompositePodGroup(Box::new(typed::<CompositePodGroup>(json)?))
+            Object::CompositePodGroup(Box::new(json.typed::<CompositePodGroup>()?))
         }
-        "PriorityClass" => Object::PriorityClass(Box::new(typed::<PriorityClass>(json)?)),
+        "PriorityClass" => Object::PriorityClass(Box::new(json.typed::<PriorityClass>()?)),
         "PodDisruptionBudget" => {
-            Object::PodDisruptionBudget(Box::new(typed::<PodDisruptionBudget>(json)?))
+            Object::PodDisruptionBudget(Box::new(json.typed::<PodDisruptionBudget>()?))
         }
         other => bail!("unknown kind {other:?} (a view takes {})", KINDS.join(", ")),
     };
@@ -74,6 +103,14 @@ fn typed<K: Resource + DeserializeOwned>(mut value: serde_json::Value) -> Result
     }
     serde_path_to_error::deserialize(value)
         .map_err(|e| anyhow!("{} {name}: field {}: {}", K::KIND, e.path(), e.inner()))
+}
+
+/// `namespace/name` (or `name`) of an object's JSON text, for messages.
+pub fn key_of(json: &[u8]) -> String {
+    match serde_json::from_slice::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(fields)) => key(&fields),
+        _ => "(unnamed)".into(),
+    }
 }
 
 /// `namespace/name` (or `name`) of an object's JSON fields, for messages.

@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use anyhow::{Result, anyhow, bail};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 use wasched::Snapshot;
 use wasched::manifest::Object;
 use wasched::model::{BuildOptions, Model, SharedObject};
@@ -81,11 +81,21 @@ pub struct View {
 #[serde(deny_unknown_fields)]
 struct NodeState {
     #[serde(default)]
-    node: Option<Value>,
+    node: Option<Box<RawValue>>,
     #[serde(default)]
-    pods: Vec<Value>,
+    pods: Vec<Box<RawValue>>,
     #[serde(default)]
     kept: Vec<String>,
+}
+
+/// A pod listed on node `name`, placed there whatever its `spec.nodeName`
+/// says (an assumed pod's copy names the node).
+fn read_placed(name: &str, json: &[u8]) -> Result<SharedObject> {
+    let (origin, mut object) = objects::read("Pod", json)?;
+    if let Object::Pod(pod) = &mut object {
+        pod.spec.get_or_insert_with(Default::default).node_name = Some(name.to_string());
+    }
+    Ok(Arc::new((origin, object)))
 }
 
 impl View {
@@ -183,7 +193,7 @@ impl View {
         let mut unlisted = Vec::new();
         let mut refused = Vec::new();
         if let Some(node) = state.node {
-            let read = objects::read_value("Node", node)
+            let read = objects::read("Node", node.get().as_bytes())
                 .and_then(|(origin, object)| self.model.upsert(Arc::new((origin, object))));
             if let Err(e) = read {
                 refused.push(format!("{e:#}"));
@@ -206,13 +216,14 @@ impl View {
             }
         }
         for json in state.pods {
-            let key = json
-                .as_object()
-                .map(objects::key)
-                .unwrap_or_else(|| "(unnamed)".into());
+            let json = json.get().as_bytes();
+            let (key, read) = match read_placed(name, json) {
+                Ok(object) => (object.0.name.clone(), Ok(object)),
+                Err(e) => (objects::key_of(json), Err(e)),
+            };
             before.pods.remove(&key);
             changed.insert(key.clone());
-            match self.read_placed(name, json) {
+            match read {
                 Ok(object) => {
                     now.pods.insert(key, object);
                 }
@@ -255,16 +266,6 @@ impl View {
             bail!("{}", unlisted.join("; "));
         }
         Ok((!refused.is_empty()).then(|| refused.join("; ")))
-    }
-
-    /// A pod listed on node `name`, placed there whatever its
-    /// `spec.nodeName` says (an assumed pod's copy names the node).
-    fn read_placed(&mut self, name: &str, json: Value) -> Result<SharedObject> {
-        let (origin, mut object) = objects::read_value("Pod", json)?;
-        if let Object::Pod(pod) = &mut object {
-            pod.spec.get_or_insert_with(Default::default).node_name = Some(name.to_string());
-        }
-        Ok(Arc::new((origin, object)))
     }
 
     /// Puts pod `key` in the model as the sources say now.

@@ -3,7 +3,6 @@ package wasmplugin
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"sync"
 	"time"
@@ -265,13 +264,18 @@ func (f *feed) ensureGroup(h fwk.Handle, namespace, name string) {
 func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	seen := make(map[string]bool, len(infos))
+	var seen map[string]bool
+	if all {
+		seen = make(map[string]bool, len(infos))
+	}
 	for _, info := range infos {
 		node := info.Node()
 		if node == nil {
 			continue
 		}
-		seen[node.Name] = true
+		if all {
+			seen[node.Name] = true
+		}
 		fp := fingerprint(info)
 		if last, ok := f.nodes[node.Name]; ok && last == fp {
 			continue
@@ -358,29 +362,36 @@ func (f *feed) holdsOnly(names []string) bool {
 	return true
 }
 
-// fingerprint is a NodeInfo's generation and pods.
+// fingerprint is a NodeInfo's generation and pods (FNV-1a, without
+// allocating: it is taken of every node before most calls).
 func fingerprint(info fwk.NodeInfo) uint64 {
-	h := fnv.New64a()
-	var buf [8]byte
-	put := func(v uint64) {
-		for i := range buf {
-			buf[i] = byte(v >> (8 * i))
-		}
-		h.Write(buf[:])
-	}
-	put(uint64(info.GetGeneration()))
 	pods := info.GetPods()
-	put(uint64(len(pods)))
 	var uids uint64
 	for _, p := range pods {
-		ph := fnv.New64a()
 		pod := p.GetPod()
-		ph.Write([]byte(pod.UID))
-		ph.Write([]byte(pod.Spec.NodeName))
-		uids ^= ph.Sum64()
+		uids ^= fnvString(fnvString(fnvOffset, string(pod.UID)), pod.Spec.NodeName)
 	}
-	put(uids)
-	return h.Sum64()
+	h := uint64(fnvOffset)
+	for _, v := range [...]uint64{uint64(info.GetGeneration()), uint64(len(pods)), uids} {
+		for i := 0; i < 8; i++ {
+			h = (h ^ uint64(byte(v>>(8*i)))) * fnvPrime
+		}
+	}
+	return h
+}
+
+// FNV-1a's 64-bit parameters.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnvString continues FNV-1a hash h over s.
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
 }
 
 // ensureUnit puts a pod group cycle's group (or composite) and its

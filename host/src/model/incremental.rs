@@ -135,6 +135,12 @@ pub struct Model {
     /// Objects were upserted or deleted since the snapshot's indexes were
     /// last brought up to date ([`Model::reindex`]).
     stale_indexes: bool,
+    /// Pods accepted and new to the snapshot, with the handles they were
+    /// given, in the order they came: put in together by
+    /// [`Model::settle_arrivals`] before anything else changes or reads the
+    /// model, so that many pods coming at once (a dry run's victims put
+    /// back) move the ids of the pods after them once.
+    arrivals: Vec<(String, Handle)>,
 }
 
 impl Model {
@@ -170,6 +176,7 @@ impl Model {
             trees_stale: true,
             symbols_compacted: 0,
             stale_indexes: true,
+            arrivals: Vec::new(),
         };
         Ok(model)
     }
@@ -234,6 +241,9 @@ impl Model {
     /// error names file, object and field), and then holds what it would
     /// hold without it.
     pub fn upsert(&mut self, object: SharedObject) -> Result<()> {
+        if !matches!(object.1, Object::Pod(_)) {
+            self.settle_arrivals();
+        }
         self.stale_indexes = true;
         let key = (object.0.kind.clone(), object.0.name.clone());
         self.objects
@@ -250,6 +260,7 @@ impl Model {
     /// Removes the object `kind` `name` (`namespace/name`, or `name` for
     /// cluster-scoped kinds); nothing if the model does not hold it.
     pub fn delete(&mut self, kind: &str, name: &str) {
+        self.settle_arrivals();
         self.stale_indexes = true;
         self.refused.remove(&(kind.to_string(), name.to_string()));
         let Some(names) = self.objects.get_mut(kind) else {
@@ -271,6 +282,7 @@ impl Model {
     /// model does not hold), as [`Model::delete`] one by one would, but
     /// moves the ids of the pods after them once for all of them.
     pub fn delete_pods<'a>(&mut self, keys: impl IntoIterator<Item = &'a str>) {
+        self.settle_arrivals();
         let mut gone = Vec::new();
         for key in keys {
             self.stale_indexes = true;
@@ -350,7 +362,8 @@ impl Model {
     }
 
     /// How much the model holds.
-    pub fn size(&self) -> ModelSize {
+    pub fn size(&mut self) -> ModelSize {
+        self.settle_arrivals();
         let s = &self.snapshot;
         ModelSize {
             objects: self.objects.values().map(BTreeMap::len).sum(),
@@ -714,6 +727,11 @@ impl Model {
         if let PodRead::Modelled(new) = &read {
             self.check_resources(origin, &new.amounts)?;
         }
+        let arriving = matches!(read, PodRead::Modelled(_))
+            && !matches!(self.pods.get(&key), Some(PodRead::Modelled(_)));
+        if !arriving {
+            self.settle_arrivals();
+        }
         let old = self.pods.remove(&key);
         self.tally_pod(old.as_ref(), -1);
         self.tally_pod(Some(&read), 1);
@@ -745,10 +763,8 @@ impl Model {
             }
             (_, PodRead::Modelled(new)) => {
                 self.use_resources(&new.amounts);
-                let id = self.pod_id(&key).expect_err("not modelled");
-                let info = self.pod_info(&new);
-                self.insert_pod(id, info);
-                self.attach_pod(id, &new);
+                let handle = self.slots[Kind::Pod as usize].take();
+                self.arrivals.push((key.clone(), handle));
                 self.pods.insert(key, PodRead::Modelled(new));
             }
             (_, read) => {
@@ -800,16 +816,63 @@ impl Model {
         }
     }
 
-    /// Makes room for a pod at `id` (later pods move up by one).
-    fn insert_pod(&mut self, id: PodId, info: PodInfo) {
-        let s = &mut self.snapshot;
-        if (id as usize) < s.pods.len() {
-            shift_pods(s, id, 1);
+    /// Puts the pods accepted since the last call in the snapshot, each
+    /// in its place by key, and attaches them in the order they came:
+    /// what inserting and attaching them one by one gives, with the ids
+    /// of the pods after them moved once.
+    fn settle_arrivals(&mut self) {
+        if self.arrivals.is_empty() {
+            return;
         }
-        s.pods.insert(id as usize, info);
-        s.pod_budgets.insert(id as usize, Vec::new());
-        let handle = self.slots[Kind::Pod as usize].take();
-        Arc::make_mut(&mut s.identity).insert(Kind::Pod, id, handle);
+        let mut arrivals = std::mem::take(&mut self.arrivals);
+        let came: Vec<String> = arrivals.iter().map(|(key, _)| key.clone()).collect();
+        arrivals.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        // Where each goes: its place among the pods held, moved up by
+        // the arrivals before it.
+        let ids: Vec<PodId> = arrivals
+            .iter()
+            .enumerate()
+            .map(|(i, (key, _))| self.pod_id(key).expect_err("arriving") + i as PodId)
+            .collect();
+        let infos: Vec<PodInfo> = arrivals
+            .iter()
+            .map(|(key, _)| match &self.pods[key] {
+                PodRead::Modelled(read) => self.pod_info(read),
+                _ => unreachable!("an arrival is modelled"),
+            })
+            .collect();
+        let s = &mut self.snapshot;
+        if let Some(&first) = ids.first()
+            && (first as usize) < s.pods.len()
+        {
+            // An old id moves up by the arrivals placed before it.
+            let before: Vec<PodId> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, &id)| id - i as PodId)
+                .collect();
+            renumber_pods(s, first, |id| {
+                id + before.partition_point(|&b| b <= id) as PodId
+            });
+        }
+        insert_at(s.pods.vec_mut(), &ids, infos.into_iter().map(Arc::new));
+        insert_at(
+            s.pod_budgets.vec_mut(),
+            &ids,
+            ids.iter().map(|_| Vec::new()),
+        );
+        let identity = Arc::make_mut(&mut s.identity);
+        for (&id, (_, handle)) in ids.iter().zip(&arrivals) {
+            identity.insert(Kind::Pod, id, *handle);
+        }
+        for key in came {
+            let id = self.pod_id(&key).expect("arrived");
+            let PodRead::Modelled(read) = self.pods.remove(&key).expect("arrived") else {
+                unreachable!("an arrival is modelled");
+            };
+            self.attach_pod(id, &read);
+            self.pods.insert(key, PodRead::Modelled(read));
+        }
     }
 
     /// Takes the pod at `id` out (later pods move down by one); it was
@@ -1301,6 +1364,7 @@ impl Model {
     }
 
     fn reindex_with(&mut self, compact: bool) {
+        self.settle_arrivals();
         // Between changes the indexes stand: a lent snapshot comes back as
         // it went (callers roll back what they assume).
         if !self.stale_indexes {
@@ -1478,6 +1542,19 @@ fn retain_except<T>(items: &mut Vec<T>, gone: &[PodId]) {
         at += 1;
         keep
     });
+}
+
+/// Puts `new` at the positions `ids` (ascending; each an item's place in
+/// the result), the items there and after moving up.
+fn insert_at<T>(items: &mut Vec<T>, ids: &[PodId], new: impl IntoIterator<Item = T>) {
+    let mut old = std::mem::take(items).into_iter();
+    let mut merged = Vec::with_capacity(old.len() + ids.len());
+    for (&id, item) in ids.iter().zip(new) {
+        merged.extend(old.by_ref().take(id as usize - merged.len()));
+        merged.push(item);
+    }
+    merged.extend(old);
+    *items = merged;
 }
 
 fn shift_pods(s: &mut Snapshot, from: PodId, by: i32) {
