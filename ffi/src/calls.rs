@@ -59,9 +59,12 @@ pub fn call(
     view: &Mutex<View>,
     request: &[u8],
 ) -> Result<Response> {
-    let request: Request =
+    // Read without tracking the path; a request that does not read is
+    // read again to name the field.
+    let request: Request = serde_json::from_slice(request).or_else(|_| {
         serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(request))
-            .map_err(|e| anyhow!("request: field {}: {}", e.path(), e.inner()))?;
+            .map_err(|e| anyhow!("request: field {}: {}", e.path(), e.inner()))
+    })?;
     let point = request.point();
     if !plugin.implements(point) {
         bail!("plugin {} does not implement {point}", plugin.name());
