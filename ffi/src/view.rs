@@ -72,6 +72,10 @@ pub struct View {
     /// of the pods after them once, and a pod that comes back before
     /// then never left.
     doomed: BTreeSet<String>,
+    /// Pods a node's listing dropped that no listing holds since, as
+    /// they were read: a victim a dry run took off its node comes back
+    /// by key ([`View::set_node`]'s `kept`), not read again.
+    left: HashMap<String, SharedObject>,
 }
 
 /// What [`View::set_node`] takes: the node's object when it changed, and
@@ -114,6 +118,7 @@ impl View {
             assumed: HashMap::new(),
             published: [None, None],
             doomed: BTreeSet::new(),
+            left: HashMap::new(),
         })
     }
 
@@ -150,6 +155,7 @@ impl View {
         match kind {
             "Pod" => {
                 self.informed.remove(key);
+                self.left.remove(key);
                 // Whoever listed it keeps it until its node says otherwise.
                 self.refresh(key)?;
             }
@@ -173,7 +179,8 @@ impl View {
     /// Sets what node `name` holds: its object (when `node` is given) and
     /// the pods its `NodeInfo` lists, as JSON `{"node": {...}, "pods":
     /// [...], "kept": ["namespace/name", ...]}`: `kept` names pods listed
-    /// last time and unchanged since, `pods` gives the others whole. Pods
+    /// last time, or dropped by the last listing that held them and
+    /// listed by none since, unchanged; `pods` gives the others whole. Pods
     /// listed before and not now leave the node; a kept pod is not read
     /// again, and only the pods that came, went or were sent whole are put
     /// in the model again (an unchanged one sent whole is read again and
@@ -206,7 +213,7 @@ impl View {
         // model stands.
         let mut changed = BTreeSet::new();
         for key in state.kept {
-            match before.pods.remove(&key) {
+            match before.pods.remove(&key).or_else(|| self.left.remove(&key)) {
                 Some(listed) => {
                     now.pods.insert(key, listed);
                 }
@@ -240,12 +247,14 @@ impl View {
                     .map(|(key, _)| key.clone()),
             );
         }
-        for key in before.pods.keys() {
+        for (key, object) in &before.pods {
             if self.placed.get(key).is_some_and(|n| n == name) {
                 self.placed.remove(key);
             }
+            self.left.insert(key.clone(), object.clone());
         }
         for key in now.pods.keys() {
+            self.left.remove(key);
             // A pod another node listed since moves back here.
             if self.placed.insert(key.clone(), name.to_string()).as_deref() != Some(name) {
                 changed.insert(key.clone());

@@ -37,7 +37,11 @@ type feed struct {
 	mu     sync.Mutex
 	nodes  map[string]uint64    // node name → fingerprint last sent
 	listed map[string]*nodeSent // node name → what its last SetNode sent
-	known  map[string]bool      // the nodes the view holds (from either source)
+	// left is each pod a node's SetNode dropped that no SetNode has
+	// listed since (the view keeps them as read), by key → version: a
+	// victim a dry run took off its node goes back by key.
+	left  map[string]string
+	known map[string]bool // the nodes the view holds (from either source)
 
 	sentMu sync.Mutex
 	sent   map[types.UID]string    // object → resourceVersion last sent
@@ -85,7 +89,7 @@ func currentGates() Gates {
 
 // newFeed is a feed of view that has sent nothing yet.
 func newFeed(view *wasm.View) *feed {
-	return &feed{view: view, nodes: map[string]uint64{}, listed: map[string]*nodeSent{}, known: map[string]bool{},
+	return &feed{view: view, nodes: map[string]uint64{}, listed: map[string]*nodeSent{}, left: map[string]string{}, known: map[string]bool{},
 		sent: map[types.UID]string{}, gone: map[types.UID]time.Time{}}
 }
 
@@ -170,7 +174,8 @@ func (f *feed) delete(kind string, obj any) {
 	if err != nil {
 		return
 	}
-	if kind == "Node" {
+	switch kind {
+	case "Node":
 		// Under the lock, so that no SetNode of the node comes between
 		// the records and the view.
 		f.mu.Lock()
@@ -178,6 +183,10 @@ func (f *feed) delete(kind string, obj any) {
 		delete(f.known, key)
 		delete(f.nodes, key)
 		delete(f.listed, key)
+	case "Pod":
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.left, key)
 	}
 	f.deleteKey(kind, key)
 }
@@ -280,26 +289,36 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 		if last, ok := f.nodes[node.Name]; ok && last == fp {
 			continue
 		}
-		state, sent := f.nodeState(node, info.GetPods())
+		last := f.listed[node.Name]
+		state, sent := f.nodeState(node, info.GetPods(), last)
 		err := f.view.SetNode(node.Name, state)
 		var refused *wasm.RefusedError
 		if err != nil && !errors.As(err, &refused) && len(state.Kept) > 0 {
 			// The view may not list what the feed sent it last time:
 			// the node goes whole.
-			delete(f.listed, node.Name)
-			state, sent = f.nodeState(node, info.GetPods())
+			state, sent = f.nodeState(node, info.GetPods(), nil)
 			err = f.view.SetNode(node.Name, state)
 		}
 		switch {
 		case err == nil:
+			f.listSent(last, sent)
 			f.listed[node.Name] = sent
 		case errors.As(err, &refused):
 			// The view lists what was sent; its model left some out.
 			klog.ErrorS(err, "wasched view refused part of a node", "node", node.Name)
+			f.listSent(last, sent)
 			f.listed[node.Name] = sent
 		default:
 			klog.ErrorS(err, "wasched view refused part of a node", "node", node.Name)
-			// What the view lists is uncertain: the node goes whole next time.
+			// What the view lists is uncertain: the node and its pods go
+			// whole next time.
+			for _, pods := range []*nodeSent{last, sent} {
+				if pods != nil {
+					for key := range pods.pods {
+						delete(f.left, key)
+					}
+				}
+			}
 			delete(f.listed, node.Name)
 		}
 		f.nodes[node.Name] = fp
@@ -320,12 +339,27 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 	return nil
 }
 
+// listSent records what a node's SetNode dropped (in last, not in sent)
+// as left, and what it listed as no longer left. f.mu is held.
+func (f *feed) listSent(last, sent *nodeSent) {
+	if last != nil {
+		for key, v := range last.pods {
+			if _, still := sent.pods[key]; !still {
+				f.left[key] = v
+			}
+		}
+	}
+	for key := range sent.pods {
+		delete(f.left, key)
+	}
+}
+
 // nodeState is what SetNode sends of a node holding pods: the Node object
-// when the view does not hold this version of it, each pod the last
-// SetNode listed unchanged by key, the others whole; and what that leaves
-// the view holding. f.mu is held.
-func (f *feed) nodeState(node *v1.Node, pods []fwk.PodInfo) (wasm.NodeState, *nodeSent) {
-	last := f.listed[node.Name]
+// when the view does not hold this version of it, each pod unchanged
+// since last (the node's last SetNode) or since a SetNode dropped it by
+// key, the others whole; and what that leaves the view holding. With
+// last nil, everything goes whole. f.mu is held.
+func (f *feed) nodeState(node *v1.Node, pods []fwk.PodInfo, last *nodeSent) (wasm.NodeState, *nodeSent) {
 	sent := &nodeSent{node: version(node, ""), pods: make(map[string]string, len(pods))}
 	state := wasm.NodeState{Pods: make([]any, 0, len(pods))}
 	if last == nil || sent.node == "" || last.node != sent.node {
@@ -336,7 +370,7 @@ func (f *feed) nodeState(node *v1.Node, pods []fwk.PodInfo) (wasm.NodeState, *no
 		key := pod.Namespace + "/" + pod.Name
 		v := version(pod, pod.Spec.NodeName)
 		sent.pods[key] = v
-		if last != nil && v != "" && last.pods[key] == v {
+		if last != nil && v != "" && (last.pods[key] == v || f.left[key] == v) {
 			state.Kept = append(state.Kept, key)
 		} else {
 			state.Pods = append(state.Pods, pod)

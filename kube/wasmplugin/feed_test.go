@@ -57,8 +57,9 @@ func TestTheFeedKeepsTheNewestVersionAndNoDeletedObject(t *testing.T) {
 // TestANodeIsSentAgainWithOnlyWhatChanged checks what the feed sends of a
 // node whose NodeInfo changed: the Node object only when its version
 // moved, each pod listed last time unchanged by key, the rest whole (a
-// pod without a resourceVersion always whole); and that a view which no
-// longer lists what the feed sent it last gets the node whole at once.
+// pod without a resourceVersion always whole), a pod the node dropped
+// and lists again unchanged by key too; and that a view which no longer
+// lists what the feed sent it last gets the node whole at once.
 func TestANodeIsSentAgainWithOnlyWhatChanged(t *testing.T) {
 	view, err := wasm.NewView("default-scheduler")
 	if err != nil {
@@ -94,7 +95,7 @@ func TestANodeIsSentAgainWithOnlyWhatChanged(t *testing.T) {
 	}
 	sync(info(node("1"), pod("a", "1")), 1)
 
-	state, _ := f.nodeState(node("1"), info(node("1"), pod("a", "1"), pod("b", "1"), pod("c", "")).GetPods())
+	state, _ := f.nodeState(node("1"), info(node("1"), pod("a", "1"), pod("b", "1"), pod("c", "")).GetPods(), f.listed["n1"])
 	if state.Node != nil {
 		t.Error("the Node object was sent again at the same version")
 	}
@@ -104,7 +105,7 @@ func TestANodeIsSentAgainWithOnlyWhatChanged(t *testing.T) {
 	if len(state.Pods) != 2 {
 		t.Errorf("sent %d pod(s) whole, want b and c", len(state.Pods))
 	}
-	state, _ = f.nodeState(node("2"), info(node("2"), pod("a", "2")).GetPods())
+	state, _ = f.nodeState(node("2"), info(node("2"), pod("a", "2")).GetPods(), f.listed["n1"])
 	if state.Node == nil || len(state.Kept) != 0 || len(state.Pods) != 1 {
 		t.Errorf("after both changed: node sent %v, kept %v, %d whole; want the node, none kept, a whole",
 			state.Node != nil, state.Kept, len(state.Pods))
@@ -130,8 +131,36 @@ func TestANodeIsSentAgainWithOnlyWhatChanged(t *testing.T) {
 	if f.listed["n1"] == nil || f.listed["n1"].pods["ns/stray"] == "" {
 		t.Fatal("a pod the model refused cost the node its record")
 	}
-	state, _ = f.nodeState(node("1"), info(node("1"), pod("b", "1"), pod("d", "1"), stray).GetPods())
+	state, _ = f.nodeState(node("1"), info(node("1"), pod("b", "1"), pod("d", "1"), stray).GetPods(), f.listed["n1"])
 	if want := []string{"ns/b", "ns/d", "ns/stray"}; !reflect.DeepEqual(state.Kept, want) {
 		t.Errorf("kept %v, want %v", state.Kept, want)
+	}
+
+	// A pod a dry run takes off its node and puts back goes by key: the
+	// view kept it as read when the node dropped it.
+	sync(info(node("1"), pod("d", "1"), stray), 1)
+	if f.left["ns/b"] == "" {
+		t.Fatal("the feed has no record of the pod the node dropped")
+	}
+	state, _ = f.nodeState(node("1"), info(node("1"), pod("b", "1"), pod("d", "1"), stray).GetPods(), f.listed["n1"])
+	if want := []string{"ns/b", "ns/d", "ns/stray"}; !reflect.DeepEqual(state.Kept, want) {
+		t.Errorf("with b put back: kept %v, want %v", state.Kept, want)
+	}
+	if err := view.SetNode("n1", state); err != nil {
+		t.Fatalf("the view does not hold the pod the node dropped: %v", err)
+	}
+	sync(info(node("1"), pod("b", "1"), pod("d", "1"), stray), 2)
+	if _, ok := f.left["ns/b"]; ok {
+		t.Error("the pod listed again is still recorded as dropped")
+	}
+	// Put back at another version, or after its deletion, it goes whole.
+	sync(info(node("1"), pod("d", "1"), stray), 1)
+	state, _ = f.nodeState(node("1"), info(node("1"), pod("b", "2"), pod("d", "1")).GetPods(), f.listed["n1"])
+	if want := []string{"ns/d"}; !reflect.DeepEqual(state.Kept, want) {
+		t.Errorf("with b put back changed: kept %v, want %v", state.Kept, want)
+	}
+	f.delete("Pod", pod("b", "1"))
+	if _, ok := f.left["ns/b"]; ok {
+		t.Error("a deleted pod is still recorded as dropped")
 	}
 }
