@@ -130,7 +130,8 @@ int32_t wasched_view_delete(const struct WaschedView *view,
 // JSON `{"node": {...}, "pods": [{...}, ...], "kept": ["ns/name", ...]}`,
 // `node` absent when only its pods changed; every pod it lists (assumed
 // pods included) either whole in `pods` or, when it is listed here
-// unchanged since the last call, by key in `kept`. Call it when the
+// unchanged since the last call (or since the last call that dropped it,
+// when no node has listed it since), by key in `kept`. Call it when the
 // node's `NodeInfo` changed. 0 on success; 1 with `error` set when the
 // view's listing of the node is not what was sent (a kept key it did not
 // list, a pod it could not read, malformed JSON; the rest is applied):

@@ -515,6 +515,25 @@ fn refused_objects_are_named_and_taken_when_they_can_be() {
     assert_eq!(origin.name, "ns/w");
     assert!(why.contains("PriorityClass \"high\""), "{why}");
     let _ = ObjectRef::clone(origin);
+
+    // A pod new to the model, refused on its next version before the
+    // model is read: the first leaves, and the model holds the rest.
+    model.delete("Pod", "ns/w");
+    let first = one(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: ns}\nspec: {containers: [{name: c, image: x}]}\n",
+    );
+    let later = one(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: v, namespace: ns}\nspec: {containers: [{name: c, image: x}]}\n",
+    );
+    model.upsert(shared(first)).unwrap();
+    model.upsert(shared(later)).unwrap();
+    let refused = one(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x, namespace: ns}\nspec: {priorityClassName: high, containers: [{name: c, image: x}]}\n",
+    );
+    assert!(model.upsert(shared(refused)).is_err());
+    let snapshot = model.snapshot();
+    let keys: Vec<&str> = snapshot.pods.iter().map(|p| p.key.as_str()).collect();
+    assert_eq!(keys, ["ns/v"]);
 }
 
 /// `sync` (what a `shadow` pass calls with the watched objects) reads only

@@ -784,6 +784,8 @@ impl Model {
     /// its id when the snapshot holds it, to be taken out by
     /// [`Model::remove_pod`] or [`Model::remove_pods`].
     fn detach_pod_entry(&mut self, key: &str) -> Option<PodId> {
+        // An arrival is detached from its place (a refused next version).
+        self.settle_arrivals();
         let old = self.pods.remove(key)?;
         self.tally_pod(Some(&old), -1);
         let PodRead::Modelled(old) = old else {
