@@ -73,8 +73,9 @@ pub struct View {
     /// then never left.
     doomed: BTreeSet<String>,
     /// Pods a node's listing dropped that no listing holds since, as
-    /// they were read: a victim a dry run took off its node comes back
-    /// by key ([`View::set_node`]'s `kept`), not read again.
+    /// they were read there (naming that node), while the informer has
+    /// them: a victim a dry run took off its node comes back to it by key
+    /// ([`View::set_node`]'s `kept`), not read again.
     left: HashMap<String, SharedObject>,
 }
 
@@ -100,6 +101,14 @@ fn read_placed(name: &str, json: &[u8]) -> Result<SharedObject> {
         pod.spec.get_or_insert_with(Default::default).node_name = Some(name.to_string());
     }
     Ok(Arc::new((origin, object)))
+}
+
+/// The node a pod's object names.
+fn node_of(object: &SharedObject) -> Option<&str> {
+    match &object.1 {
+        Object::Pod(pod) => pod.spec.as_ref()?.node_name.as_deref(),
+        _ => None,
+    }
 }
 
 impl View {
@@ -213,7 +222,13 @@ impl View {
         // model stands.
         let mut changed = BTreeSet::new();
         for key in state.kept {
-            match before.pods.remove(&key).or_else(|| self.left.remove(&key)) {
+            // A pod a node dropped comes back to that node only.
+            let dropped = || {
+                self.left
+                    .remove(&key)
+                    .filter(|object| node_of(object) == Some(name))
+            };
+            match before.pods.remove(&key).or_else(dropped) {
                 Some(listed) => {
                     now.pods.insert(key, listed);
                 }
@@ -251,7 +266,10 @@ impl View {
             if self.placed.get(key).is_some_and(|n| n == name) {
                 self.placed.remove(key);
             }
-            self.left.insert(key.clone(), object.clone());
+            // Only while the pod is there: a deleted one never comes back.
+            if self.informed.contains_key(key) {
+                self.left.insert(key.clone(), object.clone());
+            }
         }
         for key in now.pods.keys() {
             self.left.remove(key);

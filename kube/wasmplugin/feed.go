@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,9 +39,10 @@ type feed struct {
 	nodes  map[string]uint64    // node name → fingerprint last sent
 	listed map[string]*nodeSent // node name → what its last SetNode sent
 	// left is each pod a node's SetNode dropped that no SetNode has
-	// listed since (the view keeps them as read), by key → version: a
-	// victim a dry run took off its node goes back by key.
-	left  map[string]string
+	// listed since and that was not deleted (the view keeps them as
+	// read), by key: a victim a dry run took off its node goes back to
+	// that node by key.
+	left  map[string]dropped
 	known map[string]bool // the nodes the view holds (from either source)
 
 	sentMu sync.Mutex
@@ -55,6 +57,10 @@ type nodeSent struct {
 	node string
 	pods map[string]string // pod key → version
 }
+
+// dropped is a pod's version when a node's SetNode dropped it, and the
+// node.
+type dropped struct{ version, node string }
 
 // version identifies an object's content as the API server gave it (UID
 // and resourceVersion) plus where kube-scheduler holds it (an assumed
@@ -89,7 +95,7 @@ func currentGates() Gates {
 
 // newFeed is a feed of view that has sent nothing yet.
 func newFeed(view *wasm.View) *feed {
-	return &feed{view: view, nodes: map[string]uint64{}, listed: map[string]*nodeSent{}, left: map[string]string{}, known: map[string]bool{},
+	return &feed{view: view, nodes: map[string]uint64{}, listed: map[string]*nodeSent{}, left: map[string]dropped{}, known: map[string]bool{},
 		sent: map[types.UID]string{}, gone: map[types.UID]time.Time{}}
 }
 
@@ -301,12 +307,12 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 		}
 		switch {
 		case err == nil:
-			f.listSent(last, sent)
+			f.listSent(node.Name, last, sent)
 			f.listed[node.Name] = sent
 		case errors.As(err, &refused):
 			// The view lists what was sent; its model left some out.
 			klog.ErrorS(err, "wasched view refused part of a node", "node", node.Name)
-			f.listSent(last, sent)
+			f.listSent(node.Name, last, sent)
 			f.listed[node.Name] = sent
 		default:
 			klog.ErrorS(err, "wasched view refused part of a node", "node", node.Name)
@@ -339,15 +345,22 @@ func (f *feed) syncNodes(infos []fwk.NodeInfo, all bool) error {
 	return nil
 }
 
-// listSent records what a node's SetNode dropped (in last, not in sent)
-// as left, and what it listed as no longer left. f.mu is held.
-func (f *feed) listSent(last, sent *nodeSent) {
+// listSent records what node's SetNode dropped (in last, not in sent)
+// as left unless it was deleted, and what it listed as no longer left.
+// f.mu is held.
+func (f *feed) listSent(node string, last, sent *nodeSent) {
 	if last != nil {
+		f.sentMu.Lock()
 		for key, v := range last.pods {
-			if _, still := sent.pods[key]; !still {
-				f.left[key] = v
+			uid, _, _ := strings.Cut(v, "/") // see version
+			if _, deleted := f.gone[types.UID(uid)]; deleted {
+				continue
+			}
+			if _, still := sent.pods[key]; !still && v != "" {
+				f.left[key] = dropped{v, node}
 			}
 		}
+		f.sentMu.Unlock()
 	}
 	for key := range sent.pods {
 		delete(f.left, key)
@@ -370,7 +383,7 @@ func (f *feed) nodeState(node *v1.Node, pods []fwk.PodInfo, last *nodeSent) (was
 		key := pod.Namespace + "/" + pod.Name
 		v := version(pod, pod.Spec.NodeName)
 		sent.pods[key] = v
-		if last != nil && v != "" && (last.pods[key] == v || f.left[key] == v) {
+		if last != nil && v != "" && (last.pods[key] == v || f.left[key] == dropped{v, node.Name}) {
 			state.Kept = append(state.Kept, key)
 		} else {
 			state.Pods = append(state.Pods, pod)

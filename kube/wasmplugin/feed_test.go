@@ -137,9 +137,10 @@ func TestANodeIsSentAgainWithOnlyWhatChanged(t *testing.T) {
 	}
 
 	// A pod a dry run takes off its node and puts back goes by key: the
-	// view kept it as read when the node dropped it.
+	// view kept it as read when the node dropped it (the informer has it).
+	f.ensurePod(pod("b", "1"))
 	sync(info(node("1"), pod("d", "1"), stray), 1)
-	if f.left["ns/b"] == "" {
+	if _, ok := f.left["ns/b"]; !ok {
 		t.Fatal("the feed has no record of the pod the node dropped")
 	}
 	state, _ = f.nodeState(node("1"), info(node("1"), pod("b", "1"), pod("d", "1"), stray).GetPods(), f.listed["n1"])
@@ -162,5 +163,27 @@ func TestANodeIsSentAgainWithOnlyWhatChanged(t *testing.T) {
 	f.delete("Pod", pod("b", "1"))
 	if _, ok := f.left["ns/b"]; ok {
 		t.Error("a deleted pod is still recorded as dropped")
+	}
+
+	// A pod deleted while its node still lists it is not recorded when
+	// the node drops it; nor does the view keep it.
+	f.ensurePod(pod("e", "1"))
+	sync(info(node("1"), pod("d", "1"), pod("e", "1"), stray), 2)
+	f.delete("Pod", pod("e", "1"))
+	sync(info(node("1"), pod("d", "1"), stray), 1)
+	if _, ok := f.left["ns/e"]; ok {
+		t.Error("a pod deleted before its node dropped it is recorded as dropped")
+	}
+	if err := view.SetNode("n1", wasm.NodeState{Kept: []string{"ns/d", "ns/e", "ns/stray"}}); err == nil {
+		t.Error("the view kept a deleted pod its node dropped")
+	}
+
+	// A pod one node dropped does not come back by key on another.
+	f.ensurePod(pod("f", "1"))
+	sync(info(node("1"), pod("d", "1"), pod("f", "1"), stray), 2)
+	sync(info(node("1"), pod("d", "1"), stray), 1)
+	other := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2", UID: "uid-n2", ResourceVersion: "1"}}
+	if err := view.SetNode("n2", wasm.NodeState{Node: other, Kept: []string{"ns/f"}}); err == nil {
+		t.Error("a pod n1 dropped came back on n2 by key")
 	}
 }
