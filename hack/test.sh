@@ -70,13 +70,17 @@ if ! step build make -C kube build; then
   exit 1
 fi
 step rust cargo test --workspace
+# The tool tests select their binaries from the whole workspace, as the run
+# above: the same features resolve, so nothing is built again (with
+# `-p wasched` the other members' dev-dependencies drop out of the feature
+# resolution, and kube, the host and its tests would be rebuilt).
 if has chromium || [ -n "${WASCHED_CHROMIUM:-}" ]; then
-  step rust-chromium cargo test -p wasched --test browser -- --ignored
+  step rust-chromium cargo test --workspace --test browser -- --ignored
 else
   echo "==> rust-chromium: Chromium not found; the browser tests stay ignored"
 fi
 if has kubectl; then
-  step rust-kubectl cargo test -p wasched --test cluster --test shadow -- --ignored
+  step rust-kubectl cargo test --workspace --test cluster --test shadow -- --ignored
 else
   echo "==> rust-kubectl: kubectl not found; the tests that need it stay ignored"
 fi
