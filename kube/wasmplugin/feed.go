@@ -190,9 +190,11 @@ func (f *feed) delete(kind string, obj any) {
 		delete(f.nodes, key)
 		delete(f.listed, key)
 	case "Pod":
+		// The record only: forget marked the pod gone, so no SetNode
+		// records it again, and the view drops its own on Delete.
 		f.mu.Lock()
-		defer f.mu.Unlock()
 		delete(f.left, key)
+		f.mu.Unlock()
 	}
 	f.deleteKey(kind, key)
 }
