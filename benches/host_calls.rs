@@ -15,7 +15,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use wasched::config::PluginSettings;
 use wasched::{PluginConfig, PluginSet, Runtime};
 use wasched_benches::{peak_rss_mib, rss_mib};
-use wasched_ffi::pool::{MAX_INSTANCES, Plugin, Spec};
+use wasched_ffi::pool::{DEFAULT_POOL_SIZE, Plugin, Spec};
 
 /// Takes `depth` instances of `plugin` at once (each call inside the one
 /// before), so that the pool makes that many.
@@ -28,7 +28,7 @@ fn hold(plugin: &Plugin, runtime: &Runtime, depth: usize) {
 }
 
 /// Resident memory of a full pool of each bundled component, made by
-/// `MAX_INSTANCES` calls at once.
+/// `DEFAULT_POOL_SIZE` calls at once (the pool of a plugin without `poolSize`).
 fn pool_memory() {
     let runtime = Runtime::with_cache(wasched::runtime::ComponentCache::off()).unwrap();
     for bundled in wasched::runtime::BUNDLED {
@@ -39,7 +39,7 @@ fn pool_memory() {
         };
         let plugin = Plugin::load(&runtime, spec).unwrap();
         let before = rss_mib();
-        hold(&plugin, &runtime, MAX_INSTANCES);
+        hold(&plugin, &runtime, DEFAULT_POOL_SIZE);
         let info = plugin.info();
         println!(
             "pool of {} instances of {}: +{:.1} MiB resident",

@@ -7,6 +7,10 @@
 #   go.log               go test -v's output: "--- PASS|FAIL|SKIP: Test (Ns)"
 #                        (a skip's reason on the next, indented line), then
 #                        "ok|FAIL <package> <N>s" per package;
+#   python.log           pytest -v's output: "FILE::TEST PASSED|FAILED|SKIPPED";
+#   javascript.log       node --test's TAP: "ok N - TEST", "not ok N - TEST";
+#                        either may instead hold one "SKIPPED: REASON" line
+#                        (the toolchain is not installed), a skip;
 #   steps                "<step> <seconds> <exit status>" per step;
 #   control-planes.log   one "<program> <url>" line per control plane started.
 #
@@ -136,6 +140,26 @@ FILENAME ~ /(^|\/)go\.log$/ {
   next
 }
 
+FILENAME ~ /(^|\/)(python|javascript)\.log$/ {
+  lang = FILENAME
+  sub(/.*\//, "", lang)
+  sub(/\.log$/, "", lang)
+  if ($0 ~ /^SKIPPED: /) { note_test(lang ":tests", "(all)", "ignored", substr($0, 10)); next }
+  if (lang == "python" && $0 ~ /^[^ ]+::[^ ]+ (PASSED|FAILED|SKIPPED|ERROR)/) {
+    state = $2 == "PASSED" ? "ok" : $2 == "SKIPPED" ? "ignored" : "FAILED"
+    note_test("python:pytest", $1, state, "")
+    next
+  }
+  if (lang == "javascript" && $0 ~ /^(not )?ok [0-9]+ - /) {
+    name = $0
+    sub(/^(not )?ok [0-9]+ - /, "", name)
+    state = $0 ~ /^not / ? "FAILED" : name ~ /# SKIP/ ? "ignored" : "ok"
+    note_test("javascript:node", name, state, "")
+    next
+  }
+  next
+}
+
 FILENAME ~ /(^|\/)steps$/ {
   step_names[++nsteps] = $1
   step_secs[$1] = $2
@@ -162,14 +186,16 @@ END {
     else if (state_of[key] == "FAILED") { failed[lang]++; failures[++nfailures] = key }
     else { skipped[lang]++; skips[++nskips] = key }
   }
-  total_passed = passed["rust"] + passed["go"]
-  total_failed = failed["rust"] + failed["go"]
-  total_skipped = skipped["rust"] + skipped["go"]
+  total_passed = passed["rust"] + passed["go"] + passed["python"] + passed["javascript"]
+  total_failed = failed["rust"] + failed["go"] + failed["python"] + failed["javascript"]
+  total_skipped = skipped["rust"] + skipped["go"] + skipped["python"] + skipped["javascript"]
 
   print ""
   print "==> test summary"
   printf "Rust: %d passed, %d failed, %d ignored\n", passed["rust"], failed["rust"], skipped["rust"]
   printf "Go:   %d passed, %d failed, %d skipped\n", passed["go"], failed["go"], skipped["go"]
+  printf "Python (pytest): %d passed, %d failed, %d skipped\n", passed["python"], failed["python"], skipped["python"]
+  printf "JavaScript (node --test): %d passed, %d failed, %d skipped\n", passed["javascript"], failed["javascript"], skipped["javascript"]
   if (nskips > 0) {
     print "Not run:"
     for (i = 1; i <= nskips; i++) {

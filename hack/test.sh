@@ -9,7 +9,12 @@
 #   3. the Rust tests that need a tool (Chromium, kubectl): they are
 #      #[ignore]d with the tool as their reason and run here, with
 #      --ignored, when the tool is installed;
-#   4. the Go tests (and package wasm under the race detector);
+#   4. the plugins written in Python and JavaScript (hack/polyglot.sh):
+#      built with their pinned toolchains, their own tests run (pytest,
+#      node's test runner), then the Rust tests that load them
+#      (host/tests/polyglot.rs, #[ignore]d otherwise), when the
+#      toolchains are installed;
+#   5. the Go tests (and package wasm under the race detector);
 #
 # then a summary (hack/test-summary.awk): tests passed, failed and
 # skipped (each with its reason), each test binary's and Go package's wall
@@ -59,8 +64,10 @@ step() {
 has() { [ -n "$require_all" ] || command -v "$1" >/dev/null 2>&1; }
 
 summary() {
+  touch "$logs/python.log" "$logs/javascript.log"
   awk -v require_all="$require_all" -f "$root/hack/test-summary.awk" \
-    "$logs"/rust*.log "$logs"/go.log "$logs/steps" "$WASCHED_CONTROL_PLANE_LOG" \
+    "$logs"/rust*.log "$logs"/go.log "$logs"/python.log "$logs"/javascript.log \
+    "$logs/steps" "$WASCHED_CONTROL_PLANE_LOG" \
     || failed=1
 }
 
@@ -83,6 +90,29 @@ if has kubectl; then
   step rust-kubectl cargo test --workspace --test cluster --test shadow -- --ignored
 else
   echo "==> rust-kubectl: kubectl not found; the tests that need it stay ignored"
+fi
+# The plugins in other languages run when their toolchain is installed
+# (make -C plugins/python/team-gpu-isolation; npm ci in
+# plugins/javascript/team-gpu-isolation); a missing one is a counted skip.
+py_tool=plugins/python/team-gpu-isolation/.venv/bin/componentize-py
+js_tool=plugins/javascript/team-gpu-isolation/node_modules/@bytecodealliance/componentize-js/src/cli.js
+polyglot=1
+if [ -n "$require_all" ] || [ -x "$py_tool" ]; then
+  step python hack/polyglot.sh python || polyglot=0
+else
+  echo "SKIPPED: the Python plugin's tests: its toolchain is not installed (make -C plugins/python/team-gpu-isolation installs it)" | tee "$logs/python.log"
+  polyglot=0
+fi
+if [ -n "$require_all" ] || [ -f "$js_tool" ]; then
+  step javascript hack/polyglot.sh javascript || polyglot=0
+else
+  echo "SKIPPED: the JavaScript plugin's tests: its toolchain is not installed (npm ci in plugins/javascript/team-gpu-isolation installs it)" | tee "$logs/javascript.log"
+  polyglot=0
+fi
+if [ "$polyglot" = 1 ]; then
+  step rust-polyglot cargo test --workspace --test polyglot -- --ignored
+else
+  echo "==> rust-polyglot: a component is missing; the tests that load them stay ignored"
 fi
 step go make -C kube test
 summary

@@ -24,13 +24,25 @@ fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest_dir.parent().unwrap().to_path_buf();
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
-    for watched in ["plugins", "wit", "testdata/plugins", "Cargo.toml"] {
+    let plugins = plugin_crates(&root.join("plugins"));
+    let fixtures = plugin_crates(&root.join("testdata/plugins"));
+    // The crates' own directories, not all of `plugins/`: the plugins in
+    // other languages there build into their own directories, which must
+    // not rebuild the host. A new crate changes Cargo.lock.
+    let crate_dirs = plugins.iter().map(|name| format!("plugins/{name}")).chain(
+        fixtures
+            .iter()
+            .map(|name| format!("testdata/plugins/{name}")),
+    );
+    for watched in ["plugins/sdk", "wit", "Cargo.toml", "Cargo.lock"]
+        .into_iter()
+        .map(String::from)
+        .chain(crate_dirs)
+    {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
 
     ensure_wasm_target();
-    let plugins = plugin_crates(&root.join("plugins"));
-    let fixtures = plugin_crates(&root.join("testdata/plugins"));
     let target_dir = plugin_target_dir(&out_dir);
     let crates: Vec<&String> = plugins.iter().chain(&fixtures).collect();
     build_components(&root, &target_dir, &crates);

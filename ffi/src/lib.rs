@@ -27,7 +27,7 @@
 //! locked for the duration of a change, and by a call only while it takes
 //! its copy of the view's snapshot: the plugin runs on the copy, so calls
 //! run in parallel (a plugin's instances are pooled, up to
-//! [`pool::MAX_INSTANCES`] at once) and a change never waits for a plugin.
+//! the plugin's `poolSize`, [`pool::DEFAULT_POOL_SIZE`] unless configured, at once) and a change never waits for a plugin.
 //! A runtime is shared.
 //!
 //! Usage, in the order a caller goes (error handling elided):

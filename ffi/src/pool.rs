@@ -4,7 +4,11 @@
 //! PreEnqueue beside the scheduling cycle, Filter and Score on parallel
 //! workers). A wasmtime store is used by one thread at a time, so each call
 //! takes an instance from the pool (making one when all are busy, up to
-//! [`MAX_INSTANCES`]) and puts it back after; no store is ever shared.
+//! the plugin's `poolSize`, [`DEFAULT_POOL_SIZE`] unless configured) and
+//! puts it back after; no store is ever shared. Each instance holds its
+//! own linear memory, so the pool's size times the component's memory is
+//! what the plugin may hold: a CPython or SpiderMonkey component holds
+//! tens of MiB per instance.
 //! Every instance runs under the plugin's bounds, and one that failed is
 //! re-created by the runtime before its next call.
 
@@ -17,8 +21,9 @@ use wasched::{PluginConfig, PluginSet, Runtime};
 
 use crate::breaker::Breaker;
 
-/// The most instances of one plugin alive at once; a call beyond waits.
-pub const MAX_INSTANCES: usize = 16;
+/// The most instances of one plugin alive at once unless its `poolSize`
+/// says otherwise; a call beyond waits.
+pub use wasched::config::DEFAULT_POOL_SIZE;
 
 /// How the caller asks for a plugin: the `args` of its `pluginConfig`
 /// entry in a `KubeSchedulerConfiguration` (wasched's plugin entry: bounds,
@@ -51,6 +56,7 @@ pub struct Plugin {
     idle: Mutex<Pool>,
     freed: Condvar,
     breaker: Breaker,
+    pool_size: usize,
 }
 
 struct Pool {
@@ -96,6 +102,7 @@ impl Plugin {
         let points = first.points().to_vec();
         let policy = first.failure_policy();
         let breaker = Breaker::new(first.settings().breaker);
+        let pool_size = first.settings().pool_size;
         let mut set = PluginSet::new();
         set.add(Box::new(first))?;
         Ok(Plugin {
@@ -112,6 +119,7 @@ impl Plugin {
             }),
             freed: Condvar::new(),
             breaker,
+            pool_size,
         })
     }
 
@@ -179,7 +187,7 @@ impl Plugin {
             if let Some(set) = pool.idle.pop() {
                 return Ok(set);
             }
-            if pool.alive < MAX_INSTANCES {
+            if pool.alive < self.pool_size {
                 pool.alive += 1;
                 drop(pool);
                 // The slot is given back unless an instance is made: on an

@@ -620,7 +620,14 @@ fn the_bundled_names_are_what_the_components_call_themselves() {
         .filter(|e| e["onByDefault"] == false)
         .map(|e| e["name"].as_str().unwrap())
         .collect();
-    assert_eq!(off, ["WaschedGpuBinPacking", "WaschedTaintToleration"]);
+    assert_eq!(
+        off,
+        [
+            "WaschedGpuBinPacking",
+            "WaschedTaintToleration",
+            "WaschedTeamGpuIsolation"
+        ]
+    );
 }
 
 #[test]
@@ -864,7 +871,7 @@ fn a_panic_inside_a_call_leaves_nothing_behind_and_a_thousand_calls_after_it_ans
         // taken, the assignments assumed, the snapshot lent to the store.
         // More panics than the pool has instances: a slot that leaked with
         // each would leave the pool empty for ever.
-        for _ in 0..=wasched_ffi::pool::MAX_INSTANCES {
+        for _ in 0..=wasched_ffi::pool::DEFAULT_POOL_SIZE {
             wasched_test_inject_panic();
             let error = h.call(counter, request.clone()).unwrap_err();
             assert!(

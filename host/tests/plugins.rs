@@ -251,7 +251,7 @@ fn refuses_bad_args_and_duplicate_names() {
         )
         .unwrap();
     let err = runtime.bundled(&typo).unwrap_err().to_string();
-    assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: WaschedGangScheduling, WaschedGpuBinPacking, WaschedTaintToleration, WaschedTopologyPlacement, WaschedWorkloadPreemption)"), "{err}");
+    assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: WaschedGangScheduling, WaschedGpuBinPacking, WaschedTaintToleration, WaschedTeamGpuIsolation, WaschedTopologyPlacement, WaschedWorkloadPreemption)"), "{err}");
 }
 
 /// The bundled components built against 0.2.0 (kept as fixtures, never

@@ -391,7 +391,7 @@ func TestTheBundledListComesFromTheLibrary(t *testing.T) {
 			off = append(off, b.Name)
 		}
 	}
-	if got, want := strings.Join(off, ","), "WaschedGpuBinPacking,WaschedTaintToleration"; got != want {
+	if got, want := strings.Join(off, ","), "WaschedGpuBinPacking,WaschedTaintToleration,WaschedTeamGpuIsolation"; got != want {
 		t.Errorf("off by default: %s, want %s", got, want)
 	}
 }

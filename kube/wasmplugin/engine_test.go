@@ -25,8 +25,8 @@ func TestTheGeneratedProfileEnablesEveryExportInPlaceOfTheInTreeStages(t *testin
 			t.Errorf("the profile lacks\n%s\nin\n%s", want, profile)
 		}
 	}
-	// Off by default: bin-packing and the taint check.
-	if strings.Contains(profile, "WaschedGpuBinPacking") || strings.Contains(profile, "WaschedTaintToleration") {
+	// Off by default: bin-packing, the taint check and team isolation.
+	if strings.Contains(profile, "WaschedGpuBinPacking") || strings.Contains(profile, "WaschedTaintToleration") || strings.Contains(profile, "WaschedTeamGpuIsolation") {
 		t.Errorf("an off-by-default component is enabled:\n%s", profile)
 	}
 }

@@ -10,6 +10,12 @@
 //!       fuel: 100000000         # wasm instructions (roughly) per call; deterministic
 //!       timeout: 1s             # wall-clock deadline per call
 //!       memoryLimit: 64Mi       # linear memory per instance
+//!       wasmLimits:             # what one instance may define (interpreters need more)
+//!         instances: 64         # core module instances
+//!         memories: 4           # linear memories
+//!         tables: 8             # tables
+//!         tableElements: 100000 # elements of one table
+//!       poolSize: 16            # instances alive at once in kube-scheduler
 //!       limits:                 # caps on what the plugin hands the host
 //!         logLinesPerCall: 64
 //!         logBytesPerCall: 16Ki
@@ -29,7 +35,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-use super::PluginSettings;
+use super::{PluginSettings, StoreLimits};
 use crate::framework::{FailurePolicy, OutputLimits};
 use crate::manifest::quantity::Quantity;
 
@@ -46,6 +52,10 @@ pub(super) struct Args {
     pub timeout: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wasm_limits: Option<WasmLimits>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limits: Option<Limits>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -73,6 +83,32 @@ impl Breaker {
             failures: self.failures.or(under.failures),
             window: self.window.or_else(|| under.window.clone()),
             cool_down: self.cool_down.or_else(|| under.cool_down.clone()),
+        }
+    }
+}
+
+/// `wasmLimits:`; counts.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct WasmLimits {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instances: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memories: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tables: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub table_elements: Option<u64>,
+}
+
+impl WasmLimits {
+    /// `self`, with each field it does not set taken from `under`.
+    fn or(self, under: &WasmLimits) -> WasmLimits {
+        WasmLimits {
+            instances: self.instances.or(under.instances),
+            memories: self.memories.or(under.memories),
+            tables: self.tables.or(under.tables),
+            table_elements: self.table_elements.or(under.table_elements),
         }
     }
 }
@@ -143,11 +179,17 @@ impl Args {
             (Some(mine), Some(theirs)) => Some(mine.or(theirs)),
             (mine, theirs) => mine.or_else(|| theirs.clone()),
         };
+        let wasm_limits = match (self.wasm_limits, &under.wasm_limits) {
+            (Some(mine), Some(theirs)) => Some(mine.or(theirs)),
+            (mine, theirs) => mine.or_else(|| theirs.clone()),
+        };
         Args {
             failure_policy: self.failure_policy.or(under.failure_policy),
             fuel: self.fuel.or(under.fuel),
             timeout: self.timeout.or_else(|| under.timeout.clone()),
             memory_limit: self.memory_limit.or_else(|| under.memory_limit.clone()),
+            wasm_limits,
+            pool_size: self.pool_size.or(under.pool_size),
             limits,
             circuit_breaker,
             args: self.args.or_else(|| under.args.clone()),
@@ -160,6 +202,8 @@ impl Args {
             && self.fuel.is_none()
             && self.timeout.is_none()
             && self.memory_limit.is_none()
+            && self.wasm_limits.is_none()
+            && self.pool_size.is_none()
             && self.limits.is_none()
             && self.circuit_breaker.is_none()
             && self.args.is_none()
@@ -190,6 +234,15 @@ impl Args {
                 bail!("field {at}.memoryLimit: {limit} is less than one wasm page (64Ki)");
             }
             settings.memory_limit = bytes;
+        }
+        if let Some(wasm) = &self.wasm_limits {
+            apply_wasm_limits(&mut settings.wasm_limits, wasm, at)?;
+        }
+        if let Some(size) = self.pool_size {
+            if !(1..=MAX_POOL_SIZE).contains(&size) {
+                bail!("field {at}.poolSize: must be in 1..={MAX_POOL_SIZE}, got {size}");
+            }
+            settings.pool_size = size as usize;
         }
         if let Some(limits) = &self.limits {
             apply_limits(&mut settings.limits, limits, at)?;
@@ -230,6 +283,35 @@ impl Args {
 const MAX_BREAKER_PERIOD: Duration = Duration::from_secs(24 * 60 * 60);
 /// The most failures a `circuitBreaker` may count to.
 const MAX_BREAKER_FAILURES: u32 = 10_000;
+
+/// The largest `poolSize`: instances of one component alive at once.
+const MAX_POOL_SIZE: u64 = 256;
+
+/// The largest value of a `wasmLimits` field: far beyond any toolchain's
+/// need, small enough that a mistyped value is caught.
+const MAX_WASM_LIMIT: u64 = 10_000_000;
+
+fn apply_wasm_limits(limits: &mut StoreLimits, overrides: &WasmLimits, at: &str) -> Result<()> {
+    let count = |n: u64, field: &str| -> Result<usize> {
+        if !(1..=MAX_WASM_LIMIT).contains(&n) {
+            bail!("field {at}.wasmLimits.{field}: must be in 1..={MAX_WASM_LIMIT}, got {n}");
+        }
+        Ok(n as usize)
+    };
+    if let Some(n) = overrides.instances {
+        limits.instances = count(n, "instances")?;
+    }
+    if let Some(n) = overrides.memories {
+        limits.memories = count(n, "memories")?;
+    }
+    if let Some(n) = overrides.tables {
+        limits.tables = count(n, "tables")?;
+    }
+    if let Some(n) = overrides.table_elements {
+        limits.table_elements = count(n, "tableElements")?;
+    }
+    Ok(())
+}
 
 /// A byte count given as a number or a quantity, at least 1.
 fn bytes(value: &serde_json::Value, field: &str) -> Result<u64> {

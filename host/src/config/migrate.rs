@@ -55,6 +55,8 @@ impl FormerEntry {
             fuel: self.fuel,
             timeout: self.timeout.clone(),
             memory_limit: self.memory_limit.clone(),
+            wasm_limits: None,
+            pool_size: None,
             limits: self.limits.clone(),
             circuit_breaker: None,
             args: self.args.clone(),

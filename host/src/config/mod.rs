@@ -37,12 +37,52 @@ pub struct PluginSettings {
     pub timeout: Duration,
     /// Cap on the instance's linear memory, in bytes.
     pub memory_limit: u64,
+    /// What one instance may define (core instances, memories, tables).
+    pub wasm_limits: StoreLimits,
+    /// Instances of the component alive at once where calls come from
+    /// several threads (kube-scheduler); a call beyond waits.
+    pub pool_size: usize,
     /// JSON text for `plugin.configure`.
     pub args: String,
     /// Caps on what the plugin hands the host.
     pub limits: OutputLimits,
     /// When a component running live stops being called for a while.
     pub breaker: BreakerSettings,
+}
+
+/// Instances of one component alive at once where calls come from several
+/// threads, unless its `poolSize` says otherwise.
+pub const DEFAULT_POOL_SIZE: usize = 16;
+
+/// What one instance of a component may define: core module instances,
+/// linear memories, tables and table elements (`wasmLimits:`). The
+/// defaults hold, with room, a component built by `cargo` (a few core
+/// instances), by componentize-py 0.25 (CPython and its libraries linked
+/// as separate modules: 38 core instances, 2 tables of at most 5,695
+/// elements, 1 memory) and by componentize-js 0.23 (SpiderMonkey: 2
+/// tables of at most 7,722 elements, 1 memory); a component that needs
+/// more fails to instantiate with the limits it was given in the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreLimits {
+    /// Core module instances.
+    pub instances: usize,
+    /// Linear memories, all instances together.
+    pub memories: usize,
+    /// Tables, all instances together.
+    pub tables: usize,
+    /// Elements of any one table.
+    pub table_elements: usize,
+}
+
+impl Default for StoreLimits {
+    fn default() -> Self {
+        Self {
+            instances: 64,
+            memories: 4,
+            tables: 8,
+            table_elements: 100_000,
+        }
+    }
 }
 
 /// A component's circuit breaker, where it runs live (kube-scheduler):
@@ -79,6 +119,8 @@ impl Default for PluginSettings {
             fuel: 100_000_000,
             timeout: Duration::from_secs(1),
             memory_limit: 64 << 20,
+            wasm_limits: StoreLimits::default(),
+            pool_size: DEFAULT_POOL_SIZE,
             args: "{}".into(),
             limits: OutputLimits::default(),
             breaker: BreakerSettings::default(),
@@ -324,6 +366,26 @@ impl PluginConfig {
             .map_or_else(|| self.defaults.clone(), |(_, s)| s.clone())
     }
 
+    /// The settings a component is first instantiated under, before it has
+    /// told its name: the defaults, loosened to the most any entry of the
+    /// configuration allows (memory, `wasmLimits`, fuel, timeout), so that
+    /// a component configured with more than the defaults loads. The
+    /// instance that serves calls is made under its own entry's settings.
+    pub fn loosest(&self) -> PluginSettings {
+        let mut loosest = self.defaults.clone();
+        for (_, s) in &self.plugins {
+            loosest.memory_limit = loosest.memory_limit.max(s.memory_limit);
+            loosest.fuel = loosest.fuel.max(s.fuel);
+            loosest.timeout = loosest.timeout.max(s.timeout);
+            let (l, w) = (&mut loosest.wasm_limits, &s.wasm_limits);
+            l.instances = l.instances.max(w.instances);
+            l.memories = l.memories.max(w.memories);
+            l.tables = l.tables.max(w.tables);
+            l.table_elements = l.table_elements.max(w.table_elements);
+        }
+        loosest
+    }
+
     /// The same settings for every plugin (tests, benchmarks).
     pub fn uniform(settings: PluginSettings) -> Self {
         Self {
@@ -398,6 +460,45 @@ mod tests {
         );
         let other = config.settings("Other");
         assert_eq!(other, PluginSettings::default());
+    }
+
+    #[test]
+    fn wasm_limits_and_pool_size_are_configured_per_plugin() {
+        let config = PluginConfig::parse(&ksc(
+            "",
+            "[{name: Py, args: {poolSize: 4, memoryLimit: 256Mi, wasmLimits: {instances: 80, tableElements: 200000}}}, {name: Rust, args: {fuel: 5}}]",
+        ))
+        .unwrap();
+        let py = config.settings("Py");
+        assert_eq!(py.pool_size, 4);
+        assert_eq!(
+            py.wasm_limits,
+            StoreLimits {
+                instances: 80,
+                table_elements: 200_000,
+                ..StoreLimits::default()
+            }
+        );
+        let rust = config.settings("Rust");
+        assert_eq!(rust.pool_size, DEFAULT_POOL_SIZE);
+        assert_eq!(rust.wasm_limits, StoreLimits::default());
+        // Before a component has told its name: the most any entry allows.
+        let first = config.loosest();
+        assert_eq!(first.memory_limit, 256 << 20);
+        assert_eq!(first.wasm_limits.instances, 80);
+        assert_eq!(first.wasm_limits.table_elements, 200_000);
+        assert_eq!(first.fuel, PluginSettings::default().fuel);
+        for (args, field) in [
+            ("{poolSize: 0}", "poolSize"),
+            ("{poolSize: 1000}", "poolSize"),
+            ("{wasmLimits: {instances: 0}}", "wasmLimits.instances"),
+            ("{wasmLimits: {tabels: 3}}", "tabels"),
+        ] {
+            let err = PluginConfig::parse(&ksc("", &format!("[{{name: A, args: {args}}}]")))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(field), "{args}: {err}");
+        }
     }
 
     #[test]

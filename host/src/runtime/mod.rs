@@ -209,7 +209,7 @@ pub struct BundledPlugin {
 /// default: node plugins that change where pods go, and the
 /// taint-toleration model plugin (the host runs those checks natively);
 /// a configuration turns them on with `multiPoint.enabled`.
-pub const BUNDLED: [BundledPlugin; 5] = [
+pub const BUNDLED: [BundledPlugin; 6] = [
     BundledPlugin {
         name: "WaschedGangScheduling",
         crate_name: "gang-permit",
@@ -223,6 +223,11 @@ pub const BUNDLED: [BundledPlugin; 5] = [
     BundledPlugin {
         name: "WaschedTaintToleration",
         crate_name: "taint-toleration",
+        on_by_default: false,
+    },
+    BundledPlugin {
+        name: "WaschedTeamGpuIsolation",
+        crate_name: "team-gpu-isolation",
         on_by_default: false,
     },
     BundledPlugin {

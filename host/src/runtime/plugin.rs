@@ -173,7 +173,7 @@ impl WasmPlugin {
             source: source.to_string(),
             version,
             points,
-            settings: config.settings(""),
+            settings: config.loosest(),
             pre,
             indices,
             live: None,
@@ -256,6 +256,7 @@ impl WasmPlugin {
     fn instantiate(&mut self) -> Result<Live> {
         let state = HostState {
             memory_limit: self.settings.memory_limit,
+            wasm_limits: self.settings.wasm_limits,
             ..HostState::default()
         };
         let mut store = Store::new(self.pre.engine(), state);
@@ -269,7 +270,17 @@ impl WasmPlugin {
             .pre
             .instantiate(&mut store)
             .map_err(anyhow::Error::from)
-            .context("instantiation failed")?;
+            .with_context(|| {
+                let limits = &self.settings.wasm_limits;
+                format!(
+                    "instantiation failed (wasmLimits: {} instances, {} memories, {} tables of {} elements; memoryLimit {})",
+                    limits.instances,
+                    limits.memories,
+                    limits.tables,
+                    limits.table_elements,
+                    format_bytes(self.settings.memory_limit)
+                )
+            })?;
         let exports = match &self.indices {
             VersionIndices::Current(i) => VersionExports::Current(i.load(&mut store, &instance)?),
             VersionIndices::V0_2(i) => VersionExports::V0_2(i.load(&mut store, &instance)?),

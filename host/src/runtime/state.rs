@@ -11,6 +11,7 @@
 
 use wasmtime::component::ResourceTable;
 
+use crate::config::StoreLimits;
 use crate::framework::{LogDrops, LogLevel, LogLine, answers};
 use crate::model::Snapshot;
 
@@ -59,11 +60,9 @@ pub struct HostState {
     /// Set when the guest tried to grow its memory past `memory_limit`; the
     /// growth then traps, and this tells the host why.
     pub memory_exceeded: bool,
+    /// What the instance may define: core instances, memories, tables.
+    pub wasm_limits: StoreLimits,
 }
-
-/// Most table elements an instance may have (function tables of Rust guests
-/// hold a few hundred).
-const MAX_TABLE_ELEMENTS: usize = 100_000;
 
 impl wasmtime::ResourceLimiter for HostState {
     fn memory_growing(
@@ -102,21 +101,19 @@ impl wasmtime::ResourceLimiter for HostState {
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        Ok(desired <= MAX_TABLE_ELEMENTS)
+        Ok(desired <= self.wasm_limits.table_elements)
     }
 
     fn instances(&self) -> usize {
-        // A component instantiates a handful of core instances (module,
-        // adapters, shims); more means something unexpected.
-        32
+        self.wasm_limits.instances
     }
 
     fn memories(&self) -> usize {
-        4
+        self.wasm_limits.memories
     }
 
     fn tables(&self) -> usize {
-        8
+        self.wasm_limits.tables
     }
 }
 
