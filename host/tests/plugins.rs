@@ -254,6 +254,71 @@ fn refuses_bad_args_and_duplicate_names() {
     assert!(err.contains("names plugin GangSchedulng, but no loaded plugin has that name (loaded: WaschedGangScheduling, WaschedGpuBinPacking, WaschedTaintToleration, WaschedTeamGpuIsolation, WaschedTopologyPlacement, WaschedWorkloadPreemption)"), "{err}");
 }
 
+/// One configuration file serves wasched and kube-scheduler: there a
+/// wasched plugin's Score is prepared in PreScore and its Filter in
+/// PreFilter, so a file names it at both; wasched accepts those entries
+/// for a plugin with that point (its cycle has none to run) and refuses
+/// them for any other.
+#[test]
+fn pre_score_and_pre_filter_name_a_plugin_that_scores_or_filters() {
+    let file = |plugins: &str| {
+        PluginConfig::parse(&format!(
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n{plugins}"
+        ))
+        .unwrap()
+    };
+    let both = file(
+        "    preFilter: {enabled: [{name: WaschedGpuBinPacking}]}\n    filter: {enabled: [{name: WaschedGpuBinPacking}]}\n    preScore: {enabled: [{name: WaschedTeamGpuIsolation}]}\n    score: {enabled: [{name: WaschedTeamGpuIsolation, weight: 10}]}\n",
+    );
+    let mut set = common::runtime().bundled(&both).unwrap();
+    let scoring: Vec<String> = set
+        .at(ExtensionPoint::Score)
+        .map(|p| p.name().to_string())
+        .collect();
+    assert_eq!(scoring, ["WaschedTeamGpuIsolation"]);
+    // Enabled so, the team score keeps ml's pods on ml's node (the default
+    // scores put them beside vision: testdata/scenarios'
+    // teams-share-gpu-nodes.expected.json).
+    let mut snapshot =
+        wasched::read_snapshot(&[common::testdata("scenarios/teams-share-gpu-nodes.yaml")])
+            .unwrap();
+    let outcome = wasched::scheduler::run(
+        &mut snapshot,
+        &mut set,
+        wasched::scheduler::RunOptions::default(),
+    );
+    let placed: Vec<(&str, &str)> = outcome
+        .placements
+        .iter()
+        .map(|b| (b.pod.as_str(), b.node.as_str()))
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            ("ml/finetune-0", "gpu-b"),
+            ("ml/finetune-1", "gpu-b"),
+            ("vision/segment-0", "gpu-a")
+        ]
+    );
+    let err = common::runtime()
+        .bundled(&file(
+            "    preScore: {enabled: [{name: WaschedGangScheduling}]}\n",
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("WaschedGangScheduling is a wasched plugin; wasched plugins have no such extension point"),
+        "{err}"
+    );
+    let err = common::runtime()
+        .bundled(&file(
+            "    bind: {enabled: [{name: WaschedTeamGpuIsolation}]}\n",
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no such extension point"), "{err}");
+}
+
 /// The bundled components built against 0.2.0 (kept as fixtures, never
 /// rebuilt) load through the adapter under their 0.2.0 names, are wired
 /// into the same points as today's, and decide exactly what today's

@@ -466,44 +466,172 @@ fn two_runs_with_a_python_plugin_are_byte_identical() {
     assert_eq!(runs[0], runs[1]);
 }
 
+/// `wasched simulate` with `args` and the component of `name` alone in a
+/// plugin directory, enabled at PreScore and Score with weight 10 (one
+/// file for both engines): the lines of the table it prints.
+fn simulate_alone(name: &str, path: &str, args: &[&str]) -> String {
+    let dir = common::tempdir(&format!("polyglot-{name}"));
+    std::fs::copy(repo(path), dir.join("team-gpu-isolation.wasm")).unwrap();
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    preScore:\n      enabled: [{{name: {name}}}]\n    score:\n      enabled: [{{name: {name}, weight: 10}}]\n"
+        ),
+    )
+    .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_wasched"))
+        .arg("simulate")
+        .args(args)
+        .arg("--plugins")
+        .arg(&dir)
+        .arg("--config")
+        .arg(&config)
+        .arg(repo("testdata/scenarios/teams-share-gpu-nodes.yaml"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{name} {args:?}: {output:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// ml's pods go to ml's own node, vision's beside vision.
+fn assert_teams_kept_apart(stdout: &str, what: &str) {
+    for (pod, node) in [
+        ("ml/finetune-0", "gpu-b"),
+        ("ml/finetune-1", "gpu-b"),
+        ("vision/segment-0", "gpu-a"),
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains(pod) && l.trim_end().ends_with(&format!("node {node}"))),
+            "{what}: {pod} not on {node}:\n{stdout}"
+        );
+    }
+}
+
 #[test]
 #[ignore = "needs the Python and JavaScript components: hack/polyglot.sh builds them"]
 fn simulate_runs_each_component_from_a_plugin_directory() {
-    let scenario = repo("testdata/scenarios/teams-share-gpu-nodes.yaml");
     for (name, path) in OTHERS {
-        let dir = common::tempdir(&format!("polyglot-{name}"));
-        std::fs::copy(repo(path), dir.join("team-gpu-isolation.wasm")).unwrap();
-        let config = dir.join("config.yaml");
-        std::fs::write(
-            &config,
-            format!(
-                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    multiPoint:\n      enabled: [{{name: {name}, weight: 10}}]\n"
-            ),
-        )
+        assert_teams_kept_apart(&simulate_alone(name, path, &[]), name);
+    }
+}
+
+/// kube-scheduler v1.37.2 loads the Python and JavaScript components from
+/// the configuration the harness writes for `--plugins DIR` and the same
+/// file, on a real control plane, and decides as wasched does.
+#[test]
+#[ignore = "needs the Python and JavaScript components: hack/polyglot.sh builds them"]
+fn kube_scheduler_runs_each_component_through_its_configuration() {
+    assert!(
+        std::env::var_os("WASCHED_KUBE").is_some(),
+        "needs the harness: WASCHED_KUBE=kube/bin/wasched-kube (make test sets it)"
+    );
+    for (name, path) in OTHERS {
+        let stdout = simulate_alone(name, path, &["--engine", "kube-scheduler-wasm"]);
+        assert_teams_kept_apart(&stdout, &format!("kube-scheduler with {name}"));
+    }
+}
+
+#[test]
+#[ignore = "needs the Python and JavaScript components: hack/polyglot.sh builds them"]
+fn the_three_languages_agree_beyond_2_53_and_on_refused_nodes() {
+    // Amounts past 2^53 (where a JavaScript Number loses units), on a
+    // resource the args name.
+    let text = r#"
+apiVersion: v1
+kind: Node
+metadata: {name: big-a}
+status: {allocatable: {cpu: "64", memory: 64Gi, pods: "110", example.com/units: "18014398509481987"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: big-b}
+status: {allocatable: {cpu: "64", memory: 64Gi, pods: "110", example.com/units: "9007199254740993"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: held, namespace: other}
+spec:
+  nodeName: big-a
+  containers: [{name: c, image: x, resources: {requests: {example.com/units: "9007199254740995"}, limits: {example.com/units: "9007199254740995"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: held, namespace: team}
+spec:
+  nodeName: big-b
+  containers: [{name: c, image: x, resources: {requests: {example.com/units: "3"}, limits: {example.com/units: "3"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: new, namespace: team}
+spec:
+  containers: [{name: c, image: x, resources: {requests: {example.com/units: "1"}, limits: {example.com/units: "1"}}}]
+"#;
+    let mut snapshot =
+        wasched::read_snapshot_text("big.yaml", text, &wasched::ReadOptions::default()).unwrap();
+    let mut three = Three::load(r#"{"resource": "example.com/units"}"#);
+    let (pods, nonzero) = three.agree_on(&mut snapshot, "big.yaml");
+    assert_eq!((pods, nonzero), (1, 2));
+
+    // Every node asked twice: the host refuses the list, and each language
+    // answers the same error status.
+    let pod = snapshot.pods.iter().position(|p| p.pending).unwrap() as u32;
+    let twice: Vec<u32> = (0..snapshot.node_count() as u32)
+        .chain(0..snapshot.node_count() as u32)
+        .collect();
+    let answers: Vec<String> = three
+        .sets
+        .iter_mut()
+        .map(|(name, set)| {
+            let answer = set
+                .at(ExtensionPoint::Score)
+                .next()
+                .unwrap()
+                .score(&mut snapshot, pod, &twice)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            format!("{:?}", answer.expect_err(name))
+        })
+        .collect();
+    assert!(
+        answers[0].contains("node-resources refused the nodes asked: Unknown"),
+        "{}",
+        answers[0]
+    );
+    assert!(answers.iter().all(|a| *a == answers[0]), "{answers:?}");
+}
+
+#[test]
+#[ignore = "needs the Python and JavaScript components: hack/polyglot.sh builds them"]
+fn wasm_limits_bound_what_an_interpreter_is_made_of() {
+    let (name, path) = OTHERS[0];
+    let bytes = component(path);
+    let load = |limits: &str| {
+        let config = PluginConfig::parse(&format!(
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig: [{{name: {name}, args: {{wasmLimits: {limits}}}}}]\n"
+        ))
         .unwrap();
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_wasched"))
-            .arg("simulate")
-            .arg("--plugins")
-            .arg(&dir)
-            .arg("--config")
-            .arg(&config)
-            .arg(&scenario)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(output.status.success(), "{name}: {output:?}");
-        // ml's pods go to ml's own node, vision's beside vision.
-        for (pod, node) in [
-            ("ml/finetune-0", "gpu-b"),
-            ("ml/finetune-1", "gpu-b"),
-            ("vision/segment-0", "gpu-a"),
-        ] {
-            assert!(
-                stdout
-                    .lines()
-                    .any(|l| l.contains(pod) && l.ends_with(&format!("node {node}"))),
-                "{name}: {pod} not on {node}:\n{stdout}"
-            );
-        }
+        common::runtime()
+            .load(path, &bytes, &config)
+            .map(|_| ())
+            .map_err(|e| format!("{e:#}"))
+    };
+    // CPython links 38 core instances and a table of 5,695 elements.
+    load("{instances: 38, tableElements: 5695}").unwrap();
+    for (limits, why) in [
+        ("{instances: 37}", "instance count too high"),
+        ("{tableElements: 5694}", "table"),
+        ("{tables: 1}", "table count too high"),
+    ] {
+        let err = load(limits).unwrap_err();
+        assert!(
+            err.contains(path)
+                && err.contains("instantiation failed (wasmLimits: ")
+                && err.contains(why),
+            "{limits}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
     }
 }

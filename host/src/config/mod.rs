@@ -367,16 +367,16 @@ impl PluginConfig {
     }
 
     /// The settings a component is first instantiated under, before it has
-    /// told its name: the defaults, loosened to the most any entry of the
-    /// configuration allows (memory, `wasmLimits`, fuel, timeout), so that
-    /// a component configured with more than the defaults loads. The
-    /// instance that serves calls is made under its own entry's settings.
+    /// told its name: the defaults, with what an instance may be made of
+    /// (`memoryLimit`, `wasmLimits`) loosened to the most any entry of the
+    /// configuration allows, so that a component configured with more than
+    /// the defaults loads; its start, `name` and `configure` still run
+    /// under the default fuel and deadline. The instance that serves calls
+    /// is made under its own entry's settings.
     pub fn loosest(&self) -> PluginSettings {
         let mut loosest = self.defaults.clone();
         for (_, s) in &self.plugins {
             loosest.memory_limit = loosest.memory_limit.max(s.memory_limit);
-            loosest.fuel = loosest.fuel.max(s.fuel);
-            loosest.timeout = loosest.timeout.max(s.timeout);
             let (l, w) = (&mut loosest.wasm_limits, &s.wasm_limits);
             l.instances = l.instances.max(w.instances);
             l.memories = l.memories.max(w.memories);
@@ -482,12 +482,16 @@ mod tests {
         let rust = config.settings("Rust");
         assert_eq!(rust.pool_size, DEFAULT_POOL_SIZE);
         assert_eq!(rust.wasm_limits, StoreLimits::default());
-        // Before a component has told its name: the most any entry allows.
+        // Before a component has told its name: the most any entry allows
+        // of what an instance is made of, and the default fuel.
         let first = config.loosest();
         assert_eq!(first.memory_limit, 256 << 20);
         assert_eq!(first.wasm_limits.instances, 80);
         assert_eq!(first.wasm_limits.table_elements, 200_000);
         assert_eq!(first.fuel, PluginSettings::default().fuel);
+        let frugal =
+            PluginConfig::parse(&ksc("", "[{name: A, args: {fuel: 5000000000}}]")).unwrap();
+        assert_eq!(frugal.loosest().fuel, PluginSettings::default().fuel);
         for (args, field) in [
             ("{poolSize: 0}", "poolSize"),
             ("{poolSize: 1000}", "poolSize"),

@@ -225,9 +225,12 @@ impl PointSet {
 pub struct Profile {
     multi_point: PointSet,
     points: BTreeMap<ExtensionPoint, PointSet>,
-    /// kube-scheduler-only points (`queueSort`, `bind`, ...): only in-tree
-    /// plugins may be named there.
-    other: Vec<PointSet>,
+    /// kube-scheduler-only points (`queueSort`, `bind`, ...), by field
+    /// name: only in-tree plugins may be named there, but for `preFilter`
+    /// and `preScore`, where kube-scheduler's wasched plugin prepares its
+    /// Filter and Score (a wasched plugin with that point is accepted
+    /// there, and nothing changes in wasched's cycle).
+    other: Vec<(&'static str, PointSet)>,
     /// In-tree plugins named in `pluginConfig`, with their paths.
     in_tree_config: Vec<(String, String)>,
 }
@@ -389,14 +392,14 @@ impl Profile {
             set(|p| p.pod_group_post_filter.as_ref(), "podGroupPostFilter")?,
         );
         let other = vec![
-            set(|p| p.queue_sort.as_ref(), "queueSort")?,
-            set(|p| p.pre_filter.as_ref(), "preFilter")?,
-            set(|p| p.post_filter.as_ref(), "postFilter")?,
-            set(|p| p.pre_score.as_ref(), "preScore")?,
-            set(|p| p.reserve.as_ref(), "reserve")?,
-            set(|p| p.pre_bind.as_ref(), "preBind")?,
-            set(|p| p.bind.as_ref(), "bind")?,
-            set(|p| p.post_bind.as_ref(), "postBind")?,
+            ("queueSort", set(|p| p.queue_sort.as_ref(), "queueSort")?),
+            ("preFilter", set(|p| p.pre_filter.as_ref(), "preFilter")?),
+            ("postFilter", set(|p| p.post_filter.as_ref(), "postFilter")?),
+            ("preScore", set(|p| p.pre_score.as_ref(), "preScore")?),
+            ("reserve", set(|p| p.reserve.as_ref(), "reserve")?),
+            ("preBind", set(|p| p.pre_bind.as_ref(), "preBind")?),
+            ("bind", set(|p| p.bind.as_ref(), "bind")?),
+            ("postBind", set(|p| p.post_bind.as_ref(), "postBind")?),
         ];
         let mut in_tree_config = Vec::new();
         let mut wasched_config = Vec::new();
@@ -460,12 +463,23 @@ impl Profile {
                 check(name, path)?;
             }
         }
-        for set in &self.other {
+        for (field, set) in &self.other {
+            // kube-scheduler's wasched plugin prepares Filter in PreFilter
+            // and Score in PreScore, so one file for both names it there.
+            let prepares = match *field {
+                "preFilter" => Some(ExtensionPoint::Filter),
+                "preScore" => Some(ExtensionPoint::Score),
+                _ => None,
+            };
             for (name, _, path) in &set.enabled {
                 if check(name, path)? {
-                    bail!(
-                        "field {path}: {name} is a wasched plugin; wasched plugins have no such extension point"
-                    );
+                    let prepared = prepares
+                        .is_some_and(|point| find(name).is_some_and(|l| l.points.contains(&point)));
+                    if !prepared {
+                        bail!(
+                            "field {path}: {name} is a wasched plugin; wasched plugins have no such extension point"
+                        );
+                    }
                 }
             }
         }

@@ -32,7 +32,7 @@ export const score = {
     try {
       return BigInt64Array.from(policy.score(args, snapshot, pod, nodes));
     } catch (e) {
-      if (e instanceof RangeError) {
+      if (e instanceof policy.ScoreError) {
         // The `err` of score's result: a status.
         /** @type {import('wasched:scheduler/types@0.3.0').Status} */
         const status = { code: 'error', reason: e.message };

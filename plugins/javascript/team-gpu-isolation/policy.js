@@ -28,6 +28,20 @@
 export const NAME = 'TeamGpuIsolationJs';
 export const MAX_SCORE = 100n;
 
+/** The call cannot be answered (an unknown pod, nodes the host refused):
+ * the component answers it as an `error` status with this message. */
+export class ScoreError extends Error {}
+
+/**
+ * The WIT error's case (`unknown`, `stale`) as the Rust plugin names it:
+ * `Unknown`, `Stale`.
+ * @param {unknown} error
+ */
+function describe(error) {
+  const payload = String(/** @type {{ payload?: unknown }} */ (error)?.payload ?? error);
+  return payload.charAt(0).toUpperCase() + payload.slice(1);
+}
+
 /**
  * The args' JSON text, checked; unknown fields are refused by name.
  * @param {string} text
@@ -47,7 +61,7 @@ export function parseArgs(text) {
   if (unknown.length > 0) {
     throw new Error(`${NAME}: unknown field \`${unknown[0]}\`, expected \`resource\``);
   }
-  const resource = fields.resource ?? 'nvidia.com/gpu';
+  const resource = 'resource' in fields ? fields.resource : 'nvidia.com/gpu';
   if (typeof resource !== 'string' || resource === '') {
     throw new Error(`${NAME}: resource must be a non-empty string`);
   }
@@ -89,12 +103,18 @@ export function score(args, snapshot, pod, nodes) {
   }
   const info = snapshot.pod(pod);
   if (info === undefined) {
-    throw new RangeError(`unknown pod ${pod}`);
+    throw new ScoreError(`unknown pod ${pod}`);
   }
   const team = info.namespace;
   // One block: the resource's allocatable amounts of `nodes`, then their
-  // requested amounts.
-  const allocatable = snapshot.nodeResources(Uint32Array.of(resource), Uint32Array.from(nodes));
+  // requested amounts. The host refuses ids outside the snapshot and lists
+  // longer than its nodes (the bindings throw the WIT error).
+  let allocatable;
+  try {
+    allocatable = snapshot.nodeResources(Uint32Array.of(resource), Uint32Array.from(nodes));
+  } catch (e) {
+    throw new ScoreError(`node-resources refused the nodes asked: ${describe(e)}`);
+  }
   /** @type {Map<number, number | undefined>} */
   const teams = new Map();
   return Array.from(nodes, (node, i) => {

@@ -3,9 +3,9 @@ behind the WIT exports ``plugin`` and ``score`` of world
 ``wasched:scheduler/score-plugin`` (bindings generated from ``wit/`` by
 componentize-py at build time).
 
-Built without WASI (``--stub-wasi``): ``print`` and uncaught tracebacks
-reach the host's log through the ``log`` import, files, clocks and the
-environment are not there.
+Built without WASI (``--stub-wasi``): ``print`` and ``sys.stderr`` reach
+the host's log through the ``log`` import; files and clocks are not there,
+and the environment is empty.
 """
 
 from typing import List
@@ -39,7 +39,7 @@ class Score(exports.Score):
     def score(self, snapshot: cluster.Snapshot, pod: int, nodes: List[int]) -> List[int]:
         try:
             return policy.score(_args, snapshot, pod, nodes)
-        except LookupError as e:
+        except policy.ScoreError as e:
             raise Err(types.Status(code=types.Code.ERROR, reason=str(e)))
 
 

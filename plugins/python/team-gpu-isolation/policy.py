@@ -35,6 +35,11 @@ class ArgsError(ValueError):
     """The plugin's args are not valid; the message says which field."""
 
 
+class ScoreError(Exception):
+    """The call cannot be answered (an unknown pod, nodes the host refused):
+    the component answers it as an ``error`` status with this message."""
+
+
 @dataclass(frozen=True)
 class Args:
     """The plugin's configuration (``args`` of its configuration entry)."""
@@ -67,6 +72,14 @@ def isolation_score(allocatable: int, others: int) -> int:
     return (allocatable - min(others, allocatable)) * MAX_SCORE // allocatable
 
 
+def _describe(error: Exception) -> str:
+    """The WIT error's case (``unknown``, ``stale``), as the Rust plugin's
+    ``{:?}`` of it names it: ``Unknown``, ``Stale``."""
+    value = getattr(error, "value", error)
+    name = getattr(value, "name", str(value))
+    return name.capitalize()
+
+
 def score(args: Args, snapshot: "Snapshot", pod: int, nodes: List[int]) -> List[int]:
     """One score per entry of ``nodes``, in order."""
     names = snapshot.resource_names()
@@ -78,11 +91,15 @@ def score(args: Args, snapshot: "Snapshot", pod: int, nodes: List[int]) -> List[
         return [0] * len(nodes)
     info = snapshot.pod(pod)
     if info is None:
-        raise LookupError(f"unknown pod {pod}")
+        raise ScoreError(f"unknown pod {pod}")
     team = info.namespace
     # One block: the resource's allocatable amounts of `nodes`, then their
-    # requested amounts.
-    allocatable = snapshot.node_resources([resource], nodes)[: len(nodes)]
+    # requested amounts. The host refuses ids outside the snapshot and
+    # lists longer than its nodes (the bindings raise the WIT error).
+    try:
+        allocatable = snapshot.node_resources([resource], nodes)[: len(nodes)]
+    except Exception as e:  # componentize_py_types.Err in the component
+        raise ScoreError(f"node-resources refused the nodes asked: {_describe(e)}") from None
     teams: Dict[int, Optional[int]] = {}
     scores = []
     for node, amount in zip(nodes, allocatable):

@@ -9,8 +9,7 @@ told from one that traps:
 - ``env``: reads os.environ;
 - ``random``: draws random.random() and logs it;
 - ``hash``: logs hash() of a string;
-- ``print``: prints a line and an uncaught exception's traceback goes to
-  stderr; then answers.
+- ``print``: prints a line to stdout and one to stderr; then answers.
 """
 
 import json

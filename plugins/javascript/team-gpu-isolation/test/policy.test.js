@@ -73,5 +73,15 @@ test('over-committed nodes score zero', () => {
 test('args are checked', () => {
   assert.throws(() => policy.parseArgs('{"resource": ""}'));
   assert.throws(() => policy.parseArgs('{"team": "x"}'), /team/);
+  assert.throws(() => policy.parseArgs('{"resource": null}'), /resource/);
   assert.deepEqual(policy.parseArgs('{}'), { resource: GPU });
+});
+
+test('nodes the host refuses are an error the component answers, not a trap', () => {
+  const { cluster, nodes } = sharedCluster();
+  const pod = cluster.addPod('ml/train-2', { [GPU]: 1 });
+  cluster.nodeResources = () => {
+    throw Object.assign(new Error('unknown'), { payload: 'unknown' });
+  };
+  assert.throws(() => policy.score(defaults, cluster, pod, nodes), (e) => e instanceof policy.ScoreError && e.message === 'node-resources refused the nodes asked: Unknown');
 });

@@ -70,6 +70,8 @@ def test_args_are_checked():
         policy.Args.parse('{"resource": ""}')
     with pytest.raises(policy.ArgsError, match="team"):
         policy.Args.parse('{"team": "x"}')
+    with pytest.raises(policy.ArgsError, match="resource"):
+        policy.Args.parse('{"resource": null}')
     assert policy.Args.parse("{}") == policy.Args()
 
 
@@ -82,3 +84,25 @@ def test_each_pods_namespace_is_read_once_per_call():
     policy.score(policy.Args(), cluster, pod, nodes + nodes)
     # The second call asks pods_on_node again per node, but pod() once per pod.
     assert cluster.calls < 2 * first
+
+
+class _Refused(Exception):
+    """As the bindings raise a WIT error: its case in ``value``."""
+
+    def __init__(self):
+        class Case:
+            name = "UNKNOWN"
+
+        self.value = Case()
+
+
+def test_nodes_the_host_refuses_are_an_error_the_component_answers():
+    cluster, nodes = shared_cluster()
+    pod = cluster.add_pod("ml/train-2", nvidia_com_gpu=1)
+
+    def refuse(resources, nodes):
+        raise _Refused()
+
+    cluster.node_resources = refuse
+    with pytest.raises(policy.ScoreError, match="^node-resources refused the nodes asked: Unknown$"):
+        policy.score(policy.Args(), cluster, pod, nodes)
