@@ -7,7 +7,9 @@
 //! - `TeamGpuIsolationPy` and `TeamGpuIsolationJs` score every pending pod
 //!   on every node exactly as `WaschedTeamGpuIsolation` (Rust) does, on
 //!   every scenario and sandbox snapshot and on a few hundred generated
-//!   clusters, and a run with each enabled decides alike;
+//!   clusters, and a run with each enabled decides alike (in the host,
+//!   through `simulate` and `compare` with `--plugins`, and in the real
+//!   kube-scheduler through its configuration);
 //! - what a component may reach beyond the contract is not there: a
 //!   Python component that opens a file or reads the clock traps,
 //!   contained and named, and finds its environment empty; JavaScript's
@@ -633,5 +635,50 @@ fn wasm_limits_bound_what_an_interpreter_is_made_of() {
             "{limits}: {err}"
         );
         assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// `wasched compare` between a directory holding the Rust component and
+/// one holding the Python (or JavaScript) component of the policy: nothing
+/// differs (exit 0); against the bundled plugins, the team score moves
+/// pods (exit 1).
+#[test]
+#[ignore = "needs the Python and JavaScript components: hack/polyglot.sh builds them"]
+fn compare_finds_nothing_between_the_languages() {
+    let scenario = repo("testdata/scenarios/teams-share-gpu-nodes.yaml");
+    let rust = common::tempdir("polyglot-compare-rust");
+    std::fs::write(rust.join("team-gpu-isolation.wasm"), rust_component()).unwrap();
+    // The bundled plugins as they come (the team score off).
+    let bundled = rust.join("bundled.yaml");
+    std::fs::write(
+        &bundled,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
+    )
+    .unwrap();
+    let compare = |a: &Path, b: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_wasched"))
+            .arg("compare")
+            .arg("--a")
+            .arg(a)
+            .arg("--b")
+            .arg(b)
+            .arg(&scenario)
+            .output()
+            .unwrap()
+    };
+    for (name, path) in OTHERS {
+        let other = common::tempdir(&format!("polyglot-compare-{name}"));
+        std::fs::copy(repo(path), other.join("team-gpu-isolation.wasm")).unwrap();
+        let same = compare(&rust, &other);
+        assert_eq!(same.status.code(), Some(0), "{name}: {same:?}");
+        let moved = compare(&bundled, &other);
+        assert_eq!(moved.status.code(), Some(1), "{name}: {moved:?}");
+        let stdout = String::from_utf8_lossy(&moved.stdout);
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains("ml/finetune") && l.ends_with("bound on gpu-b")),
+            "{name}: {stdout}"
+        );
     }
 }
