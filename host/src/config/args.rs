@@ -87,6 +87,15 @@ impl Breaker {
     }
 }
 
+/// A section of the args set in `mine`, `theirs` or both: both merged
+/// field by field with `or` (`mine`'s fields first), else the one set.
+fn merged<T: Clone>(mine: Option<T>, theirs: &Option<T>, or: fn(T, &T) -> T) -> Option<T> {
+    match (mine, theirs) {
+        (Some(mine), Some(theirs)) => Some(or(mine, theirs)),
+        (mine, theirs) => mine.or_else(|| theirs.clone()),
+    }
+}
+
 /// `wasmLimits:`; counts.
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -169,29 +178,17 @@ impl Args {
     }
 
     /// `self`, with each field it does not set taken from `under`
-    /// (`limits` field by field).
+    /// (`limits`, `wasmLimits` and `circuitBreaker` field by field).
     pub fn or(self, under: &Args) -> Args {
-        let limits = match (self.limits, &under.limits) {
-            (Some(mine), Some(theirs)) => Some(mine.or(theirs)),
-            (mine, theirs) => mine.or_else(|| theirs.clone()),
-        };
-        let circuit_breaker = match (self.circuit_breaker, &under.circuit_breaker) {
-            (Some(mine), Some(theirs)) => Some(mine.or(theirs)),
-            (mine, theirs) => mine.or_else(|| theirs.clone()),
-        };
-        let wasm_limits = match (self.wasm_limits, &under.wasm_limits) {
-            (Some(mine), Some(theirs)) => Some(mine.or(theirs)),
-            (mine, theirs) => mine.or_else(|| theirs.clone()),
-        };
         Args {
             failure_policy: self.failure_policy.or(under.failure_policy),
             fuel: self.fuel.or(under.fuel),
             timeout: self.timeout.or_else(|| under.timeout.clone()),
             memory_limit: self.memory_limit.or_else(|| under.memory_limit.clone()),
-            wasm_limits,
+            wasm_limits: merged(self.wasm_limits, &under.wasm_limits, WasmLimits::or),
             pool_size: self.pool_size.or(under.pool_size),
-            limits,
-            circuit_breaker,
+            limits: merged(self.limits, &under.limits, Limits::or),
+            circuit_breaker: merged(self.circuit_breaker, &under.circuit_breaker, Breaker::or),
             args: self.args.or_else(|| under.args.clone()),
         }
     }
