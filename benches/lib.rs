@@ -322,3 +322,109 @@ pub fn bench_components_and_native_at(
     }
     group.finish();
 }
+
+/// One replay of a generated trace on a generated GPU cluster, timed:
+/// what `benches/replay.rs` and `examples/time_replay.rs` print.
+pub mod replay_run {
+    use std::time::{Duration, Instant};
+
+    use anyhow::Result;
+    use wasched::generate::{Options, Shape, generate_yaml};
+    use wasched::replay::generate::{TraceOptions, jobs};
+    use wasched::replay::{self, JobRow, Sink, Summary};
+
+    /// Counts the rows instead of keeping them, so memory shows the
+    /// replay's own.
+    struct Count;
+
+    impl Sink for Count {
+        fn job(&mut self, _row: &JobRow) -> anyhow::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The generated `--shape gpu` cluster of `nodes` nodes (seed 1), as
+    /// the replay's model.
+    pub fn cluster(nodes: usize) -> Result<wasched::manifest::Manifests> {
+        let yaml = generate_yaml(&Options {
+            nodes,
+            pending_pods: 0,
+            seed: 1,
+            shape: Shape::Gpu,
+        })?;
+        wasched::read_manifests_text("generated.yaml", &yaml, &Default::default())
+    }
+
+    /// A replay's figures and its wall time.
+    pub struct Timed {
+        /// What the replay reports.
+        pub summary: Summary,
+        /// Wall time of the replay alone (cluster and components ready).
+        pub wall: f64,
+    }
+
+    impl Timed {
+        /// Pod starts per second of wall time.
+        pub fn pod_starts_per_second(&self) -> f64 {
+            self.summary.pod_starts as f64 / self.wall
+        }
+
+        /// One line: counts, rates, the virtual-time speed-up, GPU
+        /// allocation (mean and highest point), pending jobs on average
+        /// and the process's peak resident memory.
+        pub fn line(&self) -> String {
+            let s = &self.summary;
+            let points = s.series.len().max(1) as f64;
+            let gpu_mean = s.series.iter().map(|p| p.gpu_share).sum::<f64>() / points;
+            let gpu_max = s.series.iter().map(|p| p.gpu_share).fold(0.0, f64::max);
+            let pending = s.series.iter().map(|p| p.pending_jobs).sum::<f64>() / points;
+            format!(
+                "{} jobs ({} succeeded), {} pod starts, {} attempts, {} evictions in {:.2} s: {:.0} pod starts/s, {:.0} attempts/s, {:.0}x real time; GPU allocation mean {:.0} %, highest {:.0} %; {:.0} jobs pending on average; peak RSS {:.0} MiB",
+                s.jobs,
+                s.succeeded,
+                s.pod_starts,
+                s.attempts,
+                s.evictions,
+                self.wall,
+                self.pod_starts_per_second(),
+                s.attempts as f64 / self.wall,
+                s.replayed / self.wall,
+                gpu_mean * 100.0,
+                gpu_max * 100.0,
+                pending,
+                super::peak_rss_mib(),
+            )
+        }
+    }
+
+    /// Replays `count` jobs of the generated trace (`mean_gap` apart on
+    /// average, gangs of up to `max_workers`, seed 1) over `cluster` through
+    /// `plugins`, made as they arrive, up to `until` (virtual time) if
+    /// given.
+    pub fn replay_generated(
+        cluster: &wasched::manifest::Manifests,
+        plugins: &mut wasched::PluginSet,
+        count: usize,
+        mean_gap: Duration,
+        max_workers: u32,
+        until: Option<Duration>,
+    ) -> Result<Timed> {
+        let model = replay::model_of(cluster.clone())?;
+        let trace = jobs(&TraceOptions {
+            jobs: count,
+            mean_gap,
+            max_workers,
+            seed: 1,
+        });
+        let options = replay::Options {
+            until,
+            ..replay::Options::default()
+        };
+        let started = Instant::now();
+        let summary = replay::replay(model, trace, plugins, &options, &mut Count, &mut |_| {})?;
+        Ok(Timed {
+            summary,
+            wall: started.elapsed().as_secs_f64(),
+        })
+    }
+}

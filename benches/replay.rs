@@ -1,10 +1,12 @@
 //! What `wasched replay` costs: a generated GPU cluster (`wasched
 //! generate`, racks of 8-, 4-, 2- and 1-GPU nodes with background load) and
 //! a generated trace of gangs and single-pod jobs in two priority classes
-//! that preempt (`replay::generate::trace`), replayed to the end through
-//! the bundled components. Prints pod starts and scheduling attempts per
-//! second of wall time and the virtual-time speed-up of one run, then
-//! benchmarks the whole replay.
+//! that preempt (`replay::generate::trace`), replayed through the bundled
+//! components. Prints one run each at the scale of a large GPU cluster
+//! (4,096 nodes: 100,000 jobs below saturation, a trace ten times longer
+//! than another for memory, and saturated), pod starts and scheduling
+//! attempts per second of wall time and the virtual-time speed-up of one
+//! run on 512 nodes, then benchmarks that whole replay.
 
 use std::time::{Duration, Instant};
 
@@ -13,7 +15,7 @@ use wasched::generate::{Options, Shape, generate_yaml};
 use wasched::replay::generate::{TraceOptions, trace};
 use wasched::replay::{self, Job, JobRow};
 use wasched::scheduler::ablation::Reuse;
-use wasched_benches::{bundled_plugins, peak_rss_mib};
+use wasched_benches::{bundled_plugins, peak_rss_mib, replay_run};
 
 const NODES: usize = 512;
 const JOBS: usize = 2_000;
@@ -68,7 +70,49 @@ fn pod_starts_per_second(run: impl FnOnce() -> replay::Summary) -> (replay::Summ
     (summary, wall, rate)
 }
 
+/// The shape of a large GPU cluster's week: 4,096 generated GPU nodes of
+/// several models and generated traces of gangs of 1–128 workers in two
+/// priority classes that preempt, made as they arrive. One run each,
+/// printed: below saturation (100,000 jobs 30 s apart on average), the
+/// memory of a trace ten times longer than another (10,000 then 100,000
+/// jobs, in that order: the peak only grows), and saturated (jobs 1 s
+/// apart, replayed for the first 3,000 s of virtual time).
+fn at_scale() -> anyhow::Result<()> {
+    const NODES: usize = 4_096;
+    let cluster = replay_run::cluster(NODES)?;
+    let (_runtime, mut plugins) = bundled_plugins()?;
+    let gap = Duration::from_secs(30);
+    let tenth = replay_run::replay_generated(&cluster, &mut plugins, 10_000, gap, 128, None)?;
+    let tenth_peak = peak_rss_mib();
+    eprintln!("replay at scale: {NODES} nodes, {}", tenth.line());
+    let below = replay_run::replay_generated(&cluster, &mut plugins, 100_000, gap, 128, None)?;
+    eprintln!(
+        "replay at scale, below saturation: {NODES} nodes, {}",
+        below.line()
+    );
+    eprintln!(
+        "replay at scale: a trace 10x longer peaks at {:.2}x the memory ({:.0} MiB, then {:.0} MiB)",
+        peak_rss_mib() / tenth_peak,
+        tenth_peak,
+        peak_rss_mib()
+    );
+    let saturated = replay_run::replay_generated(
+        &cluster,
+        &mut plugins,
+        100_000,
+        Duration::from_secs(1),
+        128,
+        Some(Duration::from_secs(3_000)),
+    )?;
+    eprintln!(
+        "replay at scale, saturated: {NODES} nodes, {}",
+        saturated.line()
+    );
+    Ok(())
+}
+
 fn replay_bench(c: &mut Criterion) {
+    at_scale().expect("the replays at scale run");
     let (manifests, jobs) = inputs();
     let (_runtime, mut plugins) = bundled_plugins().expect("the bundled plugins load");
     let (summary, wall, rate) =
@@ -81,24 +125,9 @@ fn replay_bench(c: &mut Criterion) {
     };
     let (_, _, fresh_rate) =
         pod_starts_per_second(|| replay_reusing(&manifests, &jobs, &mut plugins, fresh));
-    let gpu_mean = if summary.series.is_empty() {
-        0.0
-    } else {
-        summary.series.iter().map(|p| p.gpu_share).sum::<f64>() / summary.series.len() as f64
-    };
     eprintln!(
-        "replay: {NODES} nodes, {} jobs ({} succeeded), {} pod starts, {} attempts, {} evictions in {wall:.2} s: {:.0} pod starts/s, {:.0} attempts/s; {:.0} s of virtual time, {:.0}x; mean GPU allocation {:.0} %; peak RSS {:.0} MiB",
-        summary.jobs,
-        summary.succeeded,
-        summary.pod_starts,
-        summary.attempts,
-        summary.evictions,
-        rate,
-        summary.attempts as f64 / wall,
-        summary.replayed,
-        summary.replayed / wall,
-        gpu_mean * 100.0,
-        peak_rss_mib(),
+        "replay: {NODES} nodes, {}",
+        replay_run::Timed { summary, wall }.line()
     );
     eprintln!(
         "replay: with every run's caches empty (the baseline): {fresh_rate:.0} pod starts/s; kept across runs {:.2}x",

@@ -262,6 +262,34 @@ fn a_job_that_can_never_fit_is_reported_and_the_rest_runs() {
     assert_eq!(summary.never_schedulable, 2);
 }
 
+/// Whether a job can ever fit is known once per shape of job; jobs whose
+/// pods are alike but that need more of them running are told apart.
+#[test]
+fn jobs_of_alike_pods_never_fit_only_when_they_need_more_than_the_nodes_hold() {
+    let trace = r#"
+{"name":"three","submit":0,"duration":10,"workers":3,"minCount":3,"gpu":8}
+{"name":"two","submit":0,"duration":10,"workers":2,"minCount":2,"gpu":8}
+{"name":"three-again","submit":1,"duration":10,"workers":3,"minCount":3,"gpu":8}
+{"name":"loose","submit":1,"duration":10,"workers":3,"minCount":2,"gpu":8}
+{"name":"half","submit":40,"duration":10,"workers":3,"minCount":3,"gpu":4}
+"#;
+    let (rows, summary) = run(2, trace);
+    for never in ["three", "three-again"] {
+        let r = row(&rows, never);
+        assert_eq!((r.result, r.start), ("NeverSchedulable", None), "{r:?}");
+        assert!(r.waited_for.contains("never schedulable"), "{r:?}");
+    }
+    assert_eq!(span(&rows, "two"), (Some(0.0), 10.0));
+    // It needs two of its three pods: it fits, and starts once "two" is
+    // done (after its backoff).
+    let loose = row(&rows, "loose");
+    assert_ne!(loose.result, "NeverSchedulable", "{loose:?}");
+    assert!(loose.start.is_some_and(|s| s >= 10.0), "{loose:?}");
+    // Three pods of 4 GPUs fit two nodes of 8.
+    assert_eq!(span(&rows, "half"), (Some(40.0), 50.0));
+    assert_eq!(summary.never_schedulable, 2);
+}
+
 #[test]
 fn until_stops_the_replay_and_reports_what_is_left_unfinished() {
     let trace = r#"
@@ -325,6 +353,76 @@ fn the_same_trace_gives_the_same_rows() {
     let a = run(4, &trace);
     let b = run(4, &trace);
     assert_eq!(a, b);
+}
+
+/// A trace taken job by job as the jobs arrive replays as the same trace
+/// held whole; a job naming a PriorityClass the cluster lacks stops the
+/// replay when it arrives, named.
+#[test]
+fn a_trace_taken_as_it_arrives_replays_as_the_whole_trace() {
+    use wasched::replay::generate::{TraceOptions, jobs, trace};
+    let options = TraceOptions {
+        jobs: 40,
+        mean_gap: Duration::from_secs(30),
+        max_workers: 4,
+        seed: 7,
+    };
+    let whole = trace(&options);
+    assert_eq!(jobs(&options).len(), 40);
+    let mut cluster_text = cluster(4);
+    cluster_text.push_str(
+        "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: training-high}\nvalue: 1000\n\
+         ---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: batch}\nvalue: 10\n",
+    );
+    let model = || {
+        let manifests =
+            wasched::read_manifests_text("cluster.yaml", &cluster_text, &Default::default())
+                .expect("the cluster reads");
+        replay::model_of(manifests).expect("the cluster models")
+    };
+    let held = common::replay(model(), whole.clone(), &checked());
+    let mut plugins = common::runtime()
+        .bundled(&Default::default())
+        .expect("bundled plugins");
+    let mut rows = Vec::new();
+    let streamed = replay::replay(
+        model(),
+        jobs(&options),
+        &mut plugins,
+        &checked(),
+        &mut rows,
+        &mut |_| {},
+    )
+    .expect("replays");
+    assert!(held.1.pod_starts > 0, "{:?}", held.1);
+    assert_eq!((rows, streamed), held);
+
+    let mut unknown = whole;
+    unknown[5].priority_class = Some("gold".into());
+    unknown[5].priority_class_at = "trace.jsonl:6:40".into();
+    let mut rows = Vec::new();
+    let error = replay::replay(
+        model(),
+        unknown.clone(),
+        &mut plugins,
+        &checked(),
+        &mut rows,
+        &mut |_| {},
+    )
+    .expect_err("an unknown class stops the replay");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "trace.jsonl:6:40: job default/{}: field priorityClass: \"gold\" is not a PriorityClass of the cluster",
+            unknown[5].name
+        )
+    );
+    assert_eq!(
+        replay::check_classes(&model(), &unknown)
+            .expect_err("found before")
+            .to_string(),
+        error.to_string()
+    );
 }
 
 /// A trace of jobs (workers, duration, submit gap, high priority).

@@ -13,6 +13,7 @@
 //! placed ([`dynamic_check`]).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::model::{NodeId, PodId, PodInfo, Snapshot};
 
@@ -321,13 +322,16 @@ pub fn dynamic_check(
 /// What [`static_check`] reads of a pod, as one comparable text: pods of
 /// one template (the members of a gang) share it (compare upstream's pod
 /// scheduling signatures, KEP-5598).
-pub fn static_signature(pod: &PodInfo) -> String {
-    serde_json::to_string(&(
-        &*pod.tolerations,
-        &*pod.node_selector,
-        pod.required_node_affinity.as_deref(),
-    ))
-    .expect("k8s types serialise")
+/// Worked out once per pod ([`PodInfo::signature`]).
+pub fn static_signature(pod: &PodInfo) -> Arc<str> {
+    pod.signature.get_or_init(|| {
+        serde_json::to_string(&(
+            &*pod.tolerations,
+            &*pod.node_selector,
+            pod.required_node_affinity.as_deref(),
+        ))
+        .expect("k8s types serialise")
+    })
 }
 
 /// [`static_check`] of one pod signature over every node, compactly, with

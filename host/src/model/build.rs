@@ -729,6 +729,7 @@ pub(super) fn read_pod(
                 })
                 .unwrap_or_default(),
         ),
+        signature: Default::default(),
     };
     Ok(PodRead::Modelled(Box::new(ModelledPod {
         info,

@@ -141,6 +141,15 @@ pub struct Model {
     /// model, so that many pods coming at once (a dry run's victims put
     /// back) move the ids of the pods after them once.
     arrivals: Vec<(String, Handle)>,
+    /// How many of the snapshot's pods have required anti-affinity terms:
+    /// while none has, the index of them needs no pass over the pods.
+    anti_affine_pods: usize,
+}
+
+/// Whether `pod` has required anti-affinity terms
+/// ([`Snapshot::anti_affine_pods`] lists it).
+fn anti_affine(pod: &PodInfo) -> bool {
+    !pod.required_anti_affinity.is_empty()
 }
 
 impl Model {
@@ -177,6 +186,7 @@ impl Model {
             symbols_compacted: 0,
             stale_indexes: true,
             arrivals: Vec::new(),
+            anti_affine_pods: 0,
         };
         Ok(model)
     }
@@ -750,7 +760,10 @@ impl Model {
                 }
                 self.use_resources(&new.amounts);
                 self.release_resources(&old.amounts);
-                self.snapshot.pods.vec_mut()[id as usize] = Arc::new(self.pod_info(&new));
+                let info = self.pod_info(&new);
+                self.anti_affine_pods += usize::from(anti_affine(&info));
+                self.anti_affine_pods -= usize::from(anti_affine(&self.snapshot.pods[id as usize]));
+                self.snapshot.pods.vec_mut()[id as usize] = Arc::new(info);
                 self.attach_pod(id, &new);
                 self.pods.insert(key, PodRead::Modelled(new));
             }
@@ -843,6 +856,7 @@ impl Model {
                 _ => unreachable!("an arrival is modelled"),
             })
             .collect();
+        self.anti_affine_pods += infos.iter().filter(|i| anti_affine(i)).count();
         let s = &mut self.snapshot;
         if let Some(&first) = ids.first()
             && (first as usize) < s.pods.len()
@@ -881,6 +895,7 @@ impl Model {
     /// detached.
     fn remove_pod(&mut self, id: PodId) {
         let s = &mut self.snapshot;
+        self.anti_affine_pods -= usize::from(anti_affine(&s.pods[id as usize]));
         s.pods.remove(id as usize);
         s.pod_budgets.remove(id as usize);
         let handle = Arc::make_mut(&mut s.identity).remove(Kind::Pod, id);
@@ -903,6 +918,7 @@ impl Model {
         };
         let s = &mut self.snapshot;
         for &id in ids.iter().rev() {
+            self.anti_affine_pods -= usize::from(anti_affine(&s.pods[id as usize]));
             let handle = Arc::make_mut(&mut s.identity).remove(Kind::Pod, id);
             self.slots[Kind::Pod as usize].free(handle);
         }
@@ -1384,7 +1400,14 @@ impl Model {
         if compact || self.snapshot.symbols.len() > 2 * self.symbols_compacted.max(512) {
             self.compact();
         }
-        self.snapshot.index_anti_affinity();
+        debug_assert_eq!(
+            self.anti_affine_pods,
+            self.snapshot.pods.iter().filter(|p| anti_affine(p)).count(),
+            "the count of pods with anti-affinity follows the pods"
+        );
+        if self.anti_affine_pods > 0 || !self.snapshot.anti_affine_pods().is_empty() {
+            self.snapshot.index_anti_affinity();
+        }
     }
 
     /// Interns names and labels again, only those still referenced, in

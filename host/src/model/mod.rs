@@ -132,6 +132,35 @@ pub struct PodInfo {
     /// pods placed while this one runs, as `InterPodAffinity` checks
     /// existing pods' anti-affinity).
     pub required_anti_affinity: Arc<Vec<PodAffinityTerm>>,
+    /// [`crate::filters::static_signature`] of the pod, once asked: it
+    /// reads only fields that never change after the pod is read, and a
+    /// pod is read once and shared by the runs that follow.
+    pub signature: SignatureCell,
+}
+
+/// A value worked out from a pod's read fields when first asked, then
+/// kept; it takes no part in comparing pods (it follows from the fields
+/// that do).
+#[derive(Clone, Default)]
+pub struct SignatureCell(std::sync::OnceLock<Arc<str>>);
+
+impl SignatureCell {
+    /// The value, worked out by `make` the first time.
+    pub fn get_or_init(&self, make: impl FnOnce() -> String) -> Arc<str> {
+        self.0.get_or_init(|| Arc::from(make())).clone()
+    }
+}
+
+impl PartialEq for SignatureCell {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for SignatureCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SignatureCell")
+    }
 }
 
 /// `spec.schedulingPolicy` of a PodGroup.

@@ -299,7 +299,7 @@ pub fn estimate(
     for index in never {
         engine.end_job(index, "NeverSchedulable", &mut rows)?;
     }
-    engine.run(Vec::new(), &mut rows, &mut |_| {})?;
+    engine.run(std::iter::empty(), &mut rows, &mut |_| {})?;
     let watch = engine.watch.take().expect("set above");
     let mut estimates: Vec<(u8, u64, usize, Estimate)> = Vec::new();
     for (index, entity) in entities.into_iter().enumerate() {

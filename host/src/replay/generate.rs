@@ -31,17 +31,23 @@ pub struct TraceOptions {
 /// 4 h; a third `training-high`, the rest `batch`, half of them
 /// checkpointing every 10 min.
 pub fn trace(options: &TraceOptions) -> Vec<Job> {
+    jobs(options).collect()
+}
+
+/// [`trace`]'s jobs, made one at a time as they are taken (a trace of any
+/// length in the memory of one job).
+pub fn jobs(options: &TraceOptions) -> impl ExactSizeIterator<Item = Job> + use<> {
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     let mut submit = 0f64;
-    let mut jobs = Vec::with_capacity(options.jobs);
-    for i in 0..options.jobs {
+    let (mean_gap, max_workers) = (options.mean_gap, options.max_workers);
+    (0..options.jobs).map(move |i| {
         let u: f64 = rng.random_range(1e-9..1.0);
-        submit += -u.ln() * options.mean_gap.as_secs_f64();
+        submit += -u.ln() * mean_gap.as_secs_f64();
         let (workers, gpus) = if rng.random_range(0..10) < 4 {
             (1, [1, 2, 4, 8][rng.random_range(0..4)])
         } else {
             let mut workers = 2;
-            while workers < options.max_workers && rng.random_range(0..2) == 0 {
+            while workers < max_workers && rng.random_range(0..2) == 0 {
                 workers *= 2;
             }
             (workers, 8)
@@ -59,7 +65,7 @@ pub fn trace(options: &TraceOptions) -> Vec<Job> {
         let duration = 300.0 * (48f64).powf(rng.random_range(0.0..1.0));
         let high = rng.random_range(0..3) == 0;
         let checkpoint = (!high && rng.random_range(0..2) == 0).then(|| Duration::from_secs(600));
-        jobs.push(Job {
+        Job {
             origin: format!("generated:{}", i + 1),
             namespace: "default".into(),
             name: format!("job-{i:06}"),
@@ -86,9 +92,8 @@ pub fn trace(options: &TraceOptions) -> Vec<Job> {
             backoff_limit: 6,
             ignore_disruptions: false,
             grace_period: Duration::from_secs(30),
-        });
-    }
-    jobs
+        }
+    })
 }
 
 /// A cluster and trace written in the schema of Alibaba's

@@ -349,16 +349,25 @@ impl Unit {
 
 /// Runs a replay of `jobs` over `model` with `plugins`; rows go to `sink`
 /// as jobs end, `progress` hears where it is now and then.
-pub fn replay(
+///
+/// `jobs` come in submit order and are taken one at a time as they
+/// arrive, so a trace generated or read as it goes is never held whole. A
+/// job naming a PriorityClass the cluster lacks stops the replay when it
+/// arrives; [`check_classes`] finds them all before.
+pub fn replay<J>(
     model: Model,
-    jobs: Vec<Job>,
+    jobs: J,
     plugins: &mut PluginSet,
     options: &Options,
     sink: &mut dyn Sink,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Summary> {
+) -> Result<Summary>
+where
+    J: IntoIterator<Item = Job>,
+    J::IntoIter: ExactSizeIterator,
+{
     let engine = Engine::new(model, plugins, options)?;
-    replay_with(engine, jobs, sink, progress)
+    replay_with(engine, jobs.into_iter(), sink, progress)
 }
 
 /// [`replay`] with each of the cycle's reuses on or off (every choice
@@ -375,16 +384,15 @@ pub fn replay_reusing(
 ) -> Result<Summary> {
     let mut engine = Engine::new(model, plugins, options)?;
     engine.reuse = reuse;
-    replay_with(engine, jobs, sink, &mut |_| {})
+    replay_with(engine, jobs.into_iter(), sink, &mut |_| {})
 }
 
 fn replay_with(
     mut engine: Engine,
-    jobs: Vec<Job>,
+    jobs: impl ExactSizeIterator<Item = Job>,
     sink: &mut dyn Sink,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Summary> {
-    engine.check_classes(&jobs)?;
     engine.total_jobs = jobs.len() as u64;
     let stalled = engine.run(jobs, sink, progress)?;
     let end = engine.now;
@@ -401,6 +409,10 @@ fn replay_with(
 fn stall_limit(queue: &QueueConfig) -> Duration {
     (queue.max_in_unschedulable + queue.backoff.max) * 2
 }
+
+/// What [`Engine::never_fits`] reads of a job: its pods' static signature
+/// and non-zero requests by resource, its workers and `minCount`.
+type JobShape = (Arc<str>, Vec<(String, u64)>, u32, u32);
 
 /// The replay's state.
 struct Engine<'a> {
@@ -443,6 +455,9 @@ struct Engine<'a> {
     to_replace: Vec<(u32, u32)>,
     /// What a start-time estimate watches ([`estimate`]).
     watch: Option<estimate::Watch>,
+    /// [`Engine::never_fits`]'s answers, by what it reads of a job: its
+    /// pods' static signature and requests, its workers and `minCount`.
+    never_fits_known: HashMap<JobShape, Option<String>>,
 }
 
 impl<'a> Engine<'a> {
@@ -484,29 +499,13 @@ impl<'a> Engine<'a> {
             failing: Vec::new(),
             to_replace: Vec::new(),
             watch: None,
+            never_fits_known: HashMap::new(),
         })
     }
 
     /// The Unix second of now, for the objects' timestamps.
     fn clock(&self) -> i64 {
         self.options.epoch.unwrap_or(objects::EPOCH) + self.now.as_secs() as i64
-    }
-
-    /// Every priority class a job names exists in the cluster.
-    fn check_classes(&self, jobs: &[Job]) -> Result<()> {
-        for job in jobs {
-            if let Some(class) = &job.priority_class
-                && self.model.object("PriorityClass", class).is_none()
-            {
-                bail!(
-                    "{}: job {}/{}: field priorityClass: {class:?} is not a PriorityClass of the cluster",
-                    job.priority_class_at,
-                    job.namespace,
-                    job.name
-                );
-            }
-        }
-        Ok(())
     }
 
     fn schedule(&mut self, at: Duration, event: Event) {
@@ -525,11 +524,11 @@ impl<'a> Engine<'a> {
     /// all run: the `GenericWorkload` gate off).
     fn run(
         &mut self,
-        jobs: Vec<Job>,
+        jobs: impl Iterator<Item = Job>,
         sink: &mut dyn Sink,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Option<String>> {
-        let mut arrivals = jobs.into_iter().enumerate().peekable();
+        let mut arrivals = jobs.enumerate().peekable();
         let mut last_report = std::time::Instant::now();
         let mut changed_at = self.now;
         let mut changes = self.recorder.changes();
@@ -654,6 +653,7 @@ impl<'a> Engine<'a> {
 
     /// A job arrives: its PodGroup and pods are created and queued.
     fn arrive(&mut self, index: u32, job: Job, sink: &mut dyn Sink) -> Result<()> {
+        check_classes(&self.model, std::slice::from_ref(&job))?;
         let now = self.now;
         self.recorder.arrived(now);
         // What the job needs running to progress, whatever the API says.
@@ -696,8 +696,15 @@ impl<'a> Engine<'a> {
         self.upsert(objects::shared_pod(&spec, pod))?;
         self.pods
             .insert(format!("{}/{name}", spec.namespace), (job, worker));
-        let key = format!("{}/{name}", spec.namespace);
-        self.pod_event(&key, Resource::UnscheduledPod, Action::Add);
+        // The pod names its job's PodGroup, created before it (read from
+        // the job: the model settles new pods only when next lent).
+        let group = (spec.grouping != trace::Grouping::None)
+            .then(|| format!("{}/{}", spec.namespace, spec.name));
+        self.cluster_event(requeue::Event::pod(
+            Resource::UnscheduledPod,
+            Action::Add,
+            group,
+        ));
         Ok(())
     }
 
@@ -761,9 +768,26 @@ impl<'a> Engine<'a> {
     fn never_fits(&mut self, job: u32) -> Option<String> {
         let spec = self.job_spec(job);
         let key = self.running[&job].pod_key(0);
+        let needed = self.running[&job].units.first().map_or(1, |u| u.need);
         let snapshot = self.model.lend();
         let pod = snapshot.pod_named(&key)?;
         let requests = &snapshot.pods[pod as usize].requests;
+        // The nodes never change: jobs alike in what the checks read share
+        // the answer.
+        let alike = (
+            crate::filters::static_signature(&snapshot.pods[pod as usize]),
+            requests
+                .iter()
+                .enumerate()
+                .filter(|&(_, &q)| q > 0)
+                .map(|(r, &q)| (snapshot.resource_names[r].clone(), q))
+                .collect::<Vec<_>>(),
+            spec.workers,
+            needed,
+        );
+        if let Some(known) = self.never_fits_known.get(&alike) {
+            return known.clone();
+        }
         let mut fit = 0u64;
         let mut diagnosis = crate::filters::Diagnosis::over(snapshot.node_count());
         for node in 0..snapshot.node_count() as u32 {
@@ -784,14 +808,14 @@ impl<'a> Engine<'a> {
             }
             fit += on_node;
         }
-        let needed = self.running[&job].units.first().map_or(1, |u| u.need);
-        if fit >= u64::from(needed) {
-            return None;
-        }
-        Some(format!(
-            "never schedulable, even on empty nodes: {}",
-            diagnosis.render(snapshot)
-        ))
+        let answer = (fit < u64::from(needed)).then(|| {
+            format!(
+                "never schedulable, even on empty nodes: {}",
+                diagnosis.render(snapshot)
+            )
+        });
+        self.never_fits_known.insert(alike, answer.clone());
+        answer
     }
 
     /// A unit's work completes: its pods end.
@@ -826,9 +850,7 @@ impl<'a> Engine<'a> {
             }
         }
         let all_done = run.units.iter().all(|u| u.done);
-        for (key, phase) in ending {
-            self.delete_pod(&key, phase, spec.grouping);
-        }
+        self.delete_pods(&ending, spec.grouping);
         if all_done {
             self.end_job(job, "Succeeded", sink)?;
         }
@@ -842,11 +864,12 @@ impl<'a> Engine<'a> {
         };
         let now = self.now;
         let spec = run.spec.clone();
+        let mut ending = Vec::new();
         for w in 0..spec.workers {
             let key = run.pod_key(w);
             match run.workers[w as usize].phase {
                 phase @ (Phase::Pending | Phase::Nominated | Phase::Running) => {
-                    self.delete_pod(&key, phase, spec.grouping);
+                    ending.push((key, phase));
                 }
                 Phase::Terminating => {
                     // Its deletion is under way; it is no longer the job's.
@@ -855,6 +878,7 @@ impl<'a> Engine<'a> {
                 Phase::Gone | Phase::Done => {}
             }
         }
+        self.delete_pods(&ending, spec.grouping);
         if spec.grouping != trace::Grouping::None {
             let key = format!("{}/{}", spec.namespace, spec.name);
             self.queue.remove(&format!("PodGroup {key}"));
@@ -1341,26 +1365,29 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Deletes pod `key` of a job (pending, nominated or running): the
-    /// event kube-scheduler hears of it, and its queue entry if it is a
-    /// lone pod.
-    fn delete_pod(&mut self, key: &str, phase: Phase, grouping: trace::Grouping) {
-        match phase {
-            Phase::Running => {
-                self.pod_event(key, Resource::AssignedPod, Action::Delete);
-                if let Some(watch) = &mut self.watch {
-                    watch.left_node(key, &mut self.model, self.now, false);
+    /// Deletes pods `ending` of one job (each pending, nominated or
+    /// running): the events kube-scheduler hears of them, in order, and
+    /// the queue entries of lone pods; the model loses them together.
+    fn delete_pods(&mut self, ending: &[(String, Phase)], grouping: trace::Grouping) {
+        for (key, phase) in ending {
+            match phase {
+                Phase::Running => {
+                    self.pod_event(key, Resource::AssignedPod, Action::Delete);
+                    if let Some(watch) = &mut self.watch {
+                        watch.left_node(key, &mut self.model, self.now, false);
+                    }
                 }
+                // A pending pod's deletion moves none.
+                Phase::Nominated => self.nomination_released(key),
+                _ => {}
             }
-            // A pending pod's deletion moves none.
-            Phase::Nominated => self.nomination_released(key),
-            _ => {}
+            self.pods.remove(key);
+            if grouping == trace::Grouping::None {
+                self.queue.remove(&format!("Pod {key}"));
+            }
         }
-        self.pods.remove(key);
-        self.model.delete("Pod", key);
-        if grouping == trace::Grouping::None {
-            self.queue.remove(&format!("Pod {key}"));
-        }
+        self.model
+            .delete_pods(ending.iter().map(|(key, _)| key.as_str()));
     }
 
     /// Pod `key` (still in the model) gave up its nomination (deleted, or
@@ -1596,10 +1623,30 @@ pub fn replay_files(
         )?)?,
         None => cluster_model(&inputs.cluster, &inputs.read)?,
     };
+    check_classes(&model, &jobs)?;
     let mut summary = replay(model, jobs, plugins, options, sink, progress)?;
     notes.append(&mut summary.notes);
     summary.notes = notes;
     Ok(summary)
+}
+
+/// Every PriorityClass a job of `jobs` names exists in `model`'s cluster;
+/// the first that does not is named with the trace's file, line and
+/// column.
+pub fn check_classes(model: &Model, jobs: &[Job]) -> Result<()> {
+    for job in jobs {
+        if let Some(class) = &job.priority_class
+            && model.object("PriorityClass", class).is_none()
+        {
+            bail!(
+                "{}: job {}/{}: field priorityClass: {class:?} is not a PriorityClass of the cluster",
+                job.priority_class_at,
+                job.namespace,
+                job.name
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The cluster a public trace's node list describes (see [`alibaba`]);

@@ -34,7 +34,7 @@ impl From<String> for Unfit {
 impl Cycle<'_> {
     /// The static node checks of `pod` on every node, computed once per
     /// pod signature in a run (nodes and pod specs do not change).
-    fn static_verdicts(&mut self, pod: PodId) -> Rc<filters::StaticVerdicts> {
+    pub(super) fn static_verdicts(&mut self, pod: PodId) -> Rc<filters::StaticVerdicts> {
         if let Some(Some(known)) = self.caches.statics.by_pod.get(pod as usize) {
             return known.clone();
         }
@@ -321,7 +321,7 @@ impl Cycle<'_> {
 /// Static node-check verdicts of a run, by pod signature and by pod.
 #[derive(Debug, Default)]
 pub struct StaticCache {
-    by_signature: HashMap<String, Rc<filters::StaticVerdicts>>,
+    by_signature: HashMap<std::sync::Arc<str>, Rc<filters::StaticVerdicts>>,
     by_pod: Vec<Option<Rc<filters::StaticVerdicts>>>,
 }
 

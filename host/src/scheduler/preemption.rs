@@ -189,6 +189,16 @@ impl RunningUnits {
         }
     }
 
+    /// Whether a unit of strictly lower priority than `priority` runs a
+    /// pod on `node` (what [`RunningUnits::candidates`] of the node
+    /// needs to find any).
+    fn any_below(&self, snapshot: &Snapshot, node: NodeId, priority: i32) -> bool {
+        snapshot.pods_on_node(node).iter().any(|&p| {
+            let unit = self.of_pod[p as usize];
+            unit != NOT_RUNNING && self.units[unit as usize].2 < priority
+        })
+    }
+
     /// The candidate units of a preemptor of `priority`: strictly lower
     /// priority, with a pod on one of `nodes` (`None`: anywhere), and no pod
     /// of the preemptor's own groups `own` (a tree never evicts itself).
@@ -268,7 +278,8 @@ impl RunningUnits {
 /// one of its budgets' allowed disruptions; a unit with a pod that finds
 /// none left violates. `ranks` are the units' `victimRank`s.
 fn mark_budget_violations(snapshot: &Snapshot, units: &mut [VictimUnit], ranks: &[u8]) {
-    if snapshot.budgets.is_empty() {
+    let budgeted = |u: &VictimUnit| u.pods.iter().any(|&p| !snapshot.pod_budgets(p).is_empty());
+    if !units.iter().any(budgeted) {
         return;
     }
     let mut allowed: Vec<u32> = snapshot
@@ -420,11 +431,12 @@ impl Cycle<'_> {
         let mut exhausted = false;
         let running = self.running_units();
         let state = filters::PreFilter::for_pod(self.snapshot, pod);
-        for node in 0..self.snapshot.node_count() as NodeId {
-            // Evictions free resources, spread counts and running pods'
-            // anti-affinity; they cannot lift a taint, a selector or a
-            // cordon.
-            let helpable = match filters::check(self.snapshot, pod, node, &state) {
+        // Evictions free resources, spread counts and running pods'
+        // anti-affinity; they cannot lift a taint, a selector or a cordon
+        // (the static checks, whose verdicts the run keeps).
+        let statics = self.static_verdicts(pod);
+        for &node in statics.passing() {
+            let helpable = match filters::dynamic_check(self.snapshot, pod, node, &state) {
                 Ok(()) => true,
                 Err(rejection) => matches!(
                     rejection,
@@ -437,6 +449,9 @@ impl Cycle<'_> {
                 continue;
             }
             any_helpable = true;
+            if !running.any_below(self.snapshot, node, priority) {
+                continue;
+            }
             let units = running.candidates(self.snapshot, priority, Some(&[node]), &[]);
             if units.is_empty() {
                 continue;
