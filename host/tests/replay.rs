@@ -269,6 +269,7 @@ fn jobs_of_alike_pods_never_fit_only_when_they_need_more_than_the_nodes_hold() {
     let trace = r#"
 {"name":"three","submit":0,"duration":10,"workers":3,"minCount":3,"gpu":8}
 {"name":"two","submit":0,"duration":10,"workers":2,"minCount":2,"gpu":8}
+{"name":"two-elsewhere","submit":0,"duration":10,"workers":2,"minCount":2,"gpu":8,"gpuModel":"B200"}
 {"name":"three-again","submit":1,"duration":10,"workers":3,"minCount":3,"gpu":8}
 {"name":"loose","submit":1,"duration":10,"workers":3,"minCount":2,"gpu":8}
 {"name":"half","submit":40,"duration":10,"workers":3,"minCount":3,"gpu":4}
@@ -280,6 +281,13 @@ fn jobs_of_alike_pods_never_fit_only_when_they_need_more_than_the_nodes_hold() {
         assert!(r.waited_for.contains("never schedulable"), "{r:?}");
     }
     assert_eq!(span(&rows, "two"), (Some(0.0), 10.0));
+    // Alike but for the GPU model it asks for, which no node has.
+    let elsewhere = row(&rows, "two-elsewhere");
+    assert_eq!(elsewhere.result, "NeverSchedulable", "{elsewhere:?}");
+    assert!(
+        elsewhere.waited_for.contains("node affinity"),
+        "{elsewhere:?}"
+    );
     // It needs two of its three pods: it fits, and starts once "two" is
     // done (after its backoff).
     let loose = row(&rows, "loose");
@@ -287,7 +295,7 @@ fn jobs_of_alike_pods_never_fit_only_when_they_need_more_than_the_nodes_hold() {
     assert!(loose.start.is_some_and(|s| s >= 10.0), "{loose:?}");
     // Three pods of 4 GPUs fit two nodes of 8.
     assert_eq!(span(&rows, "half"), (Some(40.0), 50.0));
-    assert_eq!(summary.never_schedulable, 2);
+    assert_eq!(summary.never_schedulable, 3);
 }
 
 #[test]

@@ -232,6 +232,10 @@ pub const FOREVER: Duration = Duration::MAX;
 /// queue that never settles would be a bug, never a long wait).
 const MAX_POPS_PER_INSTANT: usize = 100_000;
 
+/// Most job shapes whose [`Engine::never_fits`] answer is kept (all are
+/// forgotten when one more comes).
+const NEVER_FITS_KEPT: usize = 4096;
+
 /// Most distinct wait reasons kept per job.
 const REASONS: usize = 8;
 
@@ -814,6 +818,10 @@ impl<'a> Engine<'a> {
                 diagnosis.render(snapshot)
             )
         });
+        // Bounded: a trace of ever new shapes does not grow the replay.
+        if self.never_fits_known.len() >= NEVER_FITS_KEPT {
+            self.never_fits_known.clear();
+        }
         self.never_fits_known.insert(alike, answer.clone());
         answer
     }
