@@ -11,7 +11,6 @@
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use wasched::generate::{Options, Shape, generate_yaml};
 use wasched::replay::generate::{TraceOptions, trace};
 use wasched::replay::{self, Job, JobRow};
 use wasched::scheduler::ablation::Reuse;
@@ -21,15 +20,7 @@ const NODES: usize = 512;
 const JOBS: usize = 2_000;
 
 fn inputs() -> (wasched::manifest::Manifests, Vec<Job>) {
-    let yaml = generate_yaml(&Options {
-        nodes: NODES,
-        pending_pods: 0,
-        seed: 1,
-        shape: Shape::Gpu,
-    })
-    .expect("the cluster generates");
-    let manifests = wasched::read_manifests_text("generated.yaml", &yaml, &Default::default())
-        .expect("the cluster reads");
+    let manifests = replay_run::cluster(NODES).expect("the cluster generates and reads");
     let jobs = trace(&TraceOptions {
         jobs: JOBS,
         mean_gap: Duration::from_secs(20),
