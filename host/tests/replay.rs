@@ -648,3 +648,139 @@ spec:
     assert!(train.start.is_some_and(|s| s >= 100.0), "{train:?}");
     assert_eq!(train.workers, 2);
 }
+
+/// The row of the job whose name starts with `prefix` (`namespace/name`).
+fn row_starting<'a>(rows: &'a [JobRow], prefix: &str) -> &'a JobRow {
+    rows.iter()
+        .find(|r| r.job.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no row for {prefix}: {rows:#?}"))
+}
+
+/// The objects users submit to workload controllers, written as a trace
+/// (`testdata/replay/workloads.yaml`), replayed on the dialect examples'
+/// 4 nodes as what their controllers make: a JobSet gang of a CPU driver
+/// and GPU workers is one job of unlike pods, the PyTorchJob's lone pods
+/// start as GPUs free up, the Volcano gang waits whole; with
+/// training-operator's gang scheduling configured, the PyTorchJob waits
+/// whole too.
+#[test]
+fn workload_objects_replay_as_what_their_controllers_make() {
+    let replayed = |reading: &replay::trace::Reading| {
+        let cluster = wasched::read_manifests_with(
+            &[common::testdata("dialects/nodes.yaml")],
+            &Default::default(),
+        )
+        .expect("the nodes read");
+        let model = replay::model_of(cluster).expect("the cluster models");
+        let mut notes = Vec::new();
+        let jobs = replay::trace::read_noting(
+            &[common::testdata("replay/workloads.yaml")],
+            reading,
+            &mut notes,
+        )
+        .expect("the objects read as a trace");
+        assert_eq!(notes, Vec::<String>::new());
+        let rows = common::replay(model, jobs.clone(), &checked()).0;
+        (jobs, rows)
+    };
+    let (jobs, rows) = replayed(&Default::default());
+    // The JobSet's gang: the driver is a role of its own, the workers the
+    // job's pods; the tightest backoffLimit of its Jobs.
+    let pretrain = jobs
+        .iter()
+        .find(|j| j.name.starts_with("pretrain-"))
+        .expect("the JobSet's group is a job");
+    assert_eq!(pretrain.workers, 3);
+    assert_eq!(pretrain.grouping, replay::trace::Grouping::Gang(3));
+    assert_eq!(pretrain.requests["nvidia.com/gpu"], "4");
+    assert_eq!(pretrain.roles.len(), 1);
+    assert_eq!(pretrain.roles[0].workers, 1);
+    assert_eq!(pretrain.roles[0].requests["cpu"], "2");
+    assert!(!pretrain.roles[0].requests.contains_key("nvidia.com/gpu"));
+    assert_eq!(pretrain.backoff_limit, 2);
+    assert!(!pretrain.ignore_disruptions);
+    assert_eq!(pretrain.duration, Duration::from_secs(600));
+    assert_eq!(pretrain.gpus(), 8.0);
+    // A LeaderWorkerSet's pods always restart: they run for the object's
+    // run-for, and its controller replaces them without limit.
+    let serve = jobs
+        .iter()
+        .find(|j| j.name == "serve-0")
+        .expect("the leader");
+    assert_eq!(
+        (serve.workers, serve.grouping),
+        (1, replay::trace::Grouping::None)
+    );
+    assert!(serve.ignore_disruptions);
+    assert_eq!(serve.submit, Duration::from_secs(60));
+    // A pod template's run-for: the PyTorchJob has none of its own.
+    let master = jobs
+        .iter()
+        .find(|j| j.name == "finetune-master-0")
+        .expect("the master");
+    assert_eq!(master.duration, Duration::from_secs(300));
+
+    let start = |rows: &[JobRow], prefix: &str| row_starting(rows, prefix).start;
+    assert_eq!(start(&rows, "ml/pretrain-"), Some(0.0));
+    assert_eq!(row_starting(&rows, "ml/pretrain-").gpus, 8.0);
+    assert_eq!(start(&rows, "serving/serve-0"), Some(60.0));
+    assert_eq!(start(&rows, "serving/serve-0-1"), Some(60.0));
+    // 16 GPUs: pretrain 8, serve 4, the master the last 4; its workers
+    // take the GPUs the master, then pretrain, give back.
+    assert_eq!(start(&rows, "ml/finetune-master-0"), Some(120.0));
+    assert_eq!(start(&rows, "ml/finetune-worker-0"), Some(420.0));
+    assert!(start(&rows, "ml/finetune-worker-1").is_some_and(|s| s >= 600.0));
+    let tf = row_starting(&rows, "default/tf-dist-");
+    assert_eq!(tf.workers, 3);
+    assert!(tf.start.is_some_and(|s| s >= 600.0), "{tf:?}");
+    assert!(rows.iter().all(|r| r.result == "Succeeded"), "{rows:#?}");
+
+    // training-operator run with --gang-scheduler-name: one gang of 3
+    // that cannot start until pretrain's GPUs free up.
+    let gang = replay::trace::Reading {
+        controllers: wasched::manifest::ControllerOptions {
+            gang_scheduling: [wasched::manifest::ControllerKind::PyTorchJob].into(),
+        },
+        ..Default::default()
+    };
+    let (jobs, rows) = replayed(&gang);
+    let finetune = jobs
+        .iter()
+        .find(|j| j.name == "finetune")
+        .expect("one gang");
+    assert_eq!(
+        (finetune.workers, finetune.grouping),
+        (3, replay::trace::Grouping::Gang(3))
+    );
+    assert!(start(&rows, "ml/finetune").is_some_and(|s| s >= 600.0));
+}
+
+/// A job of unlike pods never fits when one kind of its pods fits no
+/// node, even if the others would: here the JobSet's driver asks for more
+/// CPU than a node has.
+#[test]
+fn a_job_whose_driver_fits_no_node_never_fits() {
+    let text = std::fs::read_to_string(common::testdata("replay/workloads.yaml"))
+        .expect("the trace")
+        .replace("{cpu: \"2\", memory: 8Gi}", "{cpu: \"40\", memory: 8Gi}");
+    let cluster = wasched::read_manifests_with(
+        &[common::testdata("dialects/nodes.yaml")],
+        &Default::default(),
+    )
+    .expect("the nodes read");
+    let model = replay::model_of(cluster).expect("the cluster models");
+    let jobs = replay::trace::finish(replay::trace::parse("workloads.yaml", &text).expect("reads"))
+        .expect("valid");
+    let rows = common::replay(model, jobs, &checked()).0;
+    let pretrain = row_starting(&rows, "ml/pretrain-");
+    assert_eq!(pretrain.result, "NeverSchedulable", "{pretrain:?}");
+    assert!(
+        pretrain.waited_for.contains("Insufficient cpu"),
+        "{pretrain:?}"
+    );
+    // The rest run.
+    assert_eq!(
+        row_starting(&rows, "ml/finetune-master-0").start,
+        Some(120.0)
+    );
+}

@@ -684,6 +684,7 @@ impl Engine<'_> {
                     .unwrap_or(30)
                     .max(0) as u64,
             ),
+            roles: Vec::new(),
         };
         let mut run = JobRun::new(Arc::new(job), Grouping::None);
         run.units = units;

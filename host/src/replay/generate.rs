@@ -92,6 +92,7 @@ pub fn jobs(options: &TraceOptions) -> impl ExactSizeIterator<Item = Job> + use<
             backoff_limit: 6,
             ignore_disruptions: false,
             grace_period: Duration::from_secs(30),
+            roles: Vec::new(),
         }
     })
 }

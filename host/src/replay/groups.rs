@@ -30,7 +30,7 @@ use k8s_openapi::api::scheduling::v1beta1::{PodGroup, Workload};
 use serde_json::{Value, json};
 
 use super::manifests::{RUN_FOR, SUBMIT_AT, allowed, annotation, pod_fields, refuse_unread};
-use super::trace::{self, Job};
+use super::trace::{self, Job, Role};
 use crate::manifest::ObjectRef;
 
 /// A trace's pods, PodGroups and Workloads, as read.
@@ -39,12 +39,33 @@ pub(super) struct Objects<'a> {
     pub pods: Vec<(&'a ObjectRef, &'a Pod)>,
     pub groups: Vec<(&'a ObjectRef, &'a PodGroup)>,
     pub workloads: Vec<(&'a ObjectRef, &'a Workload)>,
+    /// What workload controllers made of them (see
+    /// [`super::controllers`]); the rest are written as they are.
+    pub made: Option<&'a Made>,
+}
+
+/// Which pods of a trace workload controllers made, and who replaces
+/// them when preempted.
+#[derive(Debug, Default)]
+pub(super) struct Made {
+    /// `namespace/name` of each pod a controller made.
+    pub pods: std::collections::BTreeSet<String>,
+    /// The Jobs it made, by `namespace/name`: their `backoffLimit`, and
+    /// whether their `podFailurePolicy` ignores preemption. A pod of one
+    /// is replaced as the Job controller does; a pod another controller
+    /// made directly is replaced by it, without limit.
+    pub jobs: BTreeMap<String, (u32, bool)>,
 }
 
 /// The fields of a pod, besides its metadata and the pod spec fields a
 /// Job's template may carry, that a replay job reads or that do not change
 /// where and when it runs.
-const POD_ALLOWED: &[&str] = &["spec.schedulingGroup", "spec.priority"];
+const POD_ALLOWED: &[&str] = &[
+    "metadata.ownerReferences",
+    "metadata.generateName",
+    "spec.schedulingGroup",
+    "spec.priority",
+];
 
 /// The fields of a PodGroup, besides its metadata, that a replay job reads
 /// or that do not change how its pods are scheduled.
@@ -130,7 +151,7 @@ pub(super) fn jobs(objects: &Objects) -> Result<Vec<Job>> {
                 members.push((origin, pod));
             }
             None => {
-                let mut row = worker(&origin, pod)?;
+                let mut row = worker(&origin, pod, objects.made)?;
                 let meta = &pod.metadata;
                 set(&mut row, "name", meta.name.clone().map(Value::String));
                 set(
@@ -155,7 +176,12 @@ pub(super) fn jobs(objects: &Objects) -> Result<Vec<Job>> {
     }
     for (origin, group) in &objects.groups {
         let members = &members[&key(&group.metadata.namespace, &group.metadata.name)];
-        jobs.push(group_job(&origin.to_string(), group, members)?);
+        jobs.push(group_job(
+            &origin.to_string(),
+            group,
+            members,
+            objects.made,
+        )?);
     }
     for (origin, workload) in &objects.workloads {
         let name = workload.metadata.name.as_deref().unwrap_or_default();
@@ -177,13 +203,19 @@ pub(super) fn jobs(objects: &Objects) -> Result<Vec<Job>> {
 }
 
 /// A pod's fields as a trace row's, without its name or submit time: what
-/// every pod of a group must share.
-fn worker(origin: &str, pod: &Pod) -> Result<serde_json::Map<String, Value>> {
+/// every pod of a group must share. A pod a controller made (see
+/// [`Made`]) may always restart: its run time is how long its controller
+/// object lives.
+fn worker(origin: &str, pod: &Pod, made: Option<&Made>) -> Result<serde_json::Map<String, Value>> {
     refuse_unread(origin, pod, &|path| allowed(path, POD_ALLOWED, "spec"))?;
+    let made = made.filter(|m| {
+        m.pods
+            .contains(&crate::manifest::workloads::pods::key(&pod.metadata))
+    });
     let Some(spec) = pod.spec.as_ref() else {
         bail!("{origin}: field spec: required");
     };
-    if !matches!(spec.restart_policy.as_deref(), Some("Never" | "OnFailure")) {
+    if made.is_none() && !matches!(spec.restart_policy.as_deref(), Some("Never" | "OnFailure")) {
         bail!(
             "{origin}: field spec.restartPolicy: must be Never or OnFailure (a pod that always restarts never finishes, so it has no run time)"
         );
@@ -200,34 +232,83 @@ fn worker(origin: &str, pod: &Pod) -> Result<serde_json::Map<String, Value>> {
         origin,
         &format!("metadata.annotations[{RUN_FOR}]"),
     )?;
-    // No controller replaces a bare pod.
-    row.insert("backoffLimit".into(), json!(0));
+    match made {
+        // No controller replaces a bare pod.
+        None => {
+            row.insert("backoffLimit".into(), json!(0));
+        }
+        Some(made) => {
+            let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
+            let job = pod
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .find(|o| o.kind == "Job")
+                .and_then(|o| made.jobs.get(&format!("{namespace}/{}", o.name)));
+            let (limit, ignores) = job.copied().unwrap_or((0, true));
+            row.insert("backoffLimit".into(), json!(limit));
+            row.insert("ignoreDisruptions".into(), json!(ignores));
+        }
+    }
     Ok(row)
 }
 
 /// The replay job of a PodGroup and its pods.
-fn group_job(origin: &str, group: &PodGroup, members: &[(String, &Pod)]) -> Result<Job> {
+fn group_job(
+    origin: &str,
+    group: &PodGroup,
+    members: &[(String, &Pod)],
+    made: Option<&Made>,
+) -> Result<Job> {
     refuse_unread(origin, group, &|path| allowed(path, GROUP_ALLOWED, ""))?;
-    let Some(((first_origin, first), rest)) = members.split_first() else {
+    let Some((first_origin, _)) = members.first() else {
         bail!(
             "{origin}: no pod of the trace names it in spec.schedulingGroup.podGroupName (a group's pods are its workers)"
         );
     };
     let meta = &group.metadata;
+    let admission = crate::manifest::dialect::MIN_RESOURCES_ANNOTATION;
+    if annotation(meta.annotations.as_ref(), admission).is_some() {
+        bail!(
+            "{origin}: field metadata.annotations[{admission}]: Coscheduling's admission check (spec.minResources) is not carried by a replay job"
+        );
+    }
     let submit = annotation(meta.annotations.as_ref(), SUBMIT_AT);
-    let mut row = worker(first_origin, first)?;
-    for (pod_origin, pod) in rest {
-        let other = worker(pod_origin, pod)?;
-        if let Some(field) = row
+    // The pods may differ in what they ask for (a driver and its
+    // workers); the rest they share.
+    let mut row = serde_json::Map::new();
+    let mut kinds: Vec<(serde_json::Map<String, Value>, u32)> = Vec::new();
+    let mut replacement = (u32::MAX, true);
+    for (pod_origin, pod) in members {
+        let mut other = worker(pod_origin, pod, made)?;
+        // The tightest replacement of the Jobs the pods come from.
+        let limit = other.remove("backoffLimit").and_then(|v| v.as_u64());
+        let ignores = other.remove("ignoreDisruptions").and_then(|v| v.as_bool());
+        replacement.0 = replacement.0.min(limit.unwrap_or(0) as u32);
+        replacement.1 &= ignores.unwrap_or(false);
+        let shape: serde_json::Map<String, Value> = SHAPE
+            .iter()
+            .filter_map(|k| Some((k.to_string(), other.remove(*k)?)))
+            .collect();
+        match kinds.iter_mut().find(|(known, _)| *known == shape) {
+            Some((_, count)) => *count += 1,
+            None => kinds.push((shape, 1)),
+        }
+        if pod_origin == first_origin {
+            row = other;
+        } else if let Some(field) = row
             .keys()
             .chain(other.keys())
             .find(|k| row.get(*k) != other.get(*k))
         {
             bail!(
-                "{pod_origin}: its {field} differs from {first_origin}'s: the replay runs a group's pods alike"
+                "{pod_origin}: its {field} differs from {first_origin}'s: the replay runs a group's pods for one time, with one priority"
             );
         }
     }
+    row.insert("backoffLimit".into(), json!(replacement.0));
+    row.insert("ignoreDisruptions".into(), json!(replacement.1));
     for (pod_origin, pod) in members {
         let own = annotation(pod.metadata.annotations.as_ref(), SUBMIT_AT);
         if own.is_some() && own != submit {
@@ -299,8 +380,34 @@ fn group_job(origin: &str, group: &PodGroup, members: &[(String, &Pod)]) -> Resu
     {
         row.insert("disruption".into(), json!("all"));
     }
-    finish(origin, GROUP_PATHS, row)
+    // The kind most of the pods are is the job's own; the others are its
+    // roles, in the order met.
+    let own = (0..kinds.len())
+        .max_by_key(|&i| (kinds[i].1, std::cmp::Reverse(i)))
+        .expect("a group has pods");
+    let (own, _) = kinds.remove(own);
+    let with_shape = |shape: &serde_json::Map<String, Value>| {
+        let mut with = row.clone();
+        with.extend(shape.clone());
+        with
+    };
+    let mut job = finish(origin, GROUP_PATHS, with_shape(&own))?;
+    for (shape, workers) in kinds {
+        let role = finish(origin, GROUP_PATHS, with_shape(&shape))?;
+        job.roles.push(Role {
+            workers,
+            requests: role.requests,
+            node_selector: role.node_selector,
+            node_affinity: role.node_affinity,
+            grace_period: role.grace_period,
+        });
+    }
+    Ok(job)
 }
+
+/// The fields of a trace row the pods of one group may differ in: what
+/// each asks for.
+const SHAPE: [&str; 3] = ["requests", "nodeSelector", "gracePeriod"];
 
 fn set(row: &mut serde_json::Map<String, Value>, key: &str, value: Option<Value>) {
     if let Some(value) = value {
@@ -334,7 +441,7 @@ fn finish(
 mod tests {
     use std::time::Duration;
 
-    use super::super::manifests::read;
+    use super::super::manifests::tests::read;
     use super::super::trace::{Disruption, Grouping};
 
     /// A PodGroup `train` (a gang of 2 at rack topology, priority class
@@ -404,6 +511,50 @@ spec:
         assert!(!job.ignore_disruptions);
     }
 
+    /// Pods of one group that ask for different resources are the roles
+    /// of one job: the kind most pods are is the job's own.
+    #[test]
+    fn unlike_pods_of_a_group_are_roles_of_its_job() {
+        let jobs = read(
+            "trace.yaml",
+            &trace(
+                "",
+                &[
+                    &member("train-0", 4, ""),
+                    &member("train-1", 8, ""),
+                    &member("train-2", 8, "  terminationGracePeriodSeconds: 5\n"),
+                    &member("train-3", 8, ""),
+                ],
+            ),
+        )
+        .unwrap();
+        let job = &jobs[0];
+        assert_eq!(job.workers, 4);
+        assert_eq!(job.requests["nvidia.com/gpu"], "8");
+        let roles: Vec<_> = job
+            .roles
+            .iter()
+            .map(|r| {
+                (
+                    r.workers,
+                    r.requests["nvidia.com/gpu"].as_str(),
+                    r.grace_period,
+                )
+            })
+            .collect();
+        assert_eq!(
+            roles,
+            [
+                (1, "4", Duration::from_secs(30)),
+                (1, "8", Duration::from_secs(5))
+            ]
+        );
+        assert_eq!(job.gpus(), 28.0);
+        assert_eq!(job.gpus_of(0), 4.0);
+        assert_eq!(job.shape(1).grace_period, Duration::from_secs(5));
+        assert_eq!(job.gpus_of(3), 8.0);
+    }
+
     #[test]
     fn a_lone_pod_is_a_job_of_one_worker() {
         let pod = "apiVersion: v1
@@ -430,8 +581,15 @@ spec:
     fn what_a_replay_job_cannot_carry_is_named() {
         let cases = [
             (
-                trace("", &[&member("train-0", 8, ""), &member("train-1", 4, "")]),
-                "trace.yaml: Pod ml/train-1: its requests differs from trace.yaml: Pod ml/train-0's",
+                trace(
+                    "",
+                    &[
+                        &member("train-0", 8, ""),
+                        &member("train-1", 8, "")
+                            .replace("wasched.io/run-for: 10m", "wasched.io/run-for: 5m"),
+                    ],
+                ),
+                "trace.yaml: Pod ml/train-1: its duration differs from trace.yaml: Pod ml/train-0's",
             ),
             (
                 trace(

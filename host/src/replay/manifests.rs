@@ -42,7 +42,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{Value, json};
 
 use super::trace::{self, Disruption, Grouping, Job};
-use super::{groups, objects};
+use super::{controllers, groups, objects};
+use crate::manifest::workloads::ControllerOptions;
 use crate::manifest::{Object, ObjectRef};
 
 /// When an object of a trace is created (a Go duration from the trace's
@@ -65,7 +66,15 @@ pub fn go_duration(duration: Duration) -> String {
 
 /// The Job a cluster runs for `job`.
 pub fn job(job: &Job) -> Result<KubeJob> {
-    let mut pod = objects::pod(job, &job.name, Duration::ZERO)?;
+    if !job.roles.is_empty() {
+        bail!(
+            "{}: job {}/{} has pods of unlike shapes, which one Job's pod template cannot write (write its PodGroup and pods)",
+            job.origin,
+            job.namespace,
+            job.name
+        );
+    }
+    let mut pod = objects::pod(job, 0, &job.name, Duration::ZERO)?;
     let mut spec = pod.spec.take().expect("built pods have a spec");
     spec.scheduling_group = None;
     spec.restart_policy = Some("Never".into());
@@ -150,11 +159,23 @@ fn scheduling(job: &Job) -> Option<JobSchedulingConfiguration> {
     })
 }
 
-/// Reads a trace written as `batch/v1` Jobs, and pods with their
-/// PodGroups and Workloads (YAML, one or more documents, or a `List`);
-/// `name` names the file in messages. Unknown
-/// fields are refused, as the API server's strict validation does.
-pub fn read(name: &str, text: &str) -> Result<Vec<Job>> {
+/// Reads a trace written as `batch/v1` Jobs, pods with their PodGroups
+/// and Workloads, and the objects of the workload controllers `simulate`
+/// expands (YAML, one or more documents, or a `List`; see
+/// `controllers`), those controllers configured as `options` say; `name`
+/// names the file in messages. Unknown fields are refused, as the API
+/// server's strict validation does. Objects of another dialect
+/// (Coscheduling's, Volcano's or KAI-Scheduler's PodGroups, earlier
+/// `scheduling.k8s.io` versions) are read as `simulate` converts them,
+/// each conversion one line of `notes`; what a replay job cannot carry
+/// (a spread given to a group's pods, a CompositePodGroup, Coscheduling's
+/// `minResources`) is refused.
+pub fn read(
+    name: &str,
+    text: &str,
+    options: &ControllerOptions,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Job>> {
     // Read as written, not expanded into what the Job controller makes.
     let mut manifests = crate::manifest::Manifests {
         keep_stored: true,
@@ -162,39 +183,85 @@ pub fn read(name: &str, text: &str) -> Result<Vec<Job>> {
         ..Default::default()
     };
     crate::manifest::load_str(&mut manifests, name, text)?;
+    // The PodGroups `v1alpha1` pods name.
+    crate::manifest::versions::finish(&mut manifests);
     if let Some((kind, _)) = manifests.skipped.iter().next() {
         bail!("{name}: {kind}: {HOLDS}");
     }
-    // Another dialect (Coscheduling, Volcano, an earlier PodGroup version)
-    // is read by converting it, which may drop what a trace must not lose.
-    if let Some(note) = manifests.notes.first() {
-        bail!("{name}: {note}: {HOLDS}, as v1.37 writes them");
-    }
-    let mut jobs = Vec::new();
+    refuse_spreads(name, &manifests.dialects)?;
+    notes.extend(manifests.notes.iter().map(|note| format!("{name}: {note}")));
+    let runtimes: Vec<_> = manifests
+        .objects
+        .iter()
+        .filter_map(|(origin, object)| match object {
+            Object::Controller(c) if controllers::is_runtime(c) => Some((origin, &**c)),
+            _ => None,
+        })
+        .collect();
+    let mut expanded = controllers::Expanded::default();
+    let mut jobs: Vec<(usize, Job)> = Vec::new();
     let mut grouped = groups::Objects::default();
-    for (origin, object) in &manifests.objects {
+    for (position, (origin, object)) in manifests.objects.iter().enumerate() {
         match object {
-            Object::Job(job) => jobs.push(from_job(origin, job)?),
+            Object::Job(job) => jobs.push((position, from_job(origin, job)?)),
             Object::Pod(pod) => grouped.pods.push((origin, pod)),
             Object::PodGroup(group) => grouped.groups.push((origin, group)),
             Object::Workload(workload) => grouped.workloads.push((origin, workload)),
+            Object::Controller(c) if controllers::is_runtime(c) => {}
+            Object::Controller(c) => {
+                controllers::expand(position, origin, c, &runtimes, options, &mut expanded)?
+            }
+            Object::Node(_) | Object::PriorityClass(_) => {
+                bail!("{origin}: give it with the cluster, not the trace ({HOLDS})")
+            }
             _ => bail!("{origin}: {HOLDS}"),
         }
     }
-    jobs.extend(groups::jobs(&grouped)?);
-    // In the file's order (a trace keeps it for jobs submitted together).
-    let position: std::collections::HashMap<String, usize> = manifests
+    // Each job where the object it was read from is in the file: a trace
+    // keeps the file's order for jobs submitted together.
+    let mut position: std::collections::HashMap<String, usize> = manifests
         .objects
         .iter()
         .enumerate()
         .map(|(i, (origin, _))| (origin.to_string(), i))
         .collect();
-    jobs.sort_by_key(|job| position.get(&job.origin).copied());
-    Ok(jobs)
+    for (at, origin, pod) in &expanded.pods {
+        position.insert(origin.to_string(), *at);
+        grouped.pods.push((origin, pod));
+    }
+    for (at, origin, group) in &expanded.groups {
+        position.insert(origin.to_string(), *at);
+        grouped.groups.push((origin, group));
+    }
+    for (_, origin, workload) in &expanded.workloads {
+        grouped.workloads.push((origin, workload));
+    }
+    grouped.made = Some(&expanded.made);
+    jobs.extend(groups::jobs(&grouped)?.into_iter().map(|job| {
+        let at = position.get(&job.origin).copied().unwrap_or(usize::MAX);
+        (at, job)
+    }));
+    jobs.sort_by_key(|(position, _)| *position);
+    Ok(jobs.into_iter().map(|(_, job)| job).collect())
+}
+
+/// Refuses what a dialect's groups give their pods besides what a replay
+/// job carries: a spread over the group's pods, CompositePodGroup links.
+pub(super) fn refuse_spreads(
+    origin: &str,
+    dialects: &crate::manifest::dialect::DialectState,
+) -> Result<()> {
+    if let Some(group) = dialects.group_spread.keys().next() {
+        bail!("{origin}: PodGroup {group} spreads its pods, which a replay job does not carry");
+    }
+    if !dialects.composite_links.is_empty() {
+        bail!("{origin}: {HOLDS} (a CompositePodGroup's children are not replay jobs)");
+    }
+    Ok(())
 }
 
 /// What a trace written as manifests may hold.
-const HOLDS: &str = "a trace written as manifests holds batch/v1 Jobs, and pods with their scheduling.k8s.io/v1beta1 PodGroups and Workloads";
+const HOLDS: &str = "a trace written as manifests holds batch/v1 Jobs, pods with their scheduling.k8s.io/v1beta1 PodGroups and Workloads, and the workload objects simulate expands (JobSet, LeaderWorkerSet, RayCluster, RayJob, PyTorchJob, TrainJob, Volcano Job, Deployment, ReplicaSet, StatefulSet)";
 
 /// Where each trace field of a Job is, for messages.
 const PATHS: &[(&str, &str)] = &[
@@ -266,6 +333,10 @@ const METADATA_ALLOWED: &[&str] = &[
 
 /// The fields of a pod spec (relative to it) a replay job's pod reads or
 /// that do not change where and when it runs.
+/// Volumes that need no node-side binding or attach limit (persistent
+/// volume claims and CSI volumes, which the scheduler checks, are
+/// refused), container ports without a host port, probes and mounts are
+/// among them.
 const POD_SPEC_ALLOWED: &[&str] = &[
     "restartPolicy",
     "nodeSelector",
@@ -274,23 +345,47 @@ const POD_SPEC_ALLOWED: &[&str] = &[
     "tolerations",
     "schedulerName",
     "dnsPolicy",
+    "dnsConfig",
+    "hostname",
+    "subdomain",
+    "setHostnameAsFQDN",
     "securityContext",
     "serviceAccountName",
     "serviceAccount",
     "automountServiceAccountToken",
     "enableServiceLinks",
+    "shareProcessNamespace",
+    "imagePullSecrets",
+    "volumes[].name",
+    "volumes[].emptyDir",
+    "volumes[].configMap",
+    "volumes[].secret",
+    "volumes[].downwardAPI",
+    "volumes[].projected",
     "containers[].name",
     "containers[].image",
     "containers[].imagePullPolicy",
     "containers[].command",
     "containers[].args",
     "containers[].env",
+    "containers[].envFrom",
     "containers[].workingDir",
     "containers[].securityContext",
     "containers[].terminationMessagePath",
     "containers[].terminationMessagePolicy",
     "containers[].resources.requests",
     "containers[].resources.limits",
+    "containers[].ports[].name",
+    "containers[].ports[].containerPort",
+    "containers[].ports[].protocol",
+    "containers[].volumeMounts",
+    "containers[].readinessProbe",
+    "containers[].livenessProbe",
+    "containers[].startupProbe",
+    "containers[].lifecycle",
+    "containers[].stdin",
+    "containers[].stdinOnce",
+    "containers[].tty",
 ];
 
 /// Whether a trace object may carry the field at `path`: metadata, one of
@@ -426,6 +521,30 @@ pub(super) fn pod_fields(
     Ok(row)
 }
 
+/// Whether a Job's `podFailurePolicy` ignores preemption: none (`false`),
+/// or exactly the rule that ignores the `DisruptionTarget` condition
+/// (`true`); any other policy is refused, naming the Job (`origin`).
+pub(super) fn ignores_disruptions(origin: &str, spec: &JobSpec) -> Result<bool> {
+    let Some(policy) = &spec.pod_failure_policy else {
+        return Ok(false);
+    };
+    let ignores = |rule: &PodFailurePolicyRule| {
+        rule.action == "Ignore"
+            && rule.on_exit_codes.is_none()
+            && rule.on_pod_conditions.as_ref().is_some_and(|c| {
+                c.len() == 1
+                    && c[0].type_ == "DisruptionTarget"
+                    && c[0].status.as_deref().unwrap_or("True") == "True"
+            })
+    };
+    if policy.rules.len() != 1 || !ignores(&policy.rules[0]) {
+        bail!(
+            "{origin}: field spec.podFailurePolicy: a replay job's policy is none, or one rule: action Ignore on the DisruptionTarget condition"
+        );
+    }
+    Ok(true)
+}
+
 /// The replay job a Job stands for: its fields as a trace row, checked as
 /// a row is.
 fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
@@ -481,28 +600,7 @@ fn from_job(origin: &ObjectRef, kube: &KubeJob) -> Result<Job> {
             at("spec.backoffLimitPerIndex")
         );
     }
-    // podFailurePolicy: none, or exactly the rule that ignores preemption.
-    let ignore_disruptions = match &spec.pod_failure_policy {
-        None => false,
-        Some(policy) => {
-            let ignores = |rule: &k8s_openapi::api::batch::v1::PodFailurePolicyRule| {
-                rule.action == "Ignore"
-                    && rule.on_exit_codes.is_none()
-                    && rule.on_pod_conditions.as_ref().is_some_and(|c| {
-                        c.len() == 1
-                            && c[0].type_ == "DisruptionTarget"
-                            && c[0].status.as_deref().unwrap_or("True") == "True"
-                    })
-            };
-            if policy.rules.len() != 1 || !ignores(&policy.rules[0]) {
-                bail!(
-                    "{}: a replay job's policy is none, or one rule: action Ignore on the DisruptionTarget condition",
-                    at("spec.podFailurePolicy")
-                );
-            }
-            true
-        }
-    };
+    let ignore_disruptions = ignores_disruptions(&origin, spec)?;
     let default_replacement = if ignore_disruptions {
         "Failed"
     } else {
@@ -591,9 +689,20 @@ pub fn list(jobs: &[Job]) -> Result<Value> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::replay::trace;
+
+    /// The jobs of a manifest trace, the controllers configured by
+    /// default; a note is an error.
+    pub(in crate::replay) fn read(name: &str, text: &str) -> Result<Vec<Job>> {
+        let mut notes = Vec::new();
+        let jobs = super::read(name, text, &ControllerOptions::default(), &mut notes)?;
+        match notes.first() {
+            Some(note) => bail!("{note}"),
+            None => Ok(jobs),
+        }
+    }
 
     fn jobs(text: &str) -> Vec<Job> {
         trace::finish(trace::parse("t.jsonl", text).unwrap()).unwrap()

@@ -20,6 +20,7 @@
 //! (arrivals: the trace's order). Scheduling takes no virtual time.
 
 pub mod alibaba;
+mod controllers;
 pub mod estimate;
 pub mod generate;
 mod groups;
@@ -414,9 +415,10 @@ fn stall_limit(queue: &QueueConfig) -> Duration {
     (queue.max_in_unschedulable + queue.backoff.max) * 2
 }
 
-/// What [`Engine::never_fits`] reads of a job: its pods' static signature
-/// and non-zero requests by resource, its workers and `minCount`.
-type JobShape = (Arc<str>, Vec<(String, u64)>, u32, u32);
+/// What [`Engine::never_fits`] reads of a job: for each kind of its pods,
+/// their static signature, non-zero requests by resource and how many;
+/// and the pods it needs.
+type JobShape = (Vec<(Arc<str>, Vec<(String, u64)>, u32)>, u32);
 
 /// The replay's state.
 struct Engine<'a> {
@@ -696,7 +698,7 @@ impl<'a> Engine<'a> {
 
     fn create_pod(&mut self, job: u32, worker: u32, name: &str) -> Result<()> {
         let spec = self.job_spec(job);
-        let pod = objects::pod(&spec, name, self.now)?;
+        let pod = objects::pod(&spec, worker, name, self.now)?;
         self.upsert(objects::shared_pod(&spec, pod))?;
         self.pods
             .insert(format!("{}/{name}", spec.namespace), (job, worker));
@@ -768,51 +770,78 @@ impl<'a> Engine<'a> {
     }
 
     /// Why no node could ever hold the job, even empty (in
-    /// kube-scheduler's wording); `None` if the nodes could, emptied.
+    /// kube-scheduler's wording); `None` if the nodes could, emptied. A job
+    /// of unlike pods ([`Job::roles`]) never fits when, each kind of pod
+    /// counted on the empty nodes alone, fewer than it needs fit.
     fn never_fits(&mut self, job: u32) -> Option<String> {
         let spec = self.job_spec(job);
-        let key = self.running[&job].pod_key(0);
-        let needed = self.running[&job].units.first().map_or(1, |u| u.need);
+        let run = &self.running[&job];
+        let needed = run.units.first().map_or(1, |u| u.need);
+        // The first worker of each kind of pod, and how many there are.
+        let mut kinds = Vec::new();
+        let mut first = 0;
+        for (workers, _) in spec.shapes() {
+            kinds.push((run.pod_key(first), workers));
+            first += workers;
+        }
         let snapshot = self.model.lend();
-        let pod = snapshot.pod_named(&key)?;
-        let requests = &snapshot.pods[pod as usize].requests;
+        let pods = kinds
+            .iter()
+            .map(|(key, workers)| Some((snapshot.pod_named(key)?, *workers)))
+            .collect::<Option<Vec<_>>>()?;
         // The nodes never change: jobs alike in what the checks read share
         // the answer.
-        let alike = (
-            crate::filters::static_signature(&snapshot.pods[pod as usize]),
-            requests
-                .iter()
-                .enumerate()
-                .filter(|&(_, &q)| q > 0)
-                .map(|(r, &q)| (snapshot.resource_names[r].clone(), q))
-                .collect::<Vec<_>>(),
-            spec.workers,
+        let alike: JobShape = (
+            pods.iter()
+                .map(|&(pod, workers)| {
+                    let info = &snapshot.pods[pod as usize];
+                    let requests = info
+                        .requests
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &q)| q > 0)
+                        .map(|(r, &q)| (snapshot.resource_names[r].clone(), q))
+                        .collect();
+                    (crate::filters::static_signature(info), requests, workers)
+                })
+                .collect(),
             needed,
         );
         if let Some(known) = self.never_fits_known.get(&alike) {
             return known.clone();
         }
         let mut fit = 0u64;
-        let mut diagnosis = crate::filters::Diagnosis::over(snapshot.node_count());
-        for node in 0..snapshot.node_count() as u32 {
-            if let Err(rejection) = crate::filters::static_check(snapshot, pod, node) {
-                diagnosis.reject(rejection);
-                continue;
-            }
-            let mut on_node = u64::from(spec.workers);
-            for (r, &request) in requests.iter().enumerate() {
-                if request == 0 {
+        // Why the first kind of pod short of nodes is.
+        let mut short = None;
+        for &(pod, workers) in &pods {
+            let requests = &snapshot.pods[pod as usize].requests;
+            let mut diagnosis = crate::filters::Diagnosis::over(snapshot.node_count());
+            let mut of_kind = 0u64;
+            for node in 0..snapshot.node_count() as u32 {
+                if let Err(rejection) = crate::filters::static_check(snapshot, pod, node) {
+                    diagnosis.reject(rejection);
                     continue;
                 }
-                let fits = snapshot.allocatable(r)[node as usize] / request;
-                if fits == 0 {
-                    diagnosis.add(format!("Insufficient {}", snapshot.resource_names[r]));
+                let mut on_node = u64::from(workers);
+                for (r, &request) in requests.iter().enumerate() {
+                    if request == 0 {
+                        continue;
+                    }
+                    let fits = snapshot.allocatable(r)[node as usize] / request;
+                    if fits == 0 {
+                        diagnosis.add(format!("Insufficient {}", snapshot.resource_names[r]));
+                    }
+                    on_node = on_node.min(fits);
                 }
-                on_node = on_node.min(fits);
+                of_kind += on_node;
             }
-            fit += on_node;
+            fit += of_kind.min(u64::from(workers));
+            if of_kind < u64::from(workers) && short.is_none() {
+                short = Some(diagnosis);
+            }
         }
         let answer = (fit < u64::from(needed)).then(|| {
+            let diagnosis = short.expect("a kind of pod is short when too few fit");
             format!(
                 "never schedulable, even on empty nodes: {}",
                 diagnosis.render(snapshot)
@@ -919,7 +948,7 @@ impl<'a> Engine<'a> {
             pending_flaps: run.flaps,
             waited_for: run.longest_wait(),
             nodes: std::mem::take(&mut run.nodes),
-            gpus: f64::from(spec.workers) * spec.gpus_per_pod(),
+            gpus: spec.gpus(),
             preemptions: std::mem::take(&mut run.preemptions),
         };
         self.recorder.ended(&row);
@@ -1262,8 +1291,8 @@ impl<'a> Engine<'a> {
                 }
                 None => Duration::ZERO,
             };
-            let pods = u.workers.len() as f64;
-            run.gpu_seconds_lost += (total - saved).as_secs_f64() * pods * spec.gpus_per_pod();
+            let gpus: f64 = u.workers.clone().map(|w| spec.gpus_of(w)).sum();
+            run.gpu_seconds_lost += (total - saved).as_secs_f64() * gpus;
             u.saved = saved;
             u.generation += 1;
         }
@@ -1307,9 +1336,9 @@ impl<'a> Engine<'a> {
         };
         run.waiting = Some(("failed: backoffLimit exceeded".into(), self.now));
         let spec = run.spec.clone();
-        let running: Vec<String> = (0..spec.workers)
+        let running: Vec<(String, Duration)> = (0..spec.workers)
             .filter(|&w| run.workers[w as usize].phase == Phase::Running)
-            .map(|w| run.pod_key(w))
+            .map(|w| (run.pod_key(w), spec.shape(w).grace_period))
             .collect();
         for w in &mut run.workers {
             if w.phase == Phase::Running {
@@ -1317,12 +1346,12 @@ impl<'a> Engine<'a> {
             }
         }
         let now = self.now;
-        for key in running {
+        for (key, grace_period) in running {
             if let Some(pod) = self.pod_object(&key) {
                 self.upsert_pod_like(&key, objects::deleting(&pod, self.clock()))?;
                 self.pod_event(&key, Resource::AssignedPod, Action::Update);
                 self.pods.remove(&key);
-                self.schedule(now + spec.grace_period, Event::Gone { pod: key });
+                self.schedule(now + grace_period, Event::Gone { pod: key });
             }
         }
         self.failing.push(job);
@@ -1621,7 +1650,11 @@ pub fn replay_files(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Summary> {
     let mut notes = Vec::new();
-    let jobs = trace::read_noting(&inputs.traces, inputs.mapping, &mut notes)?;
+    let reading = trace::Reading {
+        mapping: inputs.mapping,
+        controllers: inputs.read.controllers.clone(),
+    };
+    let jobs = trace::read_noting(&inputs.traces, &reading, &mut notes)?;
     let model = match &inputs.cluster_from {
         Some(file) => model_of(public_cluster(
             file,

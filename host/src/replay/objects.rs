@@ -59,20 +59,21 @@ pub fn pod_group(job: &Job, at: Duration) -> Result<Option<SharedObject>> {
     )))
 }
 
-/// A pending pod of the job, created at `at`.
-pub fn pod(job: &Job, name: &str, at: Duration) -> Result<Pod> {
+/// A pending pod of the job's `worker`, created at `at`.
+pub fn pod(job: &Job, worker: u32, name: &str, at: Duration) -> Result<Pod> {
+    let shape = job.shape(worker);
     let mut builder = PodBuilder::new(&job.namespace, name).created_at(timestamp(at));
-    for (resource, quantity) in &job.requests {
+    for (resource, quantity) in shape.requests {
         builder = builder.request(resource, quantity);
         // Extended resources cannot be overcommitted: limit = request.
         if is_extended(resource) {
             builder = builder.limit(resource, quantity);
         }
     }
-    for (key, value) in &job.node_selector {
+    for (key, value) in shape.node_selector {
         builder = builder.node_selector(key, value);
     }
-    for (key, values) in &job.node_affinity {
+    for (key, values) in shape.node_affinity {
         builder = builder.node_affinity_in(key, values);
     }
     if let Some(class) = &job.priority_class {
@@ -84,11 +85,11 @@ pub fn pod(job: &Job, name: &str, at: Duration) -> Result<Pod> {
     builder = builder.label("batch.kubernetes.io/job-name", &job.name);
     let mut pod = builder.build()?;
     let spec = pod.spec.as_mut().expect("built pods have a spec");
-    spec.termination_grace_period_seconds = Some(job.grace_period.as_secs() as i64);
+    spec.termination_grace_period_seconds = Some(shape.grace_period.as_secs() as i64);
     // What the ExtendedResourceToleration admission plugin adds, as GPU
     // clusters run it: a pod asking for an extended resource tolerates the
     // NoSchedule taint of that name (nvidia.com/gpu on GPU nodes).
-    for resource in job.requests.keys().filter(|r| is_extended(r)) {
+    for resource in shape.requests.keys().filter(|r| is_extended(r)) {
         spec.tolerations
             .get_or_insert_with(Vec::new)
             .push(Toleration {

@@ -100,6 +100,71 @@ pub struct Job {
     pub ignore_disruptions: bool,
     /// Each pod's `terminationGracePeriodSeconds`.
     pub grace_period: Duration,
+    /// Workers whose pods ask for other resources or nodes than the job's
+    /// fields say (a driver beside its workers, a Ray head, parameter
+    /// servers; read from a trace written as manifests), in worker order:
+    /// the first `roles[0].workers` workers are `roles[0]`'s, and so on;
+    /// the rest are as the job's fields say. Empty when all are alike.
+    pub roles: Vec<Role>,
+}
+
+/// Workers of a job whose pods differ from the job's own (see
+/// [`Job::roles`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Role {
+    /// How many of the job's workers.
+    pub workers: u32,
+    /// Requests of each pod: resource name → quantity.
+    pub requests: BTreeMap<String, String>,
+    /// `spec.nodeSelector` of each pod.
+    pub node_selector: BTreeMap<String, String>,
+    /// Required node affinity of each pod, as [`Job::node_affinity`].
+    pub node_affinity: BTreeMap<String, Vec<String>>,
+    /// Each pod's `terminationGracePeriodSeconds`.
+    pub grace_period: Duration,
+}
+
+impl Role {
+    /// GPUs each pod asks for: whole GPUs, and thousandths on
+    /// [`GPU_MILLI_RESOURCE`].
+    pub fn gpus_per_pod(&self) -> f64 {
+        gpus_in(&self.requests)
+    }
+
+    /// What each of its pods asks for.
+    pub fn shape(&self) -> PodShape<'_> {
+        PodShape {
+            requests: &self.requests,
+            node_selector: &self.node_selector,
+            node_affinity: &self.node_affinity,
+            grace_period: self.grace_period,
+        }
+    }
+}
+
+/// What one pod of a job asks for: its job's fields, or its role's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PodShape<'a> {
+    /// Requests: resource name → quantity.
+    pub requests: &'a BTreeMap<String, String>,
+    /// `spec.nodeSelector`.
+    pub node_selector: &'a BTreeMap<String, String>,
+    /// Required node affinity, as [`Job::node_affinity`].
+    pub node_affinity: &'a BTreeMap<String, Vec<String>>,
+    /// `terminationGracePeriodSeconds`.
+    pub grace_period: Duration,
+}
+
+/// GPUs in `requests`: whole GPUs, and thousandths on
+/// [`GPU_MILLI_RESOURCE`].
+fn gpus_in(requests: &BTreeMap<String, String>) -> f64 {
+    let count = |resource: &str| {
+        requests
+            .get(resource)
+            .and_then(|q| q.parse::<u64>().ok())
+            .unwrap_or(0) as f64
+    };
+    count(GPU_RESOURCE) + count(GPU_MILLI_RESOURCE) / 1000.0
 }
 
 impl Job {
@@ -113,16 +178,59 @@ impl Job {
         }
     }
 
-    /// GPUs each pod asks for: whole GPUs, and thousandths on
-    /// [`GPU_MILLI_RESOURCE`].
+    /// GPUs each pod of the job's own fields asks for (see
+    /// [`Role::gpus_per_pod`]).
     pub fn gpus_per_pod(&self) -> f64 {
-        let count = |resource: &str| {
-            self.requests
-                .get(resource)
-                .and_then(|q| q.parse::<u64>().ok())
-                .unwrap_or(0) as f64
-        };
-        count(GPU_RESOURCE) + count(GPU_MILLI_RESOURCE) / 1000.0
+        gpus_in(&self.requests)
+    }
+
+    /// What the pods of the job's own fields ask for.
+    pub fn own_shape(&self) -> PodShape<'_> {
+        PodShape {
+            requests: &self.requests,
+            node_selector: &self.node_selector,
+            node_affinity: &self.node_affinity,
+            grace_period: self.grace_period,
+        }
+    }
+
+    /// Each kind of pod the job has, in worker order, with how many of
+    /// its workers: [`Job::roles`], then the job's own fields (left out
+    /// when roles cover every worker).
+    pub fn shapes(&self) -> Vec<(u32, PodShape<'_>)> {
+        let mut shapes: Vec<_> = self.roles.iter().map(|r| (r.workers, r.shape())).collect();
+        let own = self
+            .workers
+            .saturating_sub(self.roles.iter().map(|r| r.workers).sum());
+        if own > 0 || shapes.is_empty() {
+            shapes.push((own, self.own_shape()));
+        }
+        shapes
+    }
+
+    /// What the pod of `worker` asks for.
+    pub fn shape(&self, worker: u32) -> PodShape<'_> {
+        let mut first = 0;
+        for role in &self.roles {
+            first += role.workers;
+            if worker < first {
+                return role.shape();
+            }
+        }
+        self.own_shape()
+    }
+
+    /// GPUs the pod of `worker` asks for.
+    pub fn gpus_of(&self, worker: u32) -> f64 {
+        gpus_in(self.shape(worker).requests)
+    }
+
+    /// GPUs all the job's pods ask for.
+    pub fn gpus(&self) -> f64 {
+        self.shapes()
+            .iter()
+            .map(|(workers, shape)| f64::from(*workers) * gpus_in(shape.requests))
+            .sum()
     }
 }
 
@@ -263,15 +371,25 @@ pub(super) fn job_of_cells(
 /// submit order; a row of a public trace that cannot be mapped is an error
 /// (see [`read_noting`]).
 pub fn read(files: &[impl AsRef<Path>]) -> Result<Vec<Job>> {
-    strictly(|notes| read_noting(files, Mapping::default(), notes))
+    strictly(|notes| read_noting(files, &Reading::default(), notes))
 }
 
-/// [`read`], but the rows of a public trace ([`super::alibaba`]) are
-/// mapped as `mapping` says, and those that cannot be are skipped, each
-/// file's skipped rows one line of `notes`.
+/// How trace files are read, where the files do not say.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    /// How the rows of a public trace are mapped.
+    pub mapping: Mapping,
+    /// How the workload controllers of a trace written as manifests are
+    /// configured (`--gang-scheduling-for`).
+    pub controllers: crate::manifest::workloads::ControllerOptions,
+}
+
+/// [`read`], but read as `reading` says, and the rows of a public trace
+/// ([`super::alibaba`]) that cannot be mapped are skipped, each file's
+/// skipped rows one line of `notes`.
 pub fn read_noting(
     files: &[impl AsRef<Path>],
-    mapping: Mapping,
+    reading: &Reading,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Job>> {
     let mut jobs = Vec::new();
@@ -282,7 +400,7 @@ pub fn read_noting(
         jobs.extend(parse_noting(
             &file.display().to_string(),
             &text,
-            mapping,
+            reading,
             notes,
         )?);
     }
@@ -294,20 +412,20 @@ pub fn read_noting(
 /// `batch/v1` Jobs, see [`super::manifests`]). A row of a public trace
 /// that cannot be mapped is an error (see [`parse_noting`]).
 pub fn parse(name: &str, text: &str) -> Result<Vec<Job>> {
-    strictly(|notes| parse_noting(name, text, Mapping::default(), notes))
+    strictly(|notes| parse_noting(name, text, &Reading::default(), notes))
 }
 
-/// [`parse`], but the rows of a public trace are mapped as `mapping` says,
-/// and those that cannot be are skipped, and said in one line of `notes`.
+/// [`parse`], but read as `reading` says, and the rows of a public trace
+/// that cannot be mapped are skipped, and said in one line of `notes`.
 pub fn parse_noting(
     name: &str,
     text: &str,
-    mapping: Mapping,
+    reading: &Reading,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Job>> {
     let public = name
         .ends_with(".csv")
-        .then(|| super::alibaba::jobs(name, text, mapping))
+        .then(|| super::alibaba::jobs(name, text, reading.mapping))
         .flatten();
     if let Some(read) = public {
         let (jobs, skipped) = read?;
@@ -316,7 +434,7 @@ pub fn parse_noting(
     } else if name.ends_with(".csv") {
         parse_csv(name, text)
     } else if name.ends_with(".yaml") || name.ends_with(".yml") {
-        super::manifests::read(name, text)
+        super::manifests::read(name, text, &reading.controllers, notes)
     } else {
         parse_jsonl(name, text)
     }
@@ -550,13 +668,7 @@ fn job(place: &Place, row: Row) -> Result<Job> {
     };
     crate::builder::check_dns_label(&what, "namespace", &namespace)
         .map_err(|_| err("namespace", format!("{namespace:?} is not a DNS label")))?;
-    // Pods are NAME-INDEX: the name leaves room for the index.
-    if name.len() > 56 {
-        return Err(err(
-            "name",
-            format!("{name:?} is longer than 56 characters"),
-        ));
-    }
+    // A DNS label: the pods' `batch.kubernetes.io/job-name` label value.
     crate::builder::check_dns_label(&what, "name", &name)
         .map_err(|_| err("name", format!("{name:?} is not a DNS label")))?;
     let time = |field: &str, value: Option<Value>| -> Result<Option<Duration>> {
@@ -694,6 +806,7 @@ fn job(place: &Place, row: Row) -> Result<Job> {
         backoff_limit: count("backoffLimit", row.backoff_limit)?.unwrap_or(6),
         ignore_disruptions: row.ignore_disruptions.unwrap_or(false),
         grace_period: time("gracePeriod", row.grace_period)?.unwrap_or(Duration::from_secs(30)),
+        roles: Vec::new(),
     })
 }
 

@@ -18,8 +18,11 @@ pub struct Args {
     /// PriorityClasses, …), as `simulate` reads; `default` for the
     /// bundled default snapshot. With `--cluster-from`, the first trace.
     cluster: PathBuf,
-    /// Trace files: JSON lines, CSV (`.csv`), or `batch/v1` Jobs and pods
-    /// with their PodGroups (`.yaml`, `.yml`), in the trace format
+    /// Trace files: JSON lines, CSV (`.csv`), or manifests (`.yaml`,
+    /// `.yml`: `batch/v1` Jobs, pods with their PodGroups, and the workload
+    /// objects `simulate` expands — JobSet, LeaderWorkerSet, RayJob,
+    /// PyTorchJob, Volcano Job, … — each annotated
+    /// `wasched.io/submit-at`), in the trace format
     /// (docs/src/guides/replay.md); or a task list of Alibaba's public GPU
     /// traces (spot-GPU `job_info_df.csv`, openb `openb_pod_list_*.csv`).
     #[arg(required_unless_present = "cluster_from")]

@@ -377,6 +377,15 @@ pub struct Context<'a> {
 /// themselves are not kept. Call once, after everything is read.
 pub fn expand(into: &mut Manifests) -> Result<()> {
     super::versions::finish(into);
+    expand_controllers(into)?;
+    job::expand(into)?;
+    kueue::note_groups(into);
+    Ok(())
+}
+
+/// Every controller object of `into` expanded, level by level, down to
+/// Jobs and pods; the Jobs are left as they are (for [`job::expand`]).
+pub fn expand_controllers(into: &mut Manifests) -> Result<()> {
     let options = into.controllers.clone();
     // Each level makes objects of a lower one (TrainJob → JobSet → Job,
     // RayJob → RayCluster, Deployment → ReplicaSet): three at most.
@@ -457,8 +466,6 @@ pub fn expand(into: &mut Manifests) -> Result<()> {
             }
         }
     }
-    job::expand(into)?;
-    kueue::note_groups(into);
     Ok(())
 }
 
