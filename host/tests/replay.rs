@@ -679,7 +679,20 @@ fn workload_objects_replay_as_what_their_controllers_make() {
             &mut notes,
         )
         .expect("the objects read as a trace");
-        assert_eq!(notes, Vec::<String>::new());
+        // What each object was expanded as, as `simulate` says it.
+        for object in [
+            "JobSet ml/pretrain",
+            "LeaderWorkerSet serving/serve",
+            "PyTorchJob ml/finetune",
+            "Job default/tf-dist",
+        ] {
+            assert!(
+                notes
+                    .iter()
+                    .any(|n| n.contains(&format!("{object}: expanded as"))),
+                "{object}: {notes:#?}"
+            );
+        }
         let rows = common::replay(model, jobs.clone(), &checked()).0;
         (jobs, rows)
     };
@@ -782,5 +795,44 @@ fn a_job_whose_driver_fits_no_node_never_fits() {
     assert_eq!(
         row_starting(&rows, "ml/finetune-master-0").start,
         Some(120.0)
+    );
+}
+
+/// A basic group (here a LeaderWorkerSet's) whose leader fits no node
+/// never fits, though its workers would: each of its pods must run.
+#[test]
+fn a_basic_group_whose_leader_fits_no_node_never_fits() {
+    let trace = "\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: serve, annotations: {wasched.io/submit-at: 0s, wasched.io/run-for: 1m}}
+spec:
+  scheduling: {schedulingPolicy: {basic: {}}}
+  leaderWorkerTemplate:
+    size: 3
+    leaderTemplate:
+      spec:
+        containers: [{name: leader, image: vllm, resources: {limits: {nvidia.com/gpu: \"6\"}}}]
+    workerTemplate:
+      spec:
+        containers: [{name: worker, image: vllm, resources: {limits: {nvidia.com/gpu: \"1\"}}}]
+";
+    let cluster = wasched::read_manifests_with(
+        &[common::testdata("dialects/nodes.yaml")],
+        &Default::default(),
+    )
+    .expect("the nodes read");
+    let model = replay::model_of(cluster).expect("the cluster models");
+    let jobs = replay::trace::parse("serve.yaml", trace).expect("reads");
+    assert_eq!(
+        (jobs[0].workers, jobs[0].grouping),
+        (3, replay::trace::Grouping::Basic)
+    );
+    assert_eq!(jobs.len(), 1, "{jobs:#?}");
+    let rows = common::replay(model, jobs, &checked()).0;
+    assert_eq!(rows[0].result, "NeverSchedulable", "{rows:?}");
+    assert!(
+        rows[0].waited_for.contains("Insufficient nvidia.com/gpu"),
+        "{rows:?}"
     );
 }

@@ -5,11 +5,13 @@
 //!
 //! Each object is expanded on its own into what its controller makes, as
 //! `simulate` expands it; the PodGroups and pods made are then read as
-//! written ones are (see `groups`): each PodGroup is one replay job whose
-//! pods must be alike, each pod of no group a job of one worker.
+//! written ones are (see `groups`): each PodGroup is one replay job (its
+//! pods may differ in what they ask for: a driver beside its workers),
+//! each pod of no group a job of one worker.
 //!
 //! - [`SUBMIT_AT`] on the object: when it is created; every group and
-//!   lone pod it makes arrives then.
+//!   pod it makes arrives then (a PodGroup its pods join, written for
+//!   another time, is refused).
 //! - [`RUN_FOR`] on the object: how long each pod it makes runs once
 //!   started; a pod template's own (which its pods carry) wins. A pod
 //!   that always restarts (a LeaderWorkerSet's, a RayCluster's) runs
@@ -30,12 +32,19 @@ use k8s_openapi::api::scheduling::v1beta1::{PodGroup, Workload};
 use serde_json::Value;
 
 use super::groups::Made;
-use super::manifests::{RUN_FOR, SUBMIT_AT, ignores_disruptions};
+use super::manifests::{RUN_FOR, SUBMIT_AT, check_job};
 use crate::manifest::workloads::{self, Controller, ControllerKind, ControllerOptions};
 use crate::manifest::{FieldValidation, Manifests, Object, ObjectRef};
 
 /// The Job controller's default `backoffLimit`.
 const DEFAULT_BACKOFF_LIMIT: u32 = 6;
+
+/// What a controller sets on the Jobs it makes, besides what a Job of the
+/// trace may carry: its owner, the PodGroup its pods join.
+const MADE_JOB_ALLOWED: &[&str] = &[
+    "metadata.ownerReferences",
+    "spec.template.spec.schedulingGroup",
+];
 
 /// What the controller objects of a trace made: pods, PodGroups and
 /// Workloads, each with the position of its object in the file, read
@@ -55,7 +64,8 @@ pub(super) struct Expanded {
 
 /// Expands one controller object of a trace (`origin`, at `position` in
 /// its file) into `into`, with the `runtimes` a TrainJob may name and the
-/// controllers configured as `options` say.
+/// controllers configured as `options` say; what it was expanded as goes
+/// to `notes`, a line per object made.
 pub(super) fn expand(
     position: usize,
     origin: &ObjectRef,
@@ -63,6 +73,7 @@ pub(super) fn expand(
     runtimes: &[(&ObjectRef, &Controller)],
     options: &ControllerOptions,
     into: &mut Expanded,
+    notes: &mut Vec<String>,
 ) -> Result<()> {
     let annotation = |key: &str| {
         controller
@@ -95,11 +106,14 @@ pub(super) fn expand(
     workloads::expand_controllers(&mut made)?;
     for (at, object) in &made.objects {
         if let Object::Job(job) = object {
-            let spec = job.spec.clone().unwrap_or_default();
-            let limit = spec
-                .backoff_limit
+            // Checked as a Job written in the trace is, but for what its
+            // controller sets: its owner, its pods' group.
+            let ignores = check_job(&at.to_string(), job, MADE_JOB_ALLOWED)?;
+            let limit = job
+                .spec
+                .as_ref()
+                .and_then(|s| s.backoff_limit)
                 .map_or(DEFAULT_BACKOFF_LIMIT, |b| b.max(0) as u32);
-            let ignores = ignores_disruptions(&at.to_string(), &spec)?;
             let key = workloads::pods::key(&job.metadata);
             into.made.jobs.insert(key, (limit, ignores));
         }
@@ -119,6 +133,12 @@ pub(super) fn expand(
         bail!("{origin}: its controller makes a {kind}, which a replay does not run");
     }
     super::manifests::refuse_spreads(&origin.to_string(), &made.dialects)?;
+    // What it was expanded as, as `simulate` says it.
+    notes.extend(
+        made.notes
+            .iter()
+            .map(|note| format!("{}: {note}", origin.file)),
+    );
     for (at, object) in made.objects {
         match object {
             Object::Pod(mut pod) => {
@@ -128,13 +148,9 @@ pub(super) fn expand(
                         .entry(RUN_FOR.to_string())
                         .or_insert_with(|| run_for.clone());
                 }
-                let grouped = pod
-                    .spec
-                    .as_ref()
-                    .is_some_and(|s| s.scheduling_group.is_some());
-                if !grouped {
-                    annotations.insert(SUBMIT_AT.into(), submit.clone());
-                }
+                // A pod that joins a group arrives with it: a group written
+                // for another time is refused by name.
+                annotations.insert(SUBMIT_AT.into(), submit.clone());
                 into.made.pods.insert(workloads::pods::key(&pod.metadata));
                 into.pods.push((position, at, *pod));
             }
@@ -289,7 +305,79 @@ spec:
         assert_eq!(jobs.len(), 1, "{jobs:#?}");
         assert_eq!((jobs[0].workers, jobs[0].grouping), (2, Grouping::Gang(2)));
         assert_eq!(jobs[0].duration, Duration::from_secs(3600));
-        assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(notes[0].starts_with("trace.yaml: PodGroup default/web (Coscheduling"));
+        assert!(
+            notes[0].starts_with("trace.yaml: PodGroup default/web (Coscheduling"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].starts_with("trace.yaml: Deployment default/web: expanded as"),
+            "{notes:?}"
+        );
+        // Its pods arrive when the Deployment is created: a group written
+        // for another time is refused.
+        let late = text.replacen(
+            "annotations: {wasched.io/submit-at: 5s, wasched.io/run-for",
+            "annotations: {wasched.io/submit-at: 9s, wasched.io/run-for",
+            1,
+        );
+        let message = format!("{:#}", read("trace.yaml", &late).unwrap_err());
+        assert!(
+            message.contains(
+                "field metadata.annotations[wasched.io/submit-at]: differs from its PodGroup's"
+            ),
+            "{message}"
+        );
+    }
+
+    /// A Job a controller makes is checked as a Job of the trace is.
+    #[test]
+    fn a_made_job_is_checked_as_a_written_one() {
+        let jobset = |job: &str| {
+            format!(
+                "apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {{name: js, annotations: {{wasched.io/submit-at: 0s, wasched.io/run-for: 1m}}}}
+spec:
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        {job}
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{{name: c, image: i}}]
+"
+            )
+        };
+        let jobs = read("trace.yaml", &jobset("backoffLimit: 1")).unwrap();
+        assert_eq!(jobs[0].backoff_limit, 1);
+        let message = format!(
+            "{:#}",
+            read(
+                "trace.yaml",
+                &jobset(
+                    "{parallelism: 2, completions: 8}"
+                        .trim_matches(['{', '}'])
+                        .replace(", ", "\n        ")
+                        .as_str()
+                )
+            )
+            .unwrap_err()
+        );
+        assert!(
+            message.contains(
+                "Job default/js-w-0: field spec.completions: 8 differs from parallelism 2"
+            ),
+            "{message}"
+        );
+        let message = format!(
+            "{:#}",
+            read("trace.yaml", &jobset("activeDeadlineSeconds: 60")).unwrap_err()
+        );
+        assert!(
+            message.contains("field spec.activeDeadlineSeconds"),
+            "{message}"
+        );
     }
 }

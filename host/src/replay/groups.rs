@@ -5,20 +5,24 @@
 //!
 //! - A PodGroup is one replay job: its pods (those whose
 //!   `spec.schedulingGroup.podGroupName` names it) are the workers, which
-//!   must be alike (requests, node selector, priority class, grace period,
-//!   run time) and name the group's priority class (or none, as it does);
+//!   share their run time and priority class — the group's (or none, as
+//!   it does) — and may differ in requests, node selector and grace
+//!   period: the kind most of them are is the job's own, the others its
+//!   roles ([`Job::roles`]);
 //!   its `schedulingPolicy` is the gang's `minCount` or basic,
 //!   its `schedulingConstraints.topology` the topology key, its
 //!   `disruptionMode.all` the disruption mode. [`SUBMIT_AT`] goes on the
 //!   PodGroup (a pod of it may repeat the group's), [`RUN_FOR`] on each pod.
 //! - A pod of no group is a job of one worker: both annotations on it.
-//! - No controller replaces these pods: a job's `backoffLimit` is 0, so a
-//!   pod preempted (or failed) fails its job.
+//! - No controller replaces pods written so: a job's `backoffLimit` is 0,
+//!   so a pod preempted (or failed) fails its job. Pods a workload
+//!   controller made ([`Made`]) are replaced as it does.
 //! - A Workload is read for its name only: each must be the `workloadRef`
 //!   of a PodGroup of the trace (the PodGroup carries what is scheduled).
 //!
-//! A pod must not restart after it ends (`restartPolicy` `Never` or
-//! `OnFailure`): a pod that always restarts never finishes. Any field the
+//! A pod written so must not restart after it ends (`restartPolicy`
+//! `Never` or `OnFailure`): a pod that always restarts never finishes. Any
+//! field the
 //! replay does not read and that could change where or when the pods run
 //! is refused by its path, as for a Job.
 
@@ -202,8 +206,9 @@ pub(super) fn jobs(objects: &Objects) -> Result<Vec<Job>> {
     Ok(jobs)
 }
 
-/// A pod's fields as a trace row's, without its name or submit time: what
-/// every pod of a group must share. A pod a controller made (see
+/// A pod's fields as a trace row's, without its name or submit time (what
+/// a group's pods share, and what [`SHAPE`] says they may differ in); a
+/// pod a controller made (see
 /// [`Made`]) may always restart: its run time is how long its controller
 /// object lives.
 fn worker(origin: &str, pod: &Pod, made: Option<&Made>) -> Result<serde_json::Map<String, Value>> {
@@ -244,7 +249,7 @@ fn worker(origin: &str, pod: &Pod, made: Option<&Made>) -> Result<serde_json::Ma
                 .owner_references
                 .iter()
                 .flatten()
-                .find(|o| o.kind == "Job")
+                .find(|o| o.kind == "Job" && o.api_version == "batch/v1")
                 .and_then(|o| made.jobs.get(&format!("{namespace}/{}", o.name)));
             let (limit, ignores) = job.copied().unwrap_or((0, true));
             row.insert("backoffLimit".into(), json!(limit));

@@ -417,8 +417,12 @@ fn stall_limit(queue: &QueueConfig) -> Duration {
 
 /// What [`Engine::never_fits`] reads of a job: for each kind of its pods,
 /// their static signature, non-zero requests by resource and how many;
-/// and the pods it needs.
-type JobShape = (Vec<(Arc<str>, Vec<(String, u64)>, u32)>, u32);
+/// the pods it needs, and whether each of its pods runs on its own.
+type JobShape = (Vec<PodKind>, u32, bool);
+
+/// One kind of a job's pods, as [`Engine::never_fits`] reads it: their
+/// static signature, non-zero requests by resource, and how many.
+type PodKind = (Arc<str>, Vec<(String, u64)>, u32);
 
 /// The replay's state.
 struct Engine<'a> {
@@ -461,8 +465,8 @@ struct Engine<'a> {
     to_replace: Vec<(u32, u32)>,
     /// What a start-time estimate watches ([`estimate`]).
     watch: Option<estimate::Watch>,
-    /// [`Engine::never_fits`]'s answers, by what it reads of a job: its
-    /// pods' static signature and requests, its workers and `minCount`.
+    /// [`Engine::never_fits`]'s answers, by what it reads of a job
+    /// ([`JobShape`]).
     never_fits_known: HashMap<JobShape, Option<String>>,
 }
 
@@ -772,48 +776,59 @@ impl<'a> Engine<'a> {
     /// Why no node could ever hold the job, even empty (in
     /// kube-scheduler's wording); `None` if the nodes could, emptied. A job
     /// of unlike pods ([`Job::roles`]) never fits when, each kind of pod
-    /// counted on the empty nodes alone, fewer than it needs fit.
+    /// counted on the empty nodes alone, fewer than it needs fit — or, for
+    /// a job whose pods each run on their own, when one kind fits nowhere.
     fn never_fits(&mut self, job: u32) -> Option<String> {
         let spec = self.job_spec(job);
         let run = &self.running[&job];
         let needed = run.units.first().map_or(1, |u| u.need);
+        let each_alone = run.units.iter().all(|u| u.need <= 1);
         // The first worker of each kind of pod, and how many there are.
-        let mut kinds = Vec::new();
+        let mut firsts = Vec::new();
         let mut first = 0;
         for (workers, _) in spec.shapes() {
-            kinds.push((run.pod_key(first), workers));
+            firsts.push((run.pod_key(first), workers));
             first += workers;
         }
         let snapshot = self.model.lend();
-        let pods = kinds
-            .iter()
-            .map(|(key, workers)| Some((snapshot.pod_named(key)?, *workers)))
-            .collect::<Option<Vec<_>>>()?;
+        // Kinds the checks cannot tell apart are one (a grace period, a
+        // quantity spelt otherwise).
+        // Each kind, with the id of its first pod.
+        let mut kinds: Vec<(PodKind, u32)> = Vec::new();
+        for (key, workers) in &firsts {
+            let pod = snapshot.pod_named(key)?;
+            let info = &snapshot.pods[pod as usize];
+            let signature = crate::filters::static_signature(info);
+            let requests: Vec<(String, u64)> = info
+                .requests
+                .iter()
+                .enumerate()
+                .filter(|&(_, &q)| q > 0)
+                .map(|(r, &q)| (snapshot.resource_names[r].clone(), q))
+                .collect();
+            match kinds
+                .iter_mut()
+                .find(|((s, r, _), _)| *s == signature && *r == requests)
+            {
+                Some(((_, _, count), _)) => *count += workers,
+                None => kinds.push(((signature, requests, *workers), pod)),
+            }
+        }
         // The nodes never change: jobs alike in what the checks read share
         // the answer.
         let alike: JobShape = (
-            pods.iter()
-                .map(|&(pod, workers)| {
-                    let info = &snapshot.pods[pod as usize];
-                    let requests = info
-                        .requests
-                        .iter()
-                        .enumerate()
-                        .filter(|&(_, &q)| q > 0)
-                        .map(|(r, &q)| (snapshot.resource_names[r].clone(), q))
-                        .collect();
-                    (crate::filters::static_signature(info), requests, workers)
-                })
-                .collect(),
+            kinds.iter().map(|(kind, _)| kind.clone()).collect(),
             needed,
+            each_alone,
         );
         if let Some(known) = self.never_fits_known.get(&alike) {
             return known.clone();
         }
         let mut fit = 0u64;
-        // Why the first kind of pod short of nodes is.
+        // Why the first kind of pod short of nodes is, and whether it fits
+        // nowhere.
         let mut short = None;
-        for &(pod, workers) in &pods {
+        for &((_, _, workers), pod) in &kinds {
             let requests = &snapshot.pods[pod as usize].requests;
             let mut diagnosis = crate::filters::Diagnosis::over(snapshot.node_count());
             let mut of_kind = 0u64;
@@ -836,12 +851,20 @@ impl<'a> Engine<'a> {
                 of_kind += on_node;
             }
             fit += of_kind.min(u64::from(workers));
-            if of_kind < u64::from(workers) && short.is_none() {
-                short = Some(diagnosis);
+            let nowhere = of_kind == 0;
+            match &short {
+                Some((_, true)) => {}
+                Some(_) if !nowhere => {}
+                _ if of_kind < u64::from(workers) => short = Some((diagnosis, nowhere)),
+                _ => {}
             }
         }
-        let answer = (fit < u64::from(needed)).then(|| {
-            let diagnosis = short.expect("a kind of pod is short when too few fit");
+        let never = match &short {
+            Some((_, true)) if each_alone => true,
+            _ => fit < u64::from(needed),
+        };
+        let answer = never.then(|| {
+            let (diagnosis, _) = short.expect("a kind of pod is short when the job never fits");
             format!(
                 "never schedulable, even on empty nodes: {}",
                 diagnosis.render(snapshot)
@@ -1653,6 +1676,7 @@ pub fn replay_files(
     let reading = trace::Reading {
         mapping: inputs.mapping,
         controllers: inputs.read.controllers.clone(),
+        skip_unmapped: true,
     };
     let jobs = trace::read_noting(&inputs.traces, &reading, &mut notes)?;
     let model = match &inputs.cluster_from {

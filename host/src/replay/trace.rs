@@ -369,9 +369,9 @@ pub(super) fn job_of_cells(
 
 /// Reads trace files (JSON lines, or CSV by the `.csv` extension), jobs in
 /// submit order; a row of a public trace that cannot be mapped is an error
-/// (see [`read_noting`]).
+/// (see [`read_noting`]), what manifests were read as is left unsaid.
 pub fn read(files: &[impl AsRef<Path>]) -> Result<Vec<Job>> {
-    strictly(|notes| read_noting(files, &Reading::default(), notes))
+    read_noting(files, &Reading::default(), &mut Vec::new())
 }
 
 /// How trace files are read, where the files do not say.
@@ -382,11 +382,14 @@ pub struct Reading {
     /// How the workload controllers of a trace written as manifests are
     /// configured (`--gang-scheduling-for`).
     pub controllers: crate::manifest::workloads::ControllerOptions,
+    /// Rows of a public trace that cannot be mapped are skipped (and
+    /// said in a note) rather than an error.
+    pub skip_unmapped: bool,
 }
 
-/// [`read`], but read as `reading` says, and the rows of a public trace
-/// ([`super::alibaba`]) that cannot be mapped are skipped, each file's
-/// skipped rows one line of `notes`.
+/// [`read`], but read as `reading` says; each file's skipped rows of a
+/// public trace ([`super::alibaba`]) are one line of `notes`, and so is
+/// each conversion or expansion of manifests.
 pub fn read_noting(
     files: &[impl AsRef<Path>],
     reading: &Reading,
@@ -409,14 +412,15 @@ pub fn read_noting(
 
 /// Reads one trace's text; `name` decides the format (`.csv`: CSV, or
 /// one of Alibaba's public traces by its header, [`super::alibaba`]; `.yaml`, `.yml`:
-/// `batch/v1` Jobs, see [`super::manifests`]). A row of a public trace
-/// that cannot be mapped is an error (see [`parse_noting`]).
+/// manifests, see [`super::manifests`]). A row of a public trace that
+/// cannot be mapped is an error (see [`parse_noting`]).
 pub fn parse(name: &str, text: &str) -> Result<Vec<Job>> {
-    strictly(|notes| parse_noting(name, text, &Reading::default(), notes))
+    parse_noting(name, text, &Reading::default(), &mut Vec::new())
 }
 
-/// [`parse`], but read as `reading` says, and the rows of a public trace
-/// that cannot be mapped are skipped, and said in one line of `notes`.
+/// [`parse`], but read as `reading` says: the rows of a public trace that
+/// cannot be mapped are skipped (with `skip_unmapped`) and said in one
+/// line of `notes`, and so is each conversion or expansion of manifests.
 pub fn parse_noting(
     name: &str,
     text: &str,
@@ -429,7 +433,10 @@ pub fn parse_noting(
         .flatten();
     if let Some(read) = public {
         let (jobs, skipped) = read?;
-        notes.extend(skipped.note(name));
+        match skipped.note(name) {
+            Some(note) if !reading.skip_unmapped => bail!("{note}"),
+            note => notes.extend(note),
+        }
         Ok(jobs)
     } else if name.ends_with(".csv") {
         parse_csv(name, text)
@@ -437,16 +444,6 @@ pub fn parse_noting(
         super::manifests::read(name, text, &reading.controllers, notes)
     } else {
         parse_jsonl(name, text)
-    }
-}
-
-/// `read` with what would be a note an error.
-fn strictly(read: impl FnOnce(&mut Vec<String>) -> Result<Vec<Job>>) -> Result<Vec<Job>> {
-    let mut notes = Vec::new();
-    let jobs = read(&mut notes)?;
-    match notes.into_iter().next() {
-        Some(note) => bail!("{note}"),
-        None => Ok(jobs),
     }
 }
 
