@@ -321,3 +321,49 @@ fn the_page_draws_a_timeline_of_the_estimates() {
     );
     assert!(!html.contains("__WASCHED_ESTIMATES__"));
 }
+
+/// A pending group whose pods differ is judged by each of them: here its
+/// first pod would fit, but its second asks for more GPUs than a node
+/// has, so the group never starts.
+#[test]
+fn a_group_whose_second_pod_fits_no_node_never_starts() {
+    let pod = |name: &str, gpus: u32| {
+        format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: default, creationTimestamp: \"2026-12-06T10:00:00Z\", annotations: {{wasched.io/run-for: 10m}}}}\nspec:\n  restartPolicy: Never\n  schedulingGroup: {{podGroupName: mixed}}\n  containers: [{{name: main, image: trainer, resources: {{requests: {{cpu: \"1\", nvidia.com/gpu: \"{gpus}\"}}, limits: {{nvidia.com/gpu: \"{gpus}\"}}}}}}]\n"
+        )
+    };
+    let mut snapshot = String::from(
+        "apiVersion: v1
+kind: Node
+metadata: {name: gpu-0, labels: {kubernetes.io/hostname: gpu-0}}
+status: {allocatable: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: \"8\", pods: \"110\"}}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: mixed, namespace: default, creationTimestamp: \"2026-12-06T10:00:00Z\"}
+spec: {schedulingPolicy: {gang: {minCount: 2}}}
+",
+    );
+    snapshot.push_str(&pod("mixed-0", 1));
+    snapshot.push_str(&pod("mixed-1", 16));
+    let manifests =
+        wasched::read_manifests_text("snapshot.yaml", &snapshot, &Default::default()).unwrap();
+    let mut plugins = common::runtime()
+        .bundled(&wasched::PluginConfig::default())
+        .unwrap();
+    let estimated =
+        estimate::estimate(manifests, &mut plugins, &estimate::Options::default()).unwrap();
+    let mixed = &estimated.estimates[0];
+    assert_eq!(
+        (mixed.name.as_str(), mixed.estimate.as_str()),
+        ("default/mixed", "never"),
+        "{mixed:#?}"
+    );
+    // Known at once from the pods, not after replaying until nothing ends.
+    assert!(
+        mixed.rests_on.starts_with(
+            "never schedulable, even on empty nodes: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+        ),
+        "{mixed:#?}"
+    );
+}

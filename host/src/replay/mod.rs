@@ -774,44 +774,50 @@ impl<'a> Engine<'a> {
     }
 
     /// Why no node could ever hold the job, even empty (in
-    /// kube-scheduler's wording); `None` if the nodes could, emptied. A job
-    /// of unlike pods ([`Job::roles`]) never fits when, each kind of pod
-    /// counted on the empty nodes alone, fewer than it needs fit — or, for
-    /// a job whose pods each run on their own, when one kind fits nowhere.
+    /// kube-scheduler's wording); `None` if the nodes could, emptied. Each
+    /// of the job's pods is read as the model holds it, so a job of unlike
+    /// pods ([`Job::roles`], or a snapshot's pending group of them) never
+    /// fits when, each kind of pod counted on the empty nodes alone, fewer
+    /// than it needs fit — or, for a job whose pods each run on their own,
+    /// when one kind fits nowhere.
     fn never_fits(&mut self, job: u32) -> Option<String> {
         let spec = self.job_spec(job);
         let run = &self.running[&job];
         let needed = run.units.first().map_or(1, |u| u.need);
         let each_alone = run.units.iter().all(|u| u.need <= 1);
-        // The first worker of each kind of pod, and how many there are.
-        let mut firsts = Vec::new();
-        let mut first = 0;
-        for (workers, _) in spec.shapes() {
-            firsts.push((run.pod_key(first), workers));
-            first += workers;
-        }
+        let keys: Vec<String> = (0..spec.workers).map(|w| run.pod_key(w)).collect();
         let snapshot = self.model.lend();
-        // Kinds the checks cannot tell apart are one (a grace period, a
-        // quantity spelt otherwise).
-        // Each kind, with the id of its first pod.
+        // Each kind of the job's pods as the model holds them (a job's
+        // roles, or a snapshot's group of unlike pods), with the id of its
+        // first pod: pods the checks cannot tell apart are one kind (a
+        // grace period, a quantity spelt otherwise).
         let mut kinds: Vec<(PodKind, u32)> = Vec::new();
-        for (key, workers) in &firsts {
+        for key in &keys {
             let pod = snapshot.pod_named(key)?;
             let info = &snapshot.pods[pod as usize];
             let signature = crate::filters::static_signature(info);
-            let requests: Vec<(String, u64)> = info
-                .requests
-                .iter()
-                .enumerate()
-                .filter(|&(_, &q)| q > 0)
-                .map(|(r, &q)| (snapshot.resource_names[r].clone(), q))
-                .collect();
+            // The same requests, a column a pod lacks asking for none.
+            let alike = |other: u32| {
+                let other = &snapshot.pods[other as usize].requests;
+                let request = |of: &[u64], r: usize| of.get(r).copied().unwrap_or(0);
+                (0..info.requests.len().max(other.len()))
+                    .all(|r| request(&info.requests, r) == request(other, r))
+            };
             match kinds
                 .iter_mut()
-                .find(|((s, r, _), _)| *s == signature && *r == requests)
+                .find(|((s, _, _), first)| *s == signature && alike(*first))
             {
-                Some(((_, _, count), _)) => *count += workers,
-                None => kinds.push(((signature, requests, *workers), pod)),
+                Some(((_, _, count), _)) => *count += 1,
+                None => {
+                    let requests = info
+                        .requests
+                        .iter()
+                        .enumerate()
+                        .filter(|&(_, &q)| q > 0)
+                        .map(|(r, &q)| (snapshot.resource_names[r].clone(), q))
+                        .collect();
+                    kinds.push(((signature, requests, 1), pod));
+                }
             }
         }
         // The nodes never change: jobs alike in what the checks read share
