@@ -12,6 +12,8 @@
 //! - [`SUBMIT_AT`] on the object: when it is created; every group and
 //!   pod it makes arrives then (a PodGroup its pods join, written for
 //!   another time, is refused).
+//! - [`CHECKPOINT`] on the object: how often the work of every group and
+//!   lone pod it makes is saved.
 //! - [`RUN_FOR`] on the object: how long each pod it makes runs once
 //!   started; a pod template's own (which its pods carry) wins. A pod
 //!   that always restarts (a LeaderWorkerSet's, a RayCluster's) runs
@@ -32,7 +34,7 @@ use k8s_openapi::api::scheduling::v1beta1::{PodGroup, Workload};
 use serde_json::Value;
 
 use super::groups::Made;
-use super::manifests::{RUN_FOR, SUBMIT_AT, check_job};
+use super::manifests::{CHECKPOINT, RUN_FOR, SUBMIT_AT, check_job};
 use crate::manifest::workloads::{self, Controller, ControllerKind, ControllerOptions};
 use crate::manifest::{FieldValidation, Manifests, Object, ObjectRef};
 
@@ -87,6 +89,7 @@ pub(super) fn expand(
         bail!("{origin}: field metadata.annotations[{SUBMIT_AT}]: required");
     };
     let run_for = annotation(RUN_FOR);
+    let checkpoint = annotation(CHECKPOINT);
     let mut made = Manifests {
         keep_stored: true,
         validation: FieldValidation::Strict,
@@ -151,15 +154,18 @@ pub(super) fn expand(
                 // A pod that joins a group arrives with it: a group written
                 // for another time is refused by name.
                 annotations.insert(SUBMIT_AT.into(), submit.clone());
+                if let Some(every) = &checkpoint {
+                    annotations.insert(CHECKPOINT.into(), every.clone());
+                }
                 into.made.pods.insert(workloads::pods::key(&pod.metadata));
                 into.pods.push((position, at, *pod));
             }
             Object::PodGroup(mut group) => {
-                group
-                    .metadata
-                    .annotations
-                    .get_or_insert_default()
-                    .insert(SUBMIT_AT.into(), submit.clone());
+                let annotations = group.metadata.annotations.get_or_insert_default();
+                annotations.insert(SUBMIT_AT.into(), submit.clone());
+                if let Some(every) = &checkpoint {
+                    annotations.insert(CHECKPOINT.into(), every.clone());
+                }
                 into.groups.push((position, at, *group));
             }
             Object::Workload(workload) => into.workloads.push((position, at, *workload)),
@@ -217,11 +223,15 @@ spec:
         let jobs = read(
             "trace.yaml",
             &pytorch_job(
-                "wasched.io/submit-at: 90s, wasched.io/run-for: 10m",
+                "wasched.io/submit-at: 90s, wasched.io/run-for: 10m, wasched.io/checkpoint: 30s",
                 "wasched.io/run-for: 1m",
             ),
         )
         .unwrap();
+        assert!(
+            jobs.iter()
+                .all(|j| j.checkpoint == Some(Duration::from_secs(30)))
+        );
         let times: Vec<_> = jobs
             .iter()
             .map(|j| (j.name.as_str(), j.submit, j.duration, j.grouping))

@@ -33,7 +33,9 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::scheduling::v1beta1::{PodGroup, Workload};
 use serde_json::{Value, json};
 
-use super::manifests::{RUN_FOR, SUBMIT_AT, allowed, annotation, pod_fields, refuse_unread};
+use super::manifests::{
+    CHECKPOINT, RUN_FOR, SUBMIT_AT, allowed, annotation, pod_fields, refuse_unread,
+};
 use super::trace::{self, Job, Role};
 use crate::manifest::ObjectRef;
 
@@ -95,6 +97,7 @@ const POD_PATHS: &[(&str, &str)] = &[
     ("nodeSelector", "spec.nodeSelector"),
     ("priorityClass", "spec.priorityClassName"),
     ("gracePeriod", "spec.terminationGracePeriodSeconds"),
+    ("checkpoint", "metadata.annotations[wasched.io/checkpoint]"),
 ];
 
 /// Where each trace field of a PodGroup's job is, for messages (the
@@ -120,6 +123,7 @@ const GROUP_PATHS: &[(&str, &str)] = &[
         "gracePeriod",
         "its pods' spec.terminationGracePeriodSeconds",
     ),
+    ("checkpoint", "metadata.annotations[wasched.io/checkpoint]"),
 ];
 
 /// The replay jobs of a trace's pods and PodGroups.
@@ -167,6 +171,11 @@ pub(super) fn jobs(objects: &Objects) -> Result<Vec<Job>> {
                     &mut row,
                     "submit",
                     annotation(meta.annotations.as_ref(), SUBMIT_AT),
+                );
+                set(
+                    &mut row,
+                    "checkpoint",
+                    annotation(meta.annotations.as_ref(), CHECKPOINT),
                 );
                 required(
                     &row,
@@ -343,6 +352,11 @@ fn group_job(
         meta.namespace.clone().map(Value::String),
     );
     set(&mut row, "submit", submit);
+    set(
+        &mut row,
+        "checkpoint",
+        annotation(meta.annotations.as_ref(), CHECKPOINT),
+    );
     required(
         &row,
         "submit",
