@@ -111,6 +111,13 @@ fn simulate_large_reuse(c: &mut Criterion) {
             },
         ),
         (
+            "no-short-nodes",
+            Reuse {
+                short_nodes: false,
+                ..all
+            },
+        ),
+        (
             "no-placement-reuse",
             Reuse {
                 placements: false,

@@ -56,6 +56,11 @@ pub struct PlacementStats {
     /// ([`Reuse::misfits`](crate::scheduler::Reuse::misfits)) instead of
     /// walked.
     pub remembered_misfits: u64,
+    /// Nodes counted short of a pod's requests from what an earlier walk
+    /// found of them in the same state
+    /// ([`Reuse::short_nodes`](crate::scheduler::Reuse::short_nodes))
+    /// instead of checked.
+    pub known_short_nodes: u64,
     /// Placement-generate answers handed to a unit from the ones a plugin
     /// marked reusable ([`Reuse::placements`](crate::scheduler::Reuse::placements))
     /// instead of asked.

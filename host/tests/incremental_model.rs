@@ -66,6 +66,25 @@ fn version(object: &Object, v: u8) -> Object {
                 // Older than the rest: first among its group's members.
                 pod.metadata.creation_timestamp =
                     Some(Time("2026-01-01T00:00:00Z".parse().expect("a timestamp")));
+                // And asking for a little more cpu: its requests are read
+                // again, not kept from the version before.
+                if let Some(container) = pod
+                    .spec
+                    .as_mut()
+                    .and_then(|spec| spec.containers.first_mut())
+                {
+                    let requests = container
+                        .resources
+                        .get_or_insert_default()
+                        .requests
+                        .get_or_insert_default();
+                    let cpu = requests.get("cpu").map_or(String::new(), |q| q.0.clone());
+                    let more = match cpu.as_str() {
+                        "" => "7m".to_string(),
+                        _ => format!("{}m", wasched_cpu_milli(&cpu) + 7),
+                    };
+                    requests.insert("cpu".into(), Quantity(more));
+                }
             }
             if v == 2 {
                 let spec = pod.spec.get_or_insert_default();
@@ -120,6 +139,14 @@ fn version(object: &Object, v: u8) -> Object {
         _ => {}
     }
     object
+}
+
+/// A cpu quantity in millicores (the forms the scenarios write).
+fn wasched_cpu_milli(cpu: &str) -> u64 {
+    match cpu.strip_suffix('m') {
+        Some(milli) => milli.parse().expect("millicores"),
+        None => (cpu.parse::<f64>().expect("cores") * 1000.0).ceil() as u64,
+    }
 }
 
 /// The object recreated under its name: a new `metadata.uid`.

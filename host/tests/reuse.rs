@@ -1,6 +1,7 @@
 //! What a run reuses between attempts (running victim units per snapshot
 //! generation, every permit verdict of a unit's cycle, the searches that
-//! found no node while their nodes stay unchanged, placement answers a
+//! found no node while their nodes stay unchanged, the nodes found short
+//! of a pod shape's requests while they stay unchanged, placement answers a
 //! plugin marked reusable, and all of these kept from one run to the next
 //! over the same nodes) never changes a decision: with each reuse off,
 //! every scenario and generated clusters (gangs, trees, preemption) decide
@@ -80,6 +81,10 @@ fn reuse_never_changes_a_decision() {
             ..all
         },
         Reuse {
+            short_nodes: false,
+            ..all
+        },
+        Reuse {
             placements: false,
             ..all
         },
@@ -89,6 +94,8 @@ fn reuse_never_changes_a_decision() {
     let (mut kept, mut latest) = (0, 0);
     // Searches answered from the misfits remembered, with them on and off.
     let (mut remembered, mut remembered_off) = (0, 0);
+    // Nodes counted short from what was known, on and off.
+    let (mut known_short, mut known_short_off) = (0, 0);
     // Placement answers reused, and placement-generate calls, on and off.
     let (mut reused, mut reused_off) = (0, 0);
     let (mut generate_calls, mut generate_calls_off) = (0, 0);
@@ -98,6 +105,7 @@ fn reuse_never_changes_a_decision() {
         generate_calls += calls_at(&plugins, ExtensionPoint::PlacementGenerate);
         evictions += reference.evictions.len();
         remembered += reference.placement_stats.remembered_misfits;
+        known_short += reference.placement_stats.known_short_nodes;
         reused += reference.placement_stats.reused_placements;
         for reuse in variants {
             let outcome = run_reusing(&mut snapshot.clone(), &mut plugins, reuse);
@@ -106,6 +114,9 @@ fn reuse_never_changes_a_decision() {
             }
             if !reuse.misfits {
                 remembered_off += outcome.placement_stats.remembered_misfits;
+            }
+            if !reuse.short_nodes {
+                known_short_off += outcome.placement_stats.known_short_nodes;
             }
             if !reuse.placements {
                 reused_off += outcome.placement_stats.reused_placements;
@@ -125,6 +136,10 @@ fn reuse_never_changes_a_decision() {
     assert!(
         remembered > 100 && remembered_off == 0,
         "gangs that fit nowhere are not walked again: {remembered} searches remembered, {remembered_off} with it off"
+    );
+    assert!(
+        known_short > 1000 && known_short_off == 0,
+        "nodes short of a shape's requests are not checked again: {known_short} counted as known, {known_short_off} with it off"
     );
     assert!(
         reused > 100 && reused_off == 0,
@@ -274,6 +289,12 @@ fn caches_kept_across_a_replays_runs_never_change_it() {
         across_runs: false,
         ..Reuse::default()
     });
+    let (unknown_rows, unknown) = replayed(Reuse {
+        short_nodes: false,
+        ..Reuse::default()
+    });
+    assert_eq!(kept_rows, unknown_rows, "short nodes off");
+    assert_eq!(kept, unknown, "short nodes off");
     assert!(
         kept.evictions > 0 && kept.attempts > 2 * kept.jobs,
         "the trace preempts and retries: {kept:?}"

@@ -51,6 +51,13 @@ impl<'a> NodeChecks<'a> {
         }
     }
 
+    /// Whether a check depends on other pods than the node's (spread
+    /// constraints, forbidden anti-affinity domains): the verdicts then
+    /// hold for this pod alone.
+    pub fn stateful(&self) -> bool {
+        self.stateful
+    }
+
     /// Whether `node` passes every check, else the first failing one's
     /// rejection (the resources the pod lacks there, for resource fit).
     #[inline(always)]

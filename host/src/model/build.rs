@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use anyhow::{Result, anyhow, bail};
-use k8s_openapi::api::core::v1::{Node, TopologySpreadConstraint};
+use k8s_openapi::api::core::v1::{Node, PodSpec, TopologySpreadConstraint};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1alpha3::CompositePodGroup;
 use k8s_openapi::api::scheduling::v1beta1::PodGroup;
@@ -601,12 +601,38 @@ pub(super) fn read_node(origin: &ObjectRef, node: &Node) -> Result<(NodeInfo, Am
     Ok((node_info(node), amounts))
 }
 
-/// Reads a Pod; fails naming the object and field.
+/// The requests read of a pod's earlier version, and the spec they were
+/// read from.
+pub(super) struct KnownRequests<'a> {
+    /// The earlier version's spec.
+    pub spec: &'a PodSpec,
+    /// Its requests ([`resources::pod_requests`]).
+    pub amounts: &'a Amounts,
+    /// Its scoring requests ([`resources::pod_scoring_requests`]).
+    pub scoring: [u64; 2],
+}
+
+impl KnownRequests<'_> {
+    /// Whether `spec` asks for what the earlier version's did: the same
+    /// containers, init containers, pod-level resources and overhead (all
+    /// that [`resources::pod_requests`] reads).
+    fn hold_for(&self, spec: &PodSpec) -> bool {
+        let old = self.spec;
+        old.containers == spec.containers
+            && old.init_containers == spec.init_containers
+            && old.resources == spec.resources
+            && old.overhead == spec.overhead
+    }
+}
+
+/// Reads a Pod, taking its requests from `known` when it asks for what
+/// its earlier version did; fails naming the object and field.
 pub(super) fn read_pod(
     origin: &ObjectRef,
     pod: &k8s_openapi::api::core::v1::Pod,
     priorities: &PriorityClasses,
     options: &BuildOptions,
+    known: Option<KnownRequests>,
 ) -> Result<PodRead> {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     if matches!(phase, Some("Succeeded" | "Failed")) {
@@ -637,9 +663,13 @@ pub(super) fn read_pod(
     } else {
         None
     };
-    let amounts = resources::pod_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?;
-    let scoring_requests =
-        resources::pod_scoring_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let (amounts, scoring_requests) = match known.filter(|k| k.hold_for(spec)) {
+        Some(known) => (known.amounts.clone(), known.scoring),
+        None => (
+            resources::pod_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?,
+            resources::pod_scoring_requests(spec).map_err(|e| anyhow!("{origin}: {e}"))?,
+        ),
+    };
     let group = spec
         .scheduling_group
         .as_ref()

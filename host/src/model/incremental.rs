@@ -256,11 +256,12 @@ impl Model {
         }
         self.stale_indexes = true;
         let key = (object.0.kind.clone(), object.0.name.clone());
-        self.objects
+        let previous = self
+            .objects
             .entry(key.0.clone())
             .or_default()
             .insert(key.1.clone(), object.clone());
-        let result = self.accept_or_refuse(key, &object);
+        let result = self.accept_or_refuse(key, &object, previous.as_ref());
         if matches!(object.1, Object::PriorityClass(_)) {
             self.read_again_after_classes();
         }
@@ -435,16 +436,36 @@ impl Model {
 
     // -- Objects ----------------------------------------------------------
 
-    /// Reads `object` and puts what it says in the model.
-    fn accept(&mut self, origin: &ObjectRef, object: &Object) -> Result<()> {
+    /// Reads `object` (replacing `previous`, if the model read that) and
+    /// puts what it says in the model.
+    fn accept(
+        &mut self,
+        origin: &ObjectRef,
+        object: &Object,
+        previous: Option<&SharedObject>,
+    ) -> Result<()> {
         match object {
             Object::Node(node) => {
                 let (info, amounts) = build::read_node(origin, node)?;
                 self.put_node(origin, info, amounts)
             }
             Object::Pod(pod) => {
-                let read = build::read_pod(origin, pod, &self.priorities, &self.options)?;
-                self.put_pod(origin, build::key(&pod.metadata), read)
+                let key = build::key(&pod.metadata);
+                // What the model read of the pod's last version: a binding,
+                // a nomination or a deletion leaves its requests as they
+                // were, and they are not worked out again.
+                let known = match (previous.map(|p| &p.1), self.pods.get(&key)) {
+                    (Some(Object::Pod(old)), Some(PodRead::Modelled(read))) => {
+                        old.spec.as_ref().map(|spec| build::KnownRequests {
+                            spec,
+                            amounts: &read.amounts,
+                            scoring: read.info.scoring_requests,
+                        })
+                    }
+                    _ => None,
+                };
+                let read = build::read_pod(origin, pod, &self.priorities, &self.options, known)?;
+                self.put_pod(origin, key, read)
             }
             Object::PodGroup(group) => {
                 let spec = build::group_spec(origin, group, &self.priorities)?;
@@ -531,15 +552,21 @@ impl Model {
         for object in dependent {
             let key = (object.0.kind.clone(), object.0.name.clone());
             // Refusals are kept in `refused`.
-            let _ = self.accept_or_refuse(key, &object);
+            let _ = self.accept_or_refuse(key, &object, None);
         }
     }
 
-    /// [`Model::accept`]s `object` (named `key`); when it is refused, takes
-    /// out what an earlier version put in and records why.
-    fn accept_or_refuse(&mut self, key: ObjectKey, object: &SharedObject) -> Result<()> {
+    /// [`Model::accept`]s `object` (named `key`, replacing `previous`);
+    /// when it is refused, takes out what an earlier version put in and
+    /// records why.
+    fn accept_or_refuse(
+        &mut self,
+        key: ObjectKey,
+        object: &SharedObject,
+        previous: Option<&SharedObject>,
+    ) -> Result<()> {
         self.refused.remove(&key);
-        let result = self.accept(&object.0, &object.1);
+        let result = self.accept(&object.0, &object.1, previous);
         if let Err(e) = &result {
             self.withdraw(&object.1, &key.1);
             self.refused.insert(key, format!("{e:#}"));

@@ -117,7 +117,7 @@ pub fn build_objects<'a>(
     pods.sort_by_key(|(_, pod)| key(&pod.metadata));
     let mut member_of: Vec<Option<String>> = Vec::new();
     for (origin, pod) in &pods {
-        let read = match read_pod(origin, pod, &priorities, options)? {
+        let read = match read_pod(origin, pod, &priorities, options, None)? {
             PodRead::Terminal => {
                 ignored += 1;
                 continue;

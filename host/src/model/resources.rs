@@ -34,11 +34,16 @@ pub fn amount(resource: &str, quantity: &K8sQuantity) -> Result<u64, String> {
     })
 }
 
-fn amounts(map: Option<&BTreeMap<String, K8sQuantity>>, field: &str) -> Result<Amounts> {
+/// The amounts of `map` (the field `field` names, worked out only to say
+/// what is wrong).
+fn amounts(
+    map: Option<&BTreeMap<String, K8sQuantity>>,
+    field: impl Fn() -> String,
+) -> Result<Amounts> {
     let mut out = Amounts::new();
     for (resource, quantity) in map.into_iter().flatten() {
         let value =
-            amount(resource, quantity).map_err(|e| anyhow!("field {field}.{resource}: {e}"))?;
+            amount(resource, quantity).map_err(|e| anyhow!("field {}.{resource}: {e}", field()))?;
         out.insert(resource.clone(), value);
     }
     Ok(out)
@@ -52,7 +57,7 @@ pub fn node_allocatable(node: &Node) -> Result<Amounts> {
         Some(allocatable) => (Some(allocatable), "status.allocatable"),
         None => (status.and_then(|s| s.capacity.as_ref()), "status.capacity"),
     };
-    let mut out = amounts(map, field)?;
+    let mut out = amounts(map, || field.to_string())?;
     out.entry(PODS.to_string()).or_insert(DEFAULT_MAX_PODS);
     Ok(out)
 }
@@ -69,26 +74,26 @@ fn overcommit_allowed(resource: &str) -> bool {
 /// A container's requests, where a resource with only a limit requests its
 /// limit. A resource that cannot be overcommitted must have a limit equal
 /// to its request, as the API server requires.
-fn container_requests(container: &Container, field: &str) -> Result<Amounts> {
+fn container_requests(container: &Container, field: &dyn Fn() -> String) -> Result<Amounts> {
     let resources = container.resources.as_ref();
-    let limits = amounts(
-        resources.and_then(|r| r.limits.as_ref()),
-        &format!("{field}.resources.limits"),
-    )?;
-    let requests = amounts(
-        resources.and_then(|r| r.requests.as_ref()),
-        &format!("{field}.resources.requests"),
-    )?;
+    let limits = amounts(resources.and_then(|r| r.limits.as_ref()), || {
+        format!("{}.resources.limits", field())
+    })?;
+    let requests = amounts(resources.and_then(|r| r.requests.as_ref()), || {
+        format!("{}.resources.requests", field())
+    })?;
     for (resource, request) in &requests {
         if overcommit_allowed(resource) {
             continue;
         }
         match limits.get(resource) {
             None => bail!(
-                "field {field}.resources.limits.{resource}: required: a limit must be set for resources that cannot be overcommitted"
+                "field {}.resources.limits.{resource}: required: a limit must be set for resources that cannot be overcommitted",
+                field()
             ),
             Some(limit) if limit != request => bail!(
-                "field {field}.resources.requests.{resource}: must be equal to its limit ({limit}): {resource} cannot be overcommitted"
+                "field {}.resources.requests.{resource}: must be equal to its limit ({limit}): {resource} cannot be overcommitted",
+                field()
             ),
             Some(_) => {}
         }
@@ -144,8 +149,8 @@ pub fn pod_scoring_requests(spec: &PodSpec) -> Result<[u64; 2]> {
 /// [`pod_requests`], where each container that requests none of a resource
 /// in `defaults` requests the default.
 fn aggregate(spec: &PodSpec, defaults: &[(&str, u64)]) -> Result<Amounts> {
-    let requests = |container: &Container, field: String| -> Result<Amounts> {
-        let mut requests = container_requests(container, &field)?;
+    let requests = |container: &Container, field: &dyn Fn() -> String| -> Result<Amounts> {
+        let mut requests = container_requests(container, field)?;
         for (resource, default) in defaults {
             requests.entry(resource.to_string()).or_insert(*default);
         }
@@ -155,13 +160,13 @@ fn aggregate(spec: &PodSpec, defaults: &[(&str, u64)]) -> Result<Amounts> {
     for (i, container) in spec.containers.iter().enumerate() {
         add(
             &mut total,
-            &requests(container, format!("spec.containers[{i}]"))?,
+            &requests(container, &|| format!("spec.containers[{i}]"))?,
         );
     }
     let mut sidecars = Amounts::new();
     let mut init_peak = Amounts::new();
     for (i, container) in spec.init_containers.iter().flatten().enumerate() {
-        let requests = requests(container, format!("spec.initContainers[{i}]"))?;
+        let requests = requests(container, &|| format!("spec.initContainers[{i}]"))?;
         if container.restart_policy.as_deref() == Some("Always") {
             add(&mut sidecars, &requests);
             max(&mut init_peak, &sidecars);
@@ -179,7 +184,7 @@ fn aggregate(spec: &PodSpec, defaults: &[(&str, u64)]) -> Result<Amounts> {
     // `applyPodLevelResources`); the overhead comes on top.
     let pod_level = amounts(
         spec.resources.as_ref().and_then(|r| r.requests.as_ref()),
-        "spec.resources.requests",
+        || "spec.resources.requests".into(),
     )?;
     for (resource, request) in pod_level {
         if resource == "cpu" || resource == "memory" || resource.starts_with("hugepages-") {
@@ -188,7 +193,7 @@ fn aggregate(spec: &PodSpec, defaults: &[(&str, u64)]) -> Result<Amounts> {
     }
     add(
         &mut total,
-        &amounts(spec.overhead.as_ref(), "spec.overhead")?,
+        &amounts(spec.overhead.as_ref(), || "spec.overhead".into())?,
     );
     total.insert(PODS.to_string(), 1);
     Ok(total)

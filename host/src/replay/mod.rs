@@ -1166,7 +1166,7 @@ impl<'a> Engine<'a> {
             if before.is_some_and(|n| n != nomination.node) {
                 self.nomination_released(&nomination.pod);
             }
-            let nominated = objects::nominated(&pod, &nomination.node);
+            let nominated = objects::nominated(pod, &nomination.node);
             self.upsert_pod_like(&nomination.pod, nominated)?;
             if let Some(&(job, worker)) = self.pods.get(&nomination.pod)
                 && let Some(run) = self.running.get_mut(&job)
@@ -1255,7 +1255,7 @@ impl<'a> Engine<'a> {
         let Some(pod) = self.pod_object(key) else {
             return Ok(());
         };
-        let mut bound = objects::bound(&pod, node, self.clock());
+        let mut bound = objects::bound(pod, node, self.clock());
         if let Some(status) = bound.status.as_mut() {
             status.nominated_node_name = None;
         }
@@ -1283,7 +1283,7 @@ impl<'a> Engine<'a> {
             .and_then(|s| s.termination_grace_period_seconds)
             .unwrap_or(30)
             .max(0) as u64;
-        self.upsert_pod_like(key, objects::preempted(&pod, self.clock()))?;
+        self.upsert_pod_like(key, objects::preempted(pod, self.clock()))?;
         self.pod_event(key, Resource::AssignedPod, Action::Update);
         self.preempted.insert(key.to_string());
         self.schedule(
@@ -1377,7 +1377,7 @@ impl<'a> Engine<'a> {
         let now = self.now;
         for (key, grace_period) in running {
             if let Some(pod) = self.pod_object(&key) {
-                self.upsert_pod_like(&key, objects::deleting(&pod, self.clock()))?;
+                self.upsert_pod_like(&key, objects::deleting(pod, self.clock()))?;
                 self.pod_event(&key, Resource::AssignedPod, Action::Update);
                 self.pods.remove(&key);
                 self.schedule(now + grace_period, Event::Gone { pod: key });

@@ -115,8 +115,7 @@ pub(super) fn is_extended(resource: &str) -> bool {
 /// sets `status.startTime` (whole seconds, as the API server keeps it),
 /// which preemption reads to tell which of two victims of one priority is
 /// more important (the earlier started).
-pub fn bound(pod: &Pod, node: &str, at: i64) -> Pod {
-    let mut pod = pod.clone();
+pub fn bound(mut pod: Pod, node: &str, at: i64) -> Pod {
     let spec = pod.spec.as_mut().expect("built pods have a spec");
     spec.node_name = Some(node.to_string());
     let status = pod.status.get_or_insert_with(Default::default);
@@ -126,8 +125,7 @@ pub fn bound(pod: &Pod, node: &str, at: i64) -> Pod {
 }
 
 /// `pod` nominated to `node` (`status.nominatedNodeName`).
-pub fn nominated(pod: &Pod, node: &str) -> Pod {
-    let mut pod = pod.clone();
+pub fn nominated(mut pod: Pod, node: &str) -> Pod {
     pod.status
         .get_or_insert_with(Default::default)
         .nominated_node_name = Some(node.to_string());
@@ -136,8 +134,7 @@ pub fn nominated(pod: &Pod, node: &str) -> Pod {
 
 /// `pod` being deleted at `at` (Unix seconds): its `deletionTimestamp`
 /// set.
-pub fn deleting(pod: &Pod, at: i64) -> Pod {
-    let mut pod = pod.clone();
+pub fn deleting(mut pod: Pod, at: i64) -> Pod {
     pod.metadata.deletion_timestamp = time(at);
     pod
 }
@@ -149,7 +146,7 @@ fn time(at: i64) -> Option<Time> {
 
 /// `pod` being deleted at `at` (Unix seconds) as a victim of preemption:
 /// its `DisruptionTarget` condition and `deletionTimestamp` set.
-pub fn preempted(pod: &Pod, at: i64) -> Pod {
+pub fn preempted(pod: Pod, at: i64) -> Pod {
     let mut pod = deleting(pod, at);
     let status = pod.status.get_or_insert_with(Default::default);
     status

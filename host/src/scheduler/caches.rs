@@ -5,7 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{group, misfits, placement_memo, pod, preemption};
+use super::{group, misfits, placement_memo, pod, preemption, short_nodes};
 use crate::framework::Unit;
 
 /// What a run may reuse between attempts. Every option decides the same;
@@ -28,6 +28,10 @@ pub struct Reuse {
     /// the next gang of a shape that fits nowhere does not walk the
     /// placements the last one walked.
     pub misfits: bool,
+    /// The nodes a walk of every node found short of a pod shape's
+    /// requests, counted again without a check while they stay as they
+    /// were ([`short_nodes`]).
+    pub short_nodes: bool,
     /// Placement-generate answers a plugin marked reusable, handed to the
     /// next unit of the same kind and topology key with no running pod,
     /// over the same parent nodes ([`placement_memo`]).
@@ -43,6 +47,7 @@ impl Default for Reuse {
             running_units: true,
             permit_verdicts: true,
             misfits: true,
+            short_nodes: true,
             placements: true,
             across_runs: true,
         }
@@ -58,6 +63,9 @@ pub(crate) struct Caches {
     pub(super) statics: pod::StaticCache,
     /// Searches that found no node, while their nodes stay as they were.
     pub(super) misfits: misfits::Misfits,
+    /// Nodes found short of a pod shape's requests, while they stay as
+    /// they were.
+    pub(super) short_nodes: short_nodes::ShortNodes,
     /// The diagnoses of searches that found no node, worded.
     pub(super) wordings: crate::filters::Wordings,
     /// Placement answers the plugins marked reusable.

@@ -60,6 +60,9 @@ struct Misfit {
     nodes: Box<[NodeId]>,
     /// Each node's change value when the search ran.
     changes: Box<[u64]>,
+    /// The view's generation when the search ran: the same generation is
+    /// the same state of every node.
+    generation: u64,
     /// What the search found.
     unfit: Unfit,
 }
@@ -98,6 +101,17 @@ impl Search<'_> {
     }
 }
 
+/// The state of a view's nodes a remembered search is checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct NodesNow<'a> {
+    /// Every node's change value
+    /// ([`Identity::node_changes`](crate::model::identity::Identity::node_changes)).
+    pub changes: &'a [u64],
+    /// The view's generation
+    /// ([`Identity::generation`](crate::model::identity::Identity::generation)).
+    pub generation: u64,
+}
+
 /// Whether every node of `nodes` still has the change value in `changes`.
 fn unchanged(nodes: &[NodeId], changes: &[u64], now: &[u64]) -> bool {
     nodes
@@ -108,19 +122,25 @@ fn unchanged(nodes: &[NodeId], changes: &[u64], now: &[u64]) -> bool {
 
 impl Misfits {
     /// The diagnosis of `search` if it ran before and its nodes are as
-    /// they were (`now`: every node's change value).
-    pub fn get(&self, search: Search, now: &[u64]) -> Option<&Unfit> {
+    /// they were `now`. A view at the generation the search ran at is in
+    /// that state (a change takes a new clock value, a rollback puts the
+    /// old one back), so its nodes are not compared one by one.
+    pub fn get(&self, search: Search, now: NodesNow) -> Option<&Unfit> {
         self.by_search
             .get(&search.hash())?
             .iter()
-            .find(|m| search.is(m) && unchanged(&m.nodes, &m.changes, now))
+            .find(|m| {
+                search.is(m)
+                    && (m.generation == now.generation
+                        || unchanged(&m.nodes, &m.changes, now.changes))
+            })
             .map(|m| &m.unfit)
     }
 
     /// Remembers that `search` found no node, as `unfit` says, with the
     /// nodes as `now` has them; replaces what an earlier state of them
     /// gave.
-    pub fn insert(&mut self, search: Search, now: &[u64], unfit: &Unfit) {
+    pub fn insert(&mut self, search: Search, now: NodesNow, unfit: &Unfit) {
         let size = search.nodes.len();
         if !(FEWEST_NODES..=NODES_KEPT).contains(&size) {
             return;
@@ -132,13 +152,14 @@ impl Misfits {
         let changes = search
             .nodes
             .iter()
-            .map(|&n| now.get(n as usize).copied().unwrap_or(u64::MAX))
+            .map(|&n| now.changes.get(n as usize).copied().unwrap_or(u64::MAX))
             .collect();
         let misfit = Misfit {
             statics: search.statics.clone(),
             requests: search.requests.into(),
             nodes: search.nodes.into(),
             changes,
+            generation: now.generation,
             unfit: unfit.clone(),
         };
         let same = self.by_search.entry(search.hash()).or_default();
@@ -156,13 +177,25 @@ impl Misfits {
 mod tests {
     use super::*;
 
+    /// A view whose nodes have the change values `changes`; as a view's
+    /// generation, its generation names that state of every node.
+    fn nodes_now(changes: &[u64]) -> NodesNow<'_> {
+        let mut hasher = rustc_hash::FxHasher::default();
+        changes.hash(&mut hasher);
+        let generation = hasher.finish();
+        NodesNow {
+            changes,
+            generation,
+        }
+    }
+
     impl Misfits {
         fn reason_of(&self, search: Search, now: &[u64]) -> Option<&str> {
-            self.get(search, now).map(|u| u.reason.as_str())
+            self.get(search, nodes_now(now)).map(|u| u.reason.as_str())
         }
 
         fn remember(&mut self, search: Search, now: &[u64], reason: &str) {
-            self.insert(search, now, &Unfit::from(reason.to_string()));
+            self.insert(search, nodes_now(now), &Unfit::from(reason.to_string()));
         }
     }
 
@@ -245,6 +278,44 @@ mod tests {
         assert_eq!(misfits.reason_of(search, &later), Some("still no"));
         assert_eq!(misfits.by_search.values().map(Vec::len).sum::<usize>(), 1);
         assert_eq!(misfits.held, nodes.len());
+    }
+
+    #[test]
+    fn a_view_at_the_generation_a_search_ran_at_is_answered_without_its_nodes() {
+        let (verdicts, mut misfits) = (statics(), Misfits::default());
+        let nodes: Vec<NodeId> = (0..8).collect();
+        let search = Search {
+            statics: &verdicts,
+            requests: &[1],
+            nodes: &nodes,
+        };
+        let ran = [5; 8];
+        misfits.insert(
+            search,
+            NodesNow {
+                changes: &ran,
+                generation: 40,
+            },
+            &Unfit::from("no".to_string()),
+        );
+        // Values that cannot be told from the ones it ran with, but the
+        // generation it ran at: that state.
+        let same = NodesNow {
+            changes: &[0; 8],
+            generation: 40,
+        };
+        assert!(misfits.get(search, same).is_some());
+        // Another generation: the nodes are compared.
+        let moved = NodesNow {
+            changes: &[0; 8],
+            generation: 41,
+        };
+        assert!(misfits.get(search, moved).is_none());
+        let back = NodesNow {
+            changes: &ran,
+            generation: 41,
+        };
+        assert!(misfits.get(search, back).is_some());
     }
 
     #[test]

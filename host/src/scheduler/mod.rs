@@ -35,6 +35,7 @@ pub mod placement_memo;
 mod pod;
 pub mod preemption;
 pub mod queue;
+mod short_nodes;
 pub mod tree;
 pub mod trial;
 

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::Cycle;
-use super::misfits::Search;
+use super::misfits::{NodesNow, Search};
+use super::short_nodes::Shape as ShortShape;
 use crate::filters::{self, Diagnosis, Rejectors};
 use crate::framework::ExtensionPoint;
 use crate::model::{NodeId, PodId};
@@ -129,7 +130,11 @@ impl Cycle<'_> {
             requests,
             nodes,
         };
-        let now = self.snapshot.identity().node_changes();
+        let identity = self.snapshot.identity();
+        let now = NodesNow {
+            changes: identity.node_changes(),
+            generation: identity.generation(),
+        };
         let remember = self.caches.reuse.misfits;
         if let Some(unfit) = self.caches.misfits.get(search, now).filter(|_| remember) {
             self.stats.remembered_misfits += 1;
@@ -153,8 +158,21 @@ impl Cycle<'_> {
                 feasible.push(node);
                 Step::Next
             };
-            match every_node(nodes, self.snapshot.node_count()) {
-                true => walk_every(&checks, &statics, start, &mut walked, &mut diagnosis, pass),
+            let count = self.snapshot.node_count();
+            match every_node(nodes, count) {
+                true => {
+                    let changes = self.snapshot.identity().node_changes();
+                    let short = (self.caches.reuse.short_nodes && !checks.stateful())
+                        .then(|| self.caches.short_nodes.shape(&statics, requests, count))
+                        .map(|shape| (shape, changes));
+                    let every = Every {
+                        checks: &checks,
+                        statics: &statics,
+                        short,
+                    };
+                    let known = every.walk(start, &mut walked, &mut diagnosis, pass);
+                    self.stats.known_short_nodes += known;
+                }
                 false => walk(&checks, nodes, start, &mut walked, &mut diagnosis, pass),
             }
             if let Some(clock) = clock {
@@ -175,7 +193,11 @@ impl Cycle<'_> {
                     requests: &self.snapshot.pods[pod as usize].requests,
                     nodes,
                 };
-                let now = self.snapshot.identity().node_changes();
+                let identity = self.snapshot.identity();
+                let now = NodesNow {
+                    changes: identity.node_changes(),
+                    generation: identity.generation(),
+                };
                 self.caches.misfits.insert(search, now, &unfit);
             }
             return Err(unfit);
@@ -393,46 +415,76 @@ fn every_node(nodes: &[NodeId], count: usize) -> bool {
             })
 }
 
-/// [`walk`] over every node of the snapshot (in id order, see
-/// [`every_node`]) from `start`, `walked` at 0: the same nodes taken in,
-/// passed and rejected, in the same order, but only the nodes that pass
-/// `statics` are visited; the others, which no placement changes, are
-/// counted in `diagnosis` from their totals when the walk takes in every
-/// node (only the diagnosis of a walk that took in every node is read).
-fn walk_every(
-    checks: &filters::NodeChecks,
-    statics: &filters::StaticVerdicts,
-    start: usize,
-    walked: &mut usize,
-    diagnosis: &mut Diagnosis,
-    mut pass: impl FnMut(NodeId, usize) -> Step,
-) {
-    debug_assert_eq!(*walked, 0, "a walk of every node is not resumed");
-    let count = diagnosis.total;
-    let passing = statics.passing();
-    let (before, after) = passing.split_at(passing.partition_point(|&n| (n as usize) < start));
-    // Where the walk from `start` meets `node`.
-    let at = |node: NodeId| (node as usize + count - start) % count;
-    for half in [after, before] {
-        for &node in half {
-            match checks.dynamic(node) {
-                Ok(()) => match pass(node, at(node)) {
-                    Step::Next => {}
-                    Step::StopAfter => {
-                        *walked = at(node) + 1;
-                        return;
+/// A walk of every node of the snapshot (in id order, see
+/// [`every_node`]): the pod's checks, its static verdicts, and what is
+/// known of the nodes short of its requests (with every node's change
+/// value), when its checks depend on nothing else.
+struct Every<'a> {
+    checks: &'a filters::NodeChecks<'a>,
+    statics: &'a filters::StaticVerdicts,
+    short: Option<(&'a mut ShortShape, &'a [u64])>,
+}
+
+impl Every<'_> {
+    /// [`walk`] from `start`, `walked` at 0: the same nodes taken in,
+    /// passed and rejected, in the same order, but only the nodes that pass
+    /// the static checks are visited; the others, which no placement
+    /// changes, are counted in `diagnosis` from their totals when the walk
+    /// takes in every node (only the diagnosis of a walk that took in every
+    /// node is read). A node known short in its state is counted as found,
+    /// not checked again ([`super::short_nodes`]); returns how many were.
+    fn walk(
+        mut self,
+        start: usize,
+        walked: &mut usize,
+        diagnosis: &mut Diagnosis,
+        pass: impl FnMut(NodeId, usize) -> Step,
+    ) -> u64 {
+        let known_before = self.short.as_ref().map_or(0, |(shape, _)| shape.known());
+        self.walk_all(start, walked, diagnosis, pass);
+        self.short.as_ref().map_or(0, |(shape, _)| shape.known()) - known_before
+    }
+
+    fn walk_all(
+        &mut self,
+        start: usize,
+        walked: &mut usize,
+        diagnosis: &mut Diagnosis,
+        mut pass: impl FnMut(NodeId, usize) -> Step,
+    ) {
+        debug_assert_eq!(*walked, 0, "a walk of every node is not resumed");
+        let count = diagnosis.total;
+        let passing = self.statics.passing();
+        let (before, after) = passing.split_at(passing.partition_point(|&n| (n as usize) < start));
+        // Where the walk from `start` meets `node`.
+        let at = |node: NodeId| (node as usize + count - start) % count;
+        for half in [after, before] {
+            for &node in half {
+                let verdict = match &mut self.short {
+                    Some((shape, changes)) => {
+                        shape.check(self.checks, node, changes[node as usize])
                     }
-                    Step::StopBefore => {
-                        *walked = at(node);
-                        return;
-                    }
-                },
-                Err(rejection) => diagnosis.reject(rejection),
+                    None => self.checks.dynamic(node),
+                };
+                match verdict {
+                    Ok(()) => match pass(node, at(node)) {
+                        Step::Next => {}
+                        Step::StopAfter => {
+                            *walked = at(node) + 1;
+                            return;
+                        }
+                        Step::StopBefore => {
+                            *walked = at(node);
+                            return;
+                        }
+                    },
+                    Err(rejection) => diagnosis.reject(rejection),
+                }
             }
         }
+        self.statics.reject_failing(diagnosis);
+        *walked = count;
     }
-    statics.reject_failing(diagnosis);
-    *walked = count;
 }
 
 /// Sorts nodes met by a walk: the walk of nodes in id order from a start
@@ -452,9 +504,11 @@ fn sort_walked(nodes: &mut [NodeId]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Step, every_node, sort_walked, walk, walk_every};
+    use super::{Every, Step, every_node, sort_walked, walk};
     use crate::filters::{Diagnosis, NodeChecks, PreFilter, StaticVerdicts};
     use crate::model::{NodeId, Snapshot};
+    use crate::scheduler::short_nodes::ShortNodes;
+    use std::rc::Rc;
 
     /// 60 nodes: every 4th tainted, every 7th cordoned, 1 to 3 cpu in
     /// turn; a pod of 2 cpu and one of 2 cpu tolerating the taint.
@@ -493,14 +547,17 @@ mod tests {
         assert!(!every_node(&swapped, count));
         let (mut walks, mut whole) = (0, 0);
         for pod in 0..2 {
-            let statics = StaticVerdicts::of(&snapshot, pod);
+            let statics = Rc::new(StaticVerdicts::of(&snapshot, pod));
             let state = PreFilter::for_pod(&snapshot, pod);
             let checks = NodeChecks::new(&snapshot, pod, &statics, &state);
+            let requests = snapshot.pods[pod as usize].requests.clone();
+            let changes = snapshot.identity().node_changes();
+            let mut short_nodes = ShortNodes::default();
             for start in 0..count {
                 for (wanted, after) in
                     [(0, false), (1, true), (3, false), (5, true), (count, false)]
                 {
-                    let run = |all: bool| {
+                    let run = |all: Option<Option<&mut super::ShortShape>>| {
                         let (mut met, mut walked) = (Vec::new(), 0);
                         let mut diagnosis = Diagnosis::over(count);
                         let pass = |node, at| {
@@ -514,26 +571,33 @@ mod tests {
                             }
                         };
                         match all {
-                            true => walk_every(
-                                &checks,
-                                &statics,
-                                start,
-                                &mut walked,
-                                &mut diagnosis,
-                                pass,
-                            ),
-                            false => {
-                                walk(&checks, &every, start, &mut walked, &mut diagnosis, pass)
+                            Some(short) => {
+                                let every = Every {
+                                    checks: &checks,
+                                    statics: &statics,
+                                    short: short.map(|shape| (shape, changes)),
+                                };
+                                every.walk(start, &mut walked, &mut diagnosis, pass);
                             }
+                            None => walk(&checks, &every, start, &mut walked, &mut diagnosis, pass),
                         }
                         let reason = (walked == count).then(|| diagnosis.render(&snapshot));
                         (met, walked, reason)
                     };
-                    let (met, walked, reason) = run(false);
+                    let (met, walked, reason) = run(None);
+                    let expected = (met.clone(), walked, reason.clone());
                     assert_eq!(
-                        run(true),
-                        (met.clone(), walked, reason.clone()),
+                        run(Some(None)),
+                        expected,
                         "pod {pod} from {start}, {wanted} wanted"
+                    );
+                    // The short nodes the walks before found, counted
+                    // without a check.
+                    let shape = short_nodes.shape(&statics, &requests, count);
+                    assert_eq!(
+                        run(Some(Some(shape))),
+                        expected,
+                        "pod {pod} from {start}, {wanted} wanted, short nodes known"
                     );
                     walks += usize::from(walked < count && !met.is_empty());
                     if let Some(reason) = reason {
@@ -544,6 +608,8 @@ mod tests {
                     }
                 }
             }
+            let known = short_nodes.shape(&statics, &requests, count).known();
+            assert!(known > 100, "pod {pod}: {known} nodes known short");
         }
         assert!(
             walks > 100 && whole > 100,

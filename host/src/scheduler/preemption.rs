@@ -117,6 +117,9 @@ pub(super) struct RunningUnits {
     pods: Vec<PodId>,
     /// Pod → index into `units` ([`NOT_RUNNING`] for pods that do not run).
     of_pod: Vec<u32>,
+    /// The lowest priority of a unit (`i32::MAX` with none): a preemptor
+    /// of at most this priority has no candidate anywhere.
+    lowest: i32,
 }
 
 /// [`RunningUnits::of_pod`] of a pod that does not run.
@@ -182,11 +185,18 @@ impl RunningUnits {
             pods.push(pod);
         }
         debug_assert!(units.is_sorted_by(|a, b| a.0 < b.0));
+        let lowest = units.iter().map(|u| u.2).min().unwrap_or(i32::MAX);
         Self {
             units,
             pods,
             of_pod,
+            lowest,
         }
+    }
+
+    /// Whether any unit has a priority strictly lower than `priority`.
+    fn any_lower_than(&self, priority: i32) -> bool {
+        self.lowest < priority
     }
 
     /// Whether a unit of strictly lower priority than `priority` runs a
@@ -209,6 +219,9 @@ impl RunningUnits {
         nodes: Option<&[NodeId]>,
         own: &[GroupId],
     ) -> Vec<VictimUnit> {
+        if !self.any_lower_than(priority) {
+            return Vec::new();
+        }
         let chosen: Vec<usize> = match nodes {
             None => (0..self.units.len()).collect(),
             Some(nodes) => {
@@ -449,6 +462,11 @@ impl Cycle<'_> {
                 continue;
             }
             any_helpable = true;
+            // No unit anywhere is below the preemptor: no node has victims
+            // (what every remaining node's `any_below` would say).
+            if !running.any_lower_than(priority) {
+                break;
+            }
             if !running.any_below(self.snapshot, node, priority) {
                 continue;
             }
