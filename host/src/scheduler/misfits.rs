@@ -112,6 +112,16 @@ pub struct NodesNow<'a> {
     pub generation: u64,
 }
 
+impl<'a> NodesNow<'a> {
+    /// The nodes of the view `identity` stamps, as they are.
+    pub fn of(identity: &'a crate::model::identity::Identity) -> Self {
+        Self {
+            changes: identity.node_changes(),
+            generation: identity.generation(),
+        }
+    }
+}
+
 /// Whether every node of `nodes` still has the change value in `changes`.
 fn unchanged(nodes: &[NodeId], changes: &[u64], now: &[u64]) -> bool {
     nodes

@@ -130,11 +130,7 @@ impl Cycle<'_> {
             requests,
             nodes,
         };
-        let identity = self.snapshot.identity();
-        let now = NodesNow {
-            changes: identity.node_changes(),
-            generation: identity.generation(),
-        };
+        let now = NodesNow::of(self.snapshot.identity());
         let remember = self.caches.reuse.misfits;
         if let Some(unfit) = self.caches.misfits.get(search, now).filter(|_| remember) {
             self.stats.remembered_misfits += 1;
@@ -193,11 +189,7 @@ impl Cycle<'_> {
                     requests: &self.snapshot.pods[pod as usize].requests,
                     nodes,
                 };
-                let identity = self.snapshot.identity();
-                let now = NodesNow {
-                    changes: identity.node_changes(),
-                    generation: identity.generation(),
-                };
+                let now = NodesNow::of(self.snapshot.identity());
                 self.caches.misfits.insert(search, now, &unfit);
             }
             return Err(unfit);
