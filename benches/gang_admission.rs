@@ -118,6 +118,13 @@ fn simulate_large_reuse(c: &mut Criterion) {
             },
         ),
         (
+            "no-node-scores",
+            Reuse {
+                node_scores: false,
+                ..all
+            },
+        ),
+        (
             "no-placement-reuse",
             Reuse {
                 placements: false,

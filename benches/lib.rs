@@ -400,7 +400,8 @@ pub mod replay_run {
     /// Replays `count` jobs of the generated trace (`mean_gap` apart on
     /// average, gangs of up to `max_workers`, seed 1) over `cluster` through
     /// `plugins`, made as they arrive, up to `until` (virtual time) if
-    /// given.
+    /// given; with `reuse`, the cycle reuses only what it allows (the
+    /// trace is then made whole first).
     pub fn replay_generated(
         cluster: &wasched::manifest::Manifests,
         plugins: &mut wasched::PluginSet,
@@ -408,6 +409,7 @@ pub mod replay_run {
         mean_gap: Duration,
         max_workers: u32,
         until: Option<Duration>,
+        reuse: Option<wasched::scheduler::ablation::Reuse>,
     ) -> Result<Timed> {
         let model = replay::model_of(cluster.clone())?;
         let trace = jobs(&TraceOptions {
@@ -421,7 +423,13 @@ pub mod replay_run {
             ..replay::Options::default()
         };
         let started = Instant::now();
-        let summary = replay::replay(model, trace, plugins, &options, &mut Count, &mut |_| {})?;
+        let summary = match reuse {
+            None => replay::replay(model, trace, plugins, &options, &mut Count, &mut |_| {})?,
+            Some(reuse) => {
+                let trace = trace.collect();
+                replay::replay_reusing(model, trace, plugins, &options, &mut Count, reuse)?
+            }
+        };
         Ok(Timed {
             summary,
             wall: started.elapsed().as_secs_f64(),

@@ -73,10 +73,11 @@ fn at_scale() -> anyhow::Result<()> {
     let cluster = replay_run::cluster(NODES)?;
     let (_runtime, mut plugins) = bundled_plugins()?;
     let gap = Duration::from_secs(30);
-    let tenth = replay_run::replay_generated(&cluster, &mut plugins, 10_000, gap, 128, None)?;
+    let tenth = replay_run::replay_generated(&cluster, &mut plugins, 10_000, gap, 128, None, None)?;
     let tenth_peak = peak_rss_mib();
     eprintln!("replay at scale: {NODES} nodes, {}", tenth.line());
-    let below = replay_run::replay_generated(&cluster, &mut plugins, 100_000, gap, 128, None)?;
+    let below =
+        replay_run::replay_generated(&cluster, &mut plugins, 100_000, gap, 128, None, None)?;
     eprintln!(
         "replay at scale, below saturation: {NODES} nodes, {}",
         below.line()
@@ -94,6 +95,7 @@ fn at_scale() -> anyhow::Result<()> {
         Duration::from_secs(1),
         128,
         Some(Duration::from_secs(3_000)),
+        None,
     )?;
     eprintln!(
         "replay at scale, saturated: {NODES} nodes, {}",

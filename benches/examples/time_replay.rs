@@ -5,8 +5,12 @@
 //! resident memory.
 //!
 //! ```sh
-//! cargo run --release -p wasched-benches --example time_replay -- NODES JOBS MEAN_GAP_S MAX_WORKERS [UNTIL_S]
+//! cargo run --release -p wasched-benches --example time_replay -- NODES JOBS MEAN_GAP_S MAX_WORKERS [UNTIL_S] [--without=REUSE,...]
 //! ```
+//!
+//! `--without` turns off some of what the cycle reuses, for a baseline in
+//! the same session: `node-scores`, `short-nodes`, `misfits`,
+//! `running-units`, `permit-verdicts`, `placements`, `across-runs`.
 //!
 //! A long mean gap keeps the cluster below saturation; a short one keeps
 //! hundreds of jobs pending. The trace is made as it arrives, so its
@@ -14,10 +18,18 @@
 
 use anyhow::{Context, Result, bail};
 use std::time::Duration;
+use wasched::scheduler::ablation::Reuse;
 use wasched_benches::replay_run::{cluster, replay_generated};
 
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (without, args): (Vec<String>, Vec<String>) = std::env::args()
+        .skip(1)
+        .partition(|a| a.starts_with("--without="));
+    let reuse = match without.as_slice() {
+        [] => None,
+        [list] => Some(reuse_without(&list["--without=".len()..])?),
+        _ => bail!("--without: once"),
+    };
     let (nodes, jobs, gap, max_workers, until) = match args.as_slice() {
         [n, j, g, w] => (n, j, g, w, None),
         [n, j, g, w, u] => (n, j, g, w, Some(u)),
@@ -40,7 +52,27 @@ fn main() -> Result<()> {
         Duration::from_secs_f64(gap),
         max_workers,
         until,
+        reuse,
     )?;
     println!("{nodes} nodes, {}", timed.line());
     Ok(())
+}
+
+/// Every reuse but those listed (comma-separated).
+fn reuse_without(list: &str) -> Result<Reuse> {
+    let mut reuse = Reuse::default();
+    for name in list.split(',') {
+        let flag = match name {
+            "node-scores" => &mut reuse.node_scores,
+            "short-nodes" => &mut reuse.short_nodes,
+            "misfits" => &mut reuse.misfits,
+            "running-units" => &mut reuse.running_units,
+            "permit-verdicts" => &mut reuse.permit_verdicts,
+            "placements" => &mut reuse.placements,
+            "across-runs" => &mut reuse.across_runs,
+            other => bail!("--without: no reuse named {other:?}"),
+        };
+        *flag = false;
+    }
+    Ok(reuse)
 }

@@ -61,6 +61,11 @@ pub struct PlacementStats {
     /// ([`Reuse::short_nodes`](crate::scheduler::Reuse::short_nodes))
     /// instead of checked.
     pub known_short_nodes: u64,
+    /// Nodes whose default score parts were taken from what an earlier
+    /// scoring of a pod of the same shape worked out in the same state
+    /// ([`Reuse::node_scores`](crate::scheduler::Reuse::node_scores))
+    /// instead of worked out again.
+    pub known_node_scores: u64,
     /// Placement-generate answers handed to a unit from the ones a plugin
     /// marked reusable ([`Reuse::placements`](crate::scheduler::Reuse::placements))
     /// instead of asked.

@@ -1,7 +1,8 @@
 //! What a run reuses between attempts (running victim units per snapshot
 //! generation, every permit verdict of a unit's cycle, the searches that
 //! found no node while their nodes stay unchanged, the nodes found short
-//! of a pod shape's requests while they stay unchanged, placement answers a
+//! of a pod shape's requests and the parts of their default scores while
+//! they stay unchanged, placement answers a
 //! plugin marked reusable, and all of these kept from one run to the next
 //! over the same nodes) never changes a decision: with each reuse off,
 //! every scenario and generated clusters (gangs, trees, preemption) decide
@@ -85,6 +86,10 @@ fn reuse_never_changes_a_decision() {
             ..all
         },
         Reuse {
+            node_scores: false,
+            ..all
+        },
+        Reuse {
             placements: false,
             ..all
         },
@@ -96,6 +101,8 @@ fn reuse_never_changes_a_decision() {
     let (mut remembered, mut remembered_off) = (0, 0);
     // Nodes counted short from what was known, on and off.
     let (mut known_short, mut known_short_off) = (0, 0);
+    // Nodes whose score parts were known, on and off.
+    let (mut known_scores, mut known_scores_off) = (0, 0);
     // Placement answers reused, and placement-generate calls, on and off.
     let (mut reused, mut reused_off) = (0, 0);
     let (mut generate_calls, mut generate_calls_off) = (0, 0);
@@ -106,6 +113,7 @@ fn reuse_never_changes_a_decision() {
         evictions += reference.evictions.len();
         remembered += reference.placement_stats.remembered_misfits;
         known_short += reference.placement_stats.known_short_nodes;
+        known_scores += reference.placement_stats.known_node_scores;
         reused += reference.placement_stats.reused_placements;
         for reuse in variants {
             let outcome = run_reusing(&mut snapshot.clone(), &mut plugins, reuse);
@@ -117,6 +125,9 @@ fn reuse_never_changes_a_decision() {
             }
             if !reuse.short_nodes {
                 known_short_off += outcome.placement_stats.known_short_nodes;
+            }
+            if !reuse.node_scores {
+                known_scores_off += outcome.placement_stats.known_node_scores;
             }
             if !reuse.placements {
                 reused_off += outcome.placement_stats.reused_placements;
@@ -140,6 +151,10 @@ fn reuse_never_changes_a_decision() {
     assert!(
         known_short > 1000 && known_short_off == 0,
         "nodes short of a shape's requests are not checked again: {known_short} counted as known, {known_short_off} with it off"
+    );
+    assert!(
+        known_scores > 1000 && known_scores_off == 0,
+        "a node's score parts are not worked out again in the same state: {known_scores} taken as known, {known_scores_off} with it off"
     );
     assert!(
         reused > 100 && reused_off == 0,
@@ -295,6 +310,12 @@ fn caches_kept_across_a_replays_runs_never_change_it() {
     });
     assert_eq!(kept_rows, unknown_rows, "short nodes off");
     assert_eq!(kept, unknown, "short nodes off");
+    let (unscored_rows, unscored) = replayed(Reuse {
+        node_scores: false,
+        ..Reuse::default()
+    });
+    assert_eq!(kept_rows, unscored_rows, "node scores off");
+    assert_eq!(kept, unscored, "node scores off");
     assert!(
         kept.evictions > 0 && kept.attempts > 2 * kept.jobs,
         "the trace preempts and retries: {kept:?}"

@@ -33,7 +33,7 @@ pub use checks::NodeChecks;
 pub use inter_pod_affinity::{AntiAffinityState, pod_term_selects};
 pub use pod_topology_spread::SpreadState;
 pub use rejectors::{InTree, Rejectors};
-pub use score::{default_placement_scores, default_scores, placement_fit, pods_count};
+pub use score::{NodeScores, default_placement_scores, default_scores, placement_fit, pods_count};
 pub use wordings::Wordings;
 
 /// Why one node cannot host a pod: the first failing check, in a form that

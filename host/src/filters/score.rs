@@ -42,28 +42,17 @@ const TAINT_WEIGHT: i64 = 3;
 const AFFINITY_WEIGHT: i64 = 2;
 
 /// The total default score of `pod` on each of `nodes` (the nodes that
-/// passed the filters, over which scores are normalized).
-pub fn default_scores(snapshot: &Snapshot, pod: PodId, nodes: &[NodeId]) -> Vec<i64> {
+/// passed the filters, over which scores are normalized); with `memo`,
+/// the per-node parts that depend on the pod's shape and the node's state
+/// alone are taken from it for a node whose change value is the one they
+/// were worked out at ([`NodeScores`]).
+pub fn default_scores(
+    snapshot: &Snapshot,
+    pod: PodId,
+    nodes: &[NodeId],
+    memo: Option<&mut NodeScores>,
+) -> Vec<i64> {
     let info = &snapshot.pods[pod as usize];
-    let request = [info.requests[0], info.requests[1]];
-    let balanced = request != [0, 0];
-    // The allocatable columns taken once: node scores are the scheduling
-    // cycle's most frequent arithmetic.
-    let allocatable = [snapshot.allocatable(0), snapshot.allocatable(1)];
-    let mut totals: Vec<i64> = nodes
-        .iter()
-        .map(|&node| {
-            let capacity =
-                allocatable.map(|column| column.get(node as usize).copied().unwrap_or(0));
-            let used = snapshot.scoring_requested(node);
-            let mut total = FIT_WEIGHT * least_allocated(capacity, used, info.scoring_requests);
-            if balanced {
-                let allocated = snapshot.requested_without_nominated(node);
-                total += BALANCED_WEIGHT * balanced_allocation(capacity, allocated, request);
-            }
-            total
-        })
-        .collect();
     let tolerations: Vec<&Toleration> = info
         .tolerations
         .iter()
@@ -74,10 +63,18 @@ pub fn default_scores(snapshot: &Snapshot, pod: PodId, nodes: &[NodeId]) -> Vec<
             )
         })
         .collect();
-    let taints: Vec<i64> = nodes
-        .iter()
-        .map(|&n| intolerable_prefer_no_schedule(snapshot, &tolerations, n))
-        .collect();
+    let parts = NodeParts::new(snapshot, pod, &tolerations);
+    let (mut totals, taints): (Vec<i64>, Vec<i64>) = match memo {
+        Some(memo) => {
+            memo.hold_for(info.scoring_requests);
+            let changes = snapshot.identity().node_changes();
+            nodes
+                .iter()
+                .map(|&node| memo.parts(&parts, node, changes[node as usize]))
+                .unzip()
+        }
+        None => nodes.iter().map(|&node| parts.of(node)).unzip(),
+    };
     for (total, score) in totals.iter_mut().zip(normalize(taints, true)) {
         *total += TAINT_WEIGHT * score;
     }
@@ -100,6 +97,118 @@ pub fn default_scores(snapshot: &Snapshot, pod: PodId, nodes: &[NodeId]) -> Vec<
         }
     }
     totals
+}
+
+/// What one node's default score needs of a pod and the snapshot: the
+/// parts of the score that depend on the pod's shape (its requests,
+/// scoring requests and tolerations) and the node's state alone.
+struct NodeParts<'a> {
+    snapshot: &'a Snapshot,
+    request: [u64; 2],
+    scoring: [u64; 2],
+    balanced: bool,
+    allocatable: [&'a [u64]; 2],
+    tolerations: &'a [&'a Toleration],
+}
+
+impl<'a> NodeParts<'a> {
+    fn new(snapshot: &'a Snapshot, pod: PodId, tolerations: &'a [&'a Toleration]) -> Self {
+        let info = &snapshot.pods[pod as usize];
+        let request = [info.requests[0], info.requests[1]];
+        Self {
+            snapshot,
+            request,
+            scoring: info.scoring_requests,
+            balanced: request != [0, 0],
+            // The allocatable columns taken once: node scores are the
+            // scheduling cycle's most frequent arithmetic.
+            allocatable: [snapshot.allocatable(0), snapshot.allocatable(1)],
+            tolerations,
+        }
+    }
+
+    /// The node's weighted resource scores (`NodeResourcesFit`,
+    /// `NodeResourcesBalancedAllocation`) and its untolerated
+    /// `PreferNoSchedule` taints, before normalization.
+    fn of(&self, node: NodeId) -> (i64, i64) {
+        let capacity = self
+            .allocatable
+            .map(|column| column.get(node as usize).copied().unwrap_or(0));
+        let used = self.snapshot.scoring_requested(node);
+        let mut total = FIT_WEIGHT * least_allocated(capacity, used, self.scoring);
+        if self.balanced {
+            let allocated = self.snapshot.requested_without_nominated(node);
+            total += BALANCED_WEIGHT * balanced_allocation(capacity, allocated, self.request);
+        }
+        let taints = intolerable_prefer_no_schedule(self.snapshot, self.tolerations, node);
+        (total, taints)
+    }
+}
+
+/// The per-node parts of the default score of one pod shape, each with
+/// the node's change value
+/// ([`Identity::node_changes`](crate::model::identity::Identity::node_changes))
+/// it was worked out at. A node's resource scores and untolerated taints
+/// depend on the pod's requests, scoring requests and tolerations and on
+/// the node's state alone, and any change of the node (a pod placed or
+/// taken off, the node object updated) gives it a new value; a rollback
+/// puts back the value of the state it returns to. So the parts of a node
+/// still at its value are those of now: the next member of a gang scores
+/// anew only the node the member before it was placed on. The shape's
+/// holder keys it by the pod's requests and tolerations (its static
+/// verdicts); the scoring requests are checked here.
+#[derive(Debug, Clone)]
+pub struct NodeScores {
+    /// The scoring requests the parts were worked out for.
+    scoring: [u64; 2],
+    /// Per node, the change value its parts were worked out at (0: never;
+    /// clock values start at 1).
+    at: Vec<u64>,
+    /// Per node, its weighted resource scores and untolerated
+    /// `PreferNoSchedule` taints.
+    parts: Vec<(i64, i64)>,
+    /// Nodes whose parts were taken from here instead of worked out.
+    known: u64,
+}
+
+impl NodeScores {
+    /// Nothing known of `nodes` nodes.
+    pub fn new(nodes: usize) -> Self {
+        Self {
+            scoring: [0; 2],
+            at: vec![0; nodes],
+            parts: vec![(0, 0); nodes],
+            known: 0,
+        }
+    }
+
+    /// How many nodes' parts were taken from here instead of worked out.
+    pub fn known(&self) -> u64 {
+        self.known
+    }
+
+    /// Forgets every node when the parts were worked out for other
+    /// scoring requests.
+    fn hold_for(&mut self, scoring: [u64; 2]) {
+        if self.scoring != scoring {
+            self.scoring = scoring;
+            self.at.fill(0);
+        }
+    }
+
+    /// The node's parts at change value `change`.
+    #[inline]
+    fn parts(&mut self, parts: &NodeParts, node: NodeId, change: u64) -> (i64, i64) {
+        let n = node as usize;
+        if self.at[n] == change {
+            self.known += 1;
+            return self.parts[n];
+        }
+        let worked_out = parts.of(node);
+        self.at[n] = change;
+        self.parts[n] = worked_out;
+        worked_out
+    }
 }
 
 /// `NodeResourcesFit.ScorePlacement` (`scorePlacement` with the
@@ -294,5 +403,102 @@ mod tests {
         assert_eq!(normalize(vec![0, 1, 2], true), vec![100, 50, 0]);
         assert_eq!(normalize(vec![0, 0], true), vec![100, 100]);
         assert_eq!(normalize(vec![0, 0], false), vec![0, 0]);
+    }
+
+    /// 24 nodes of 2 to 5 cpu and 4 to 8 GiB, every third with a
+    /// `PreferNoSchedule` taint; pods of 1 cpu and 1 GiB (one tolerating
+    /// the taint), one asking for nothing (scored at the defaults), and
+    /// 16 to place.
+    fn scored_cluster() -> crate::model::Snapshot {
+        let mut text = String::new();
+        for n in 0..24 {
+            let taints = match n % 3 {
+                0 => "[{key: k, value: v, effect: PreferNoSchedule}]",
+                _ => "[]",
+            };
+            text.push_str(&format!(
+                "apiVersion: v1\nkind: Node\nmetadata: {{name: n{n:02}}}\nspec: {{taints: {taints}}}\nstatus: {{allocatable: {{cpu: \"{}\", memory: {}Gi}}}}\n---\n",
+                n % 4 + 2,
+                n % 5 + 4,
+            ));
+        }
+        let pods = [
+            ("a", "[]", "{cpu: \"1\", memory: 1Gi}"),
+            (
+                "b",
+                "[{key: k, operator: Exists}]",
+                "{cpu: \"1\", memory: 1Gi}",
+            ),
+            ("c", "[]", "{}"),
+        ];
+        let placed = (0..16).map(|p| (format!("x{p:02}"), "[]", "{cpu: 500m, memory: 2Gi}"));
+        for (name, tolerations, requests) in pods
+            .into_iter()
+            .map(|(n, t, r)| (n.to_string(), t, r))
+            .chain(placed)
+        {
+            text.push_str(&format!(
+                "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: t}}\nspec:\n  tolerations: {tolerations}\n  containers: [{{name: c, image: x, resources: {{requests: {requests}}}}}]\n---\n"
+            ));
+        }
+        let mut manifests = crate::manifest::Manifests::default();
+        crate::manifest::load_str(&mut manifests, "test.yaml", &text).unwrap();
+        crate::model::Snapshot::build(&manifests).unwrap()
+    }
+
+    /// Scores with a memo of node parts equal scores worked out afresh,
+    /// as pods are placed, placements rolled back, and one memo serves
+    /// pods of different scoring requests in turn.
+    #[test]
+    fn known_node_parts_score_as_parts_worked_out_afresh() {
+        let mut snapshot = scored_cluster();
+        let key = |s: &crate::model::Snapshot, name: &str| {
+            s.pods
+                .iter()
+                .position(|p| p.key == format!("t/{name}"))
+                .unwrap() as PodId
+        };
+        let scored: Vec<PodId> = ["a", "b", "c"].map(|n| key(&snapshot, n)).to_vec();
+        let placed: Vec<PodId> = (0..16)
+            .map(|p| key(&snapshot, &format!("x{p:02}")))
+            .collect();
+        let count = snapshot.node_count();
+        let all: Vec<NodeId> = (0..count as NodeId).collect();
+        // One memo per scored pod, and one `a` and `c` share (one
+        // tolerations, other scoring requests).
+        let mut memos: Vec<NodeScores> = (0..3).map(|_| NodeScores::new(count)).collect();
+        let mut shared = NodeScores::new(count);
+        let mut compare = |snapshot: &crate::model::Snapshot, step: usize| {
+            for (i, &pod) in scored.iter().enumerate() {
+                let nodes: Vec<NodeId> = all
+                    .iter()
+                    .copied()
+                    .filter(|n| !(*n as usize + step).is_multiple_of(5))
+                    .collect();
+                let fresh = default_scores(snapshot, pod, &nodes, None);
+                assert_eq!(
+                    default_scores(snapshot, pod, &nodes, Some(&mut memos[i])),
+                    fresh,
+                    "pod {i}, step {step}"
+                );
+                if i != 1 {
+                    let memo = Some(&mut shared);
+                    let scores = default_scores(snapshot, pod, &nodes, memo);
+                    assert_eq!(scores, fresh, "pod {i}, step {step}, shared");
+                }
+            }
+        };
+        compare(&snapshot, 0);
+        for (step, &pod) in placed.iter().enumerate() {
+            let checkpoint = snapshot.checkpoint();
+            snapshot.assume(pod, (step * 7 % count) as NodeId);
+            compare(&snapshot, step + 1);
+            if step % 3 == 2 {
+                snapshot.rollback(checkpoint);
+                compare(&snapshot, step + 1);
+            }
+        }
+        let known: u64 = memos.iter().map(NodeScores::known).sum();
+        assert!(known > 500, "{known} node parts known");
     }
 }

@@ -5,7 +5,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{group, misfits, placement_memo, pod, preemption, short_nodes};
+use super::{group, misfits, placement_memo, pod, preemption, shapes};
 use crate::framework::Unit;
 
 /// What a run may reuse between attempts. Every option decides the same;
@@ -30,8 +30,12 @@ pub struct Reuse {
     pub misfits: bool,
     /// The nodes a walk of every node found short of a pod shape's
     /// requests, counted again without a check while they stay as they
-    /// were ([`short_nodes`]).
+    /// were ([`shapes`]).
     pub short_nodes: bool,
+    /// The parts of a node's default score for a pod shape, taken again
+    /// without working them out while the node stays as it was
+    /// ([`shapes`], [`NodeScores`](crate::filters::NodeScores)).
+    pub node_scores: bool,
     /// Placement-generate answers a plugin marked reusable, handed to the
     /// next unit of the same kind and topology key with no running pod,
     /// over the same parent nodes ([`placement_memo`]).
@@ -48,6 +52,7 @@ impl Default for Reuse {
             permit_verdicts: true,
             misfits: true,
             short_nodes: true,
+            node_scores: true,
             placements: true,
             across_runs: true,
         }
@@ -63,9 +68,9 @@ pub(crate) struct Caches {
     pub(super) statics: pod::StaticCache,
     /// Searches that found no node, while their nodes stay as they were.
     pub(super) misfits: misfits::Misfits,
-    /// Nodes found short of a pod shape's requests, while they stay as
-    /// they were.
-    pub(super) short_nodes: short_nodes::ShortNodes,
+    /// Nodes found short of a pod shape's requests, and the parts of
+    /// their default scores, while they stay as they were.
+    pub(super) shapes: shapes::Shapes,
     /// The diagnoses of searches that found no node, worded.
     pub(super) wordings: crate::filters::Wordings,
     /// Placement answers the plugins marked reusable.

@@ -35,7 +35,7 @@ pub mod placement_memo;
 mod pod;
 pub mod preemption;
 pub mod queue;
-mod short_nodes;
+mod shapes;
 pub mod tree;
 pub mod trial;
 
@@ -298,9 +298,10 @@ pub(crate) fn run_with(
         }
     }
     run.retry_preemptors();
+    let own: Vec<PodId> = run.nominated.iter().map(|&(pod, _)| pod).collect();
     run.record_nominations();
     if live {
-        nomination::Carried::release(run.cycle.snapshot);
+        carried.release(run.cycle.snapshot, &own);
     }
     run.record_disruptions();
     outcome = run.outcome;

@@ -106,16 +106,26 @@ impl Carried {
         snapshot.commit();
     }
 
-    /// Takes every pending pod placed as nominated off its node (the run's
-    /// own nominations included: they are reported, and the next run
-    /// carries them from the pods' `nominatedNodeName`).
-    pub fn release(snapshot: &mut Snapshot) {
-        for pod in 0..snapshot.pods.len() as u32 {
+    /// Takes every pending pod placed as nominated off its node: the
+    /// carried ones, and `own`, the pods the run nominated itself (they
+    /// are reported, and the next run carries them from the pods'
+    /// `nominatedNodeName`). Only [`Carried::before`] and a run's own
+    /// nominations place a pod as nominated, so these are all of them.
+    pub fn release(&self, snapshot: &mut Snapshot, own: &[u32]) {
+        let carried = self.waiting.iter().map(|&(_, pod, _)| pod);
+        for pod in carried.chain(own.iter().copied()) {
             let info = &snapshot.pods[pod as usize];
             if info.pending && info.nominated && info.node.is_some() {
                 snapshot.remove(pod);
             }
         }
+        debug_assert!(
+            snapshot
+                .pods
+                .iter()
+                .all(|p| !(p.pending && p.nominated && p.node.is_some())),
+            "a pod placed as nominated was neither carried nor the run's own"
+        );
         snapshot.commit();
     }
 }

@@ -6,7 +6,8 @@ use std::rc::Rc;
 
 use super::Cycle;
 use super::misfits::{NodesNow, Search};
-use super::short_nodes::Shape as ShortShape;
+use super::shapes::Shape as ShortShape;
+use crate::filters::NodeScores;
 use crate::filters::{self, Diagnosis, Rejectors};
 use crate::framework::ExtensionPoint;
 use crate::model::{NodeId, PodId};
@@ -159,7 +160,7 @@ impl Cycle<'_> {
                 true => {
                     let changes = self.snapshot.identity().node_changes();
                     let short = (self.caches.reuse.short_nodes && !checks.stateful())
-                        .then(|| self.caches.short_nodes.shape(&statics, requests, count))
+                        .then(|| self.caches.shapes.shape(&statics, requests, count))
                         .map(|shape| (shape, changes));
                     let every = Every {
                         checks: &checks,
@@ -293,7 +294,21 @@ impl Cycle<'_> {
 
     /// Scores `pod` on `feasible` (not empty): the highest total.
     fn best_node(&mut self, pod: PodId, feasible: Vec<NodeId>) -> Result<NodeId, String> {
-        let mut totals = filters::default_scores(self.snapshot, pod, &feasible);
+        // The parts of the nodes' scores known for the pod's shape.
+        let statics = self
+            .caches
+            .reuse
+            .node_scores
+            .then(|| self.static_verdicts(pod));
+        let mut memo = statics.map(|statics| {
+            let requests = &self.snapshot.pods[pod as usize].requests;
+            let count = self.snapshot.node_count();
+            self.caches.shapes.shape(&statics, requests, count).scores()
+        });
+        let known_before = memo.as_deref().map_or(0, NodeScores::known);
+        let mut totals =
+            filters::default_scores(self.snapshot, pod, &feasible, memo.as_deref_mut());
+        self.stats.known_node_scores += memo.map_or(0, |memo| memo.known()) - known_before;
         for mut plugin in self.plugins.at(ExtensionPoint::Score) {
             let answer = plugin.score(self.snapshot, pod, &feasible);
             match self.failures.under_policy(answer)? {
@@ -424,7 +439,7 @@ impl Every<'_> {
     /// changes, are counted in `diagnosis` from their totals when the walk
     /// takes in every node (only the diagnosis of a walk that took in every
     /// node is read). A node known short in its state is counted as found,
-    /// not checked again ([`super::short_nodes`]); returns how many were.
+    /// not checked again ([`super::shapes`]); returns how many were.
     fn walk(
         mut self,
         start: usize,
@@ -499,7 +514,7 @@ mod tests {
     use super::{Every, Step, every_node, sort_walked, walk};
     use crate::filters::{Diagnosis, NodeChecks, PreFilter, StaticVerdicts};
     use crate::model::{NodeId, Snapshot};
-    use crate::scheduler::short_nodes::ShortNodes;
+    use crate::scheduler::shapes::Shapes;
     use std::rc::Rc;
 
     /// 60 nodes: every 4th tainted, every 7th cordoned, 1 to 3 cpu in
@@ -544,7 +559,7 @@ mod tests {
             let checks = NodeChecks::new(&snapshot, pod, &statics, &state);
             let requests = snapshot.pods[pod as usize].requests.clone();
             let changes = snapshot.identity().node_changes();
-            let mut short_nodes = ShortNodes::default();
+            let mut short_nodes = Shapes::default();
             for start in 0..count {
                 for (wanted, after) in
                     [(0, false), (1, true), (3, false), (5, true), (count, false)]

@@ -1,5 +1,6 @@
-//! Short nodes: per pod shape, the nodes a search found short of the
-//! resources the shape requests, each with the state it was in.
+//! Pod shapes: per shape, the nodes a search found short of the resources
+//! the shape requests, and the parts of each node's default score, each
+//! with the state it was in.
 //!
 //! A walk of every node checks each node's free resources against the
 //! pod's requests, and most nodes of a busy cluster fail the same way for
@@ -13,27 +14,38 @@
 //! value of the state it returns to. Such a node is counted from what was
 //! found, not checked again.
 //!
+//! A node's resource scores and untolerated `PreferNoSchedule` taints
+//! are kept the same way ([`NodeScores`]): a gang's next member scores
+//! anew only the node the member before it went to.
+//!
 //! A shape is the pod's static verdicts (one per
 //! [`static_signature`](crate::filters::static_signature)) and its
 //! requests; only walks whose checks need nothing else (no spread
-//! constraint, no forbidden anti-affinity domain) use what is kept here.
+//! constraint, no forbidden anti-affinity domain) use the short nodes kept
+//! here; the scores hold for any pod of the shape.
 //! What is kept is bounded by [`NODES_KEPT`].
 
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use crate::filters::{NodeChecks, Rejection, StaticVerdicts};
+use crate::filters::{NodeChecks, NodeScores, Rejection, StaticVerdicts};
 use crate::model::NodeId;
 
-/// Node entries (a change value and the resources short, 24 bytes) the
-/// shapes may hold together; past it every shape is forgotten at once and
+/// Node entries the shapes may hold together, each shape two per node (a
+/// change value and the resources short; a change value and the score's
+/// parts: 24 bytes each); past it every shape is forgotten at once and
 /// keeping starts again (about 12 MiB).
 pub const NODES_KEPT: usize = 1 << 19;
+
+/// The node entries a shape over `nodes` nodes counts for.
+fn entries(nodes: usize) -> usize {
+    2 * nodes
+}
 
 /// The short nodes of a run (and of the runs that hand them on,
 /// [`Kept`](super::Kept)), by pod shape.
 #[derive(Debug, Default)]
-pub struct ShortNodes {
+pub struct Shapes {
     /// Shapes by a hash of their key (equal hashes told apart by the key).
     by_shape: rustc_hash::FxHashMap<u64, Vec<Shape>>,
     /// Node entries held, at most [`NODES_KEPT`].
@@ -55,9 +67,12 @@ pub struct Shape {
     short: Vec<u128>,
     /// Nodes counted from what was known instead of checked.
     known: u64,
+    /// The parts of the nodes' default scores, from the shape's first
+    /// scoring on.
+    scores: Option<NodeScores>,
 }
 
-impl ShortNodes {
+impl Shapes {
     /// What is known of the shape (`statics`, `requests`) over `nodes`
     /// nodes; nothing the first time.
     pub fn shape(
@@ -79,7 +94,7 @@ impl ShortNodes {
         let at = match known {
             Some(at) => at,
             None => {
-                if self.held + nodes > NODES_KEPT {
+                if self.held + entries(nodes) > NODES_KEPT {
                     self.by_shape.clear();
                     self.held = 0;
                 }
@@ -89,12 +104,13 @@ impl ShortNodes {
                     at: vec![0; nodes],
                     short: vec![0; nodes],
                     known: 0,
+                    scores: None,
                 };
                 let same = self.by_shape.entry(hash).or_default();
-                self.held += nodes;
+                self.held += entries(nodes);
                 match same.iter().position(is) {
                     Some(at) => {
-                        self.held -= same[at].at.len();
+                        self.held -= entries(same[at].at.len());
                         same[at] = shape;
                         at
                     }
@@ -137,5 +153,11 @@ impl Shape {
     /// How many nodes were counted from what was known instead of checked.
     pub fn known(&self) -> u64 {
         self.known
+    }
+
+    /// The parts of the shape's nodes' default scores.
+    pub fn scores(&mut self) -> &mut NodeScores {
+        let nodes = self.at.len();
+        self.scores.get_or_insert_with(|| NodeScores::new(nodes))
     }
 }
