@@ -10,7 +10,8 @@
 //!
 //! `--without` turns off some of what the cycle reuses, for a baseline in
 //! the same session: `node-scores`, `short-nodes`, `misfits`,
-//! `running-units`, `permit-verdicts`, `placements`, `across-runs`.
+//! `running-units`, `permit-verdicts`, `placements`, `across-runs`;
+//! `--without=` (nothing) runs the same path with every reuse on.
 //!
 //! A long mean gap keeps the cluster below saturation; a short one keeps
 //! hundreds of jobs pending. The trace is made as it arrives, so its
@@ -61,7 +62,7 @@ fn main() -> Result<()> {
 /// Every reuse but those listed (comma-separated).
 fn reuse_without(list: &str) -> Result<Reuse> {
     let mut reuse = Reuse::default();
-    for name in list.split(',') {
+    for name in list.split(',').filter(|name| !name.is_empty()) {
         let flag = match name {
             "node-scores" => &mut reuse.node_scores,
             "short-nodes" => &mut reuse.short_nodes,

@@ -153,8 +153,9 @@ impl<'a> NodeParts<'a> {
 /// the node's state alone, and any change of the node (a pod placed or
 /// taken off, the node object updated) gives it a new value; a rollback
 /// puts back the value of the state it returns to. So the parts of a node
-/// still at its value are those of now: the next member of a gang scores
-/// anew only the node the member before it was placed on. The shape's
+/// still at its value are those of now: the next member of a gang of one
+/// template scores anew only the nodes that changed since, such as the
+/// one the member before it was placed on. The shape's
 /// holder keys it by the pod's requests and tolerations (its static
 /// verdicts); the scoring requests are checked here.
 #[derive(Debug, Clone)]

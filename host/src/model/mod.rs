@@ -479,7 +479,12 @@ impl Snapshot {
 
     /// A nominated pod's retry placed it on its node: from now on it also
     /// counts for the scores. Nothing for a pod not nominated.
+    ///
+    /// Not undone by a rollback: only between checkpoints, after a commit
+    /// (a rollback across it would put back a node's change value over
+    /// requests it no longer has).
     pub fn confirm(&mut self, pod: PodId) {
+        debug_assert!(self.undo.is_empty(), "confirm after an uncommitted change");
         let info = &self.pods[pod as usize];
         let Some(node) = info.node.filter(|_| info.nominated) else {
             return;

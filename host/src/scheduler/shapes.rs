@@ -15,8 +15,9 @@
 //! found, not checked again.
 //!
 //! A node's resource scores and untolerated `PreferNoSchedule` taints
-//! are kept the same way ([`NodeScores`]): a gang's next member scores
-//! anew only the node the member before it went to.
+//! are kept the same way ([`NodeScores`]): the next member of a gang of
+//! one template scores anew only the nodes that changed since, such as
+//! the one the member before it went to.
 //!
 //! A shape is the pod's static verdicts (one per
 //! [`static_signature`](crate::filters::static_signature)) and its
@@ -34,16 +35,17 @@ use crate::model::NodeId;
 /// Node entries the shapes may hold together, each shape two per node (a
 /// change value and the resources short; a change value and the score's
 /// parts: 24 bytes each); past it every shape is forgotten at once and
-/// keeping starts again (about 12 MiB).
-pub const NODES_KEPT: usize = 1 << 19;
+/// keeping starts again (about 24 MiB: as many shapes as 12 MiB kept of
+/// short nodes alone).
+pub const NODES_KEPT: usize = 1 << 20;
 
 /// The node entries a shape over `nodes` nodes counts for.
 fn entries(nodes: usize) -> usize {
     2 * nodes
 }
 
-/// The short nodes of a run (and of the runs that hand them on,
-/// [`Kept`](super::Kept)), by pod shape.
+/// What is known of a run's pod shapes (and of the runs that hand it on,
+/// [`Kept`](super::Kept)): their short nodes and node scores.
 #[derive(Debug, Default)]
 pub struct Shapes {
     /// Shapes by a hash of their key (equal hashes told apart by the key).
